@@ -1,0 +1,90 @@
+// nnxr: walk through a real neural network. Dispatches to the subcommands in app/.
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+
+namespace {
+
+constexpr const char* kHelp = R"(nnxr — walk through a real neural network
+
+usage:
+  nnxr [view] [MODEL.onnx] [--input FILE | --random SEED] [--xr | --desktop] [--budget N]
+  nnxr inspect [MODEL.onnx] [--json] [--dim NAME=VALUE]...
+  nnxr run [MODEL.onnx] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N] [--dump DIR] [--json]
+  nnxr render [MODEL.onnx] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE]
+  nnxr help | --help | --version
+
+Without MODEL, nnxr uses its embedded default model (an 8x8 handwritten-digit CNN).
+
+inspect   producer, opsets, inputs and outputs with shapes, node count by op type, layers,
+          parameters, activation elements, and the ops the runtime cannot execute yet.
+          --json          every tensor with name, dtype, shape, layer, kind and producing op
+          --dim NAME=N    value for a symbolic input dimension (default 1, with a warning)
+
+This version builds the model graph (loading, checking, shapes, layers). `view`, `run` and
+`render` arrive with the runtime and renderer; until then `nnxr` alone runs `inspect`.
+
+exit status: 0 success, 1 the model or input is at fault, 2 the command line is at fault.
+)";
+
+int dispatch(const std::string& command, std::vector<std::string> words) {
+  using namespace nnxr::app;
+  Args args(command, std::move(words));
+  if (command == "inspect") return inspect_command(args);
+  if (command == "view") {
+    std::cerr << "nnxr: the renderer is not built yet in this version; showing `nnxr inspect` instead\n";
+    Args inspect("inspect", {});
+    auto pos = args.positionals();
+    args.finish();
+    if (!pos.empty()) inspect = Args("inspect", {pos[0]});
+    return inspect_command(inspect);
+  }
+  if (command == "run" || command == "render")
+    throw UsageError("'nnxr " + command + "' is not available yet in this version (see nnxr --help)");
+  throw UsageError("unknown command '" + command + "' (see nnxr --help)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> words(argv + 1, argv + argc);
+  std::string command = "view";
+  if (!words.empty()) {
+    const std::string& first = words.front();
+    if (first == "help" || first == "--help" || first == "-h") {
+      std::cout << kHelp;
+      return 0;
+    }
+    if (first == "--version") {
+      std::cout << "nnxr 0.1.0\n";
+      return 0;
+    }
+    if (first == "view" || first == "inspect" || first == "run" || first == "render") {
+      command = first;
+      words.erase(words.begin());
+    } else if (first.empty() || first[0] != '-') {
+      // `nnxr MODEL.onnx ...` is `nnxr view MODEL.onnx ...`, unless it looks like a misspelt command.
+      if (first.find('.') == std::string::npos && first.find('/') == std::string::npos) command = first, words.erase(words.begin());
+    }
+  }
+  try {
+    return dispatch(command, std::move(words));
+  } catch (const nnxr::app::UsageError& e) {
+    std::cerr << "nnxr: " << e.what() << '\n';
+    return 2;
+  } catch (const nnxr::model::ModelError& e) {
+    std::cerr << "nnxr: " << e.what() << '\n';
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "nnxr: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "nnxr: " << e.what() << '\n';
+    return 1;
+  }
+}
