@@ -42,7 +42,8 @@ void crop_inference(onnx::InferenceContext& ctx) {
     if (scale.size() == 2) {
       d->set_dim_value(scale[axis]);
     } else if (in.dim(2 + axis).has_dim_value()) {
-      const int64_t size = in.dim(2 + axis).dim_value() - border[axis] - border[axis + 2];
+      // axis 0 is the height (top = border[1], bottom = border[3]), axis 1 the width.
+      const int64_t size = in.dim(2 + axis).dim_value() - border[1 - axis] - border[3 - axis];
       if (size < 0) fail_shape_inference("Crop border is larger than the input");
       d->set_dim_value(size);
     }

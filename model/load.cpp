@@ -619,10 +619,6 @@ class Loader {
             t.rank_known = true;
           }
         }
-        if (t.rank_known && !element_count(t.shape) &&
-            std::none_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d < 0; }))
-          fail("tensor " + q(out) + " (output of node " + where + ") has shape " + shape_string(t.shape) +
-               ", whose element count overflows");
         node.outputs.push_back(tid);
       }
       graph_.nodes.push_back(std::move(node));
@@ -631,6 +627,15 @@ class Loader {
       TensorId id = add_tensor(out.name(), TensorKind::Activation);
       graph_.tensors[id].is_output = true;
       graph_.outputs.push_back(id);
+    }
+    for (const Tensor& t : graph_.tensors) {
+      if (!t.rank_known || std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d < 0; })) continue;
+      const auto n = element_count(t.shape);
+      const auto esize = static_cast<int64_t>(std::max<size_t>(1, dtype_size(t.dtype)));
+      if (!n || *n > std::numeric_limits<int64_t>::max() / esize)
+        fail("tensor " + q(t.name) +
+             (t.producer == kNone ? std::string() : " (output of node " + q(graph_.nodes[t.producer].name) + ")") +
+             " has shape " + shape_string(t.shape) + ", whose size overflows");
     }
     graph_.rebuild_index();
     assign_layers(graph_);
@@ -676,7 +681,8 @@ Graph load_model(const fs::path& path, const LoadOptions& options) {
 
 std::string model_text_to_bytes(std::string_view text) {
   onnx::ModelProto model;
-  onnx::OnnxParser parser(std::string(text).c_str());
+  const std::string source(text);  // the parser keeps a pointer into it
+  onnx::OnnxParser parser(source.c_str());
   auto status = parser.Parse(model);
   if (!status.IsOK()) throw ModelError("<text>: " + one_line(status.ErrorMessage()));
   return model.SerializeAsString();

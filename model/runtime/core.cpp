@@ -1,0 +1,290 @@
+// Value, KernelContext, the registry and the shared helpers.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "model/runtime/kernel.h"
+
+namespace nnxr::runtime {
+
+// ---- Value -----------------------------------------------------------------------------------
+
+std::byte* Value::mutable_data() {
+  if (borrowed_) {
+    storage_.assign(borrowed_->bytes.begin(), borrowed_->bytes.end());
+    borrowed_.reset();
+  }
+  return storage_.data();
+}
+
+void Value::reset(model::DType dtype, std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw std::length_error("negative dimension in " + shape_str(shape));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) throw std::length_error("tensor size overflows");
+    n *= d;
+  }
+  const size_t elem = model::dtype_size(dtype);
+  if (elem == 0) throw std::length_error("element type " + std::string(model::dtype_name(dtype)) + " has no fixed size");
+  if (n > static_cast<int64_t>((int64_t{1} << 40) / static_cast<int64_t>(elem)))
+    throw std::length_error("tensor of " + std::to_string(n) + " elements is too large");
+  borrowed_.reset();
+  dtype_ = dtype;
+  shape_ = std::move(shape);
+  elements_ = n;
+  size_ = static_cast<size_t>(n) * elem;
+  storage_.resize(size_);
+}
+
+void Value::fill_zero() { std::fill(storage_.begin(), storage_.end(), std::byte{0}); }
+
+void Value::assign(model::DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes) {
+  reset(dtype, std::move(shape));
+  if (bytes.size() != size_) throw std::length_error("byte count does not match the shape");
+  if (size_) std::memcpy(storage_.data(), bytes.data(), size_);
+}
+
+void Value::borrow(std::shared_ptr<const model::TensorData> data) {
+  dtype_ = data->dtype;
+  shape_ = data->shape;
+  elements_ = data->elements();
+  size_ = data->bytes.size();
+  borrowed_ = std::move(data);
+  storage_.clear();
+}
+
+void Value::clear() {
+  dtype_ = model::DType::Undefined;
+  shape_.clear();
+  elements_ = 0;
+  size_ = 0;
+  borrowed_.reset();
+}
+
+// ---- messages --------------------------------------------------------------------------------
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string node_label(const model::Node& node) { return quoted(node.name) + " (" + node.op_type + ")"; }
+std::string shape_str(std::span<const int64_t> s) { return model::shape_string(s); }
+
+void KernelInit::fail(const std::string& msg) const { throw RuntimeError("node " + node_label(node) + ": " + msg); }
+
+const model::TensorData* KernelInit::constant_input(size_t i) const {
+  if (!has_input(i)) return nullptr;
+  return graph.tensors[node.inputs[i]].data.get();
+}
+
+// ---- KernelContext ---------------------------------------------------------------------------
+
+void KernelContext::fail(const std::string& msg) const { throw RuntimeError("node " + node_label(node_) + ": " + msg); }
+
+std::string KernelContext::input_name(size_t i) const {
+  if (i < node_.inputs.size() && node_.inputs[i] != model::kNone) return quoted(graph_.tensors[node_.inputs[i]].name);
+  return "#" + std::to_string(i);
+}
+std::string KernelContext::output_name(size_t i) const {
+  if (i < node_.outputs.size() && node_.outputs[i] != model::kNone) return quoted(graph_.tensors[node_.outputs[i]].name);
+  return "#" + std::to_string(i);
+}
+
+const Value& KernelContext::in(size_t i) const {
+  if (!has_input(i)) fail("missing required input #" + std::to_string(i));
+  return *inputs_[i];
+}
+
+Value& KernelContext::out(size_t i) const {
+  if (!has_output(i)) fail("output #" + std::to_string(i) + " is required by the runtime but omitted");
+  return *outputs_[i];
+}
+
+void KernelContext::expect_dtype(size_t i, std::initializer_list<DType> allowed) const {
+  const DType t = in(i).dtype();
+  if (std::find(allowed.begin(), allowed.end(), t) != allowed.end()) return;
+  fail("input " + input_name(i) + " has element type " + std::string(model::dtype_name(t)) + ", which this op does not accept");
+}
+
+void KernelContext::expect_rank(size_t i, size_t rank) const {
+  if (in(i).rank() != rank)
+    fail("input " + input_name(i) + " has shape " + shape_str(in(i).shape()) + ", expected rank " + std::to_string(rank));
+}
+void KernelContext::expect_min_rank(size_t i, size_t rank) const {
+  if (in(i).rank() < rank)
+    fail("input " + input_name(i) + " has shape " + shape_str(in(i).shape()) + ", expected rank >= " + std::to_string(rank));
+}
+
+// ---- registry --------------------------------------------------------------------------------
+
+void Registry::add(std::string op_type, KernelFactory f, bool upcast_f16) {
+  entries_.push_back(KernelEntry{"", std::move(op_type), 1, 1 << 30, upcast_f16, std::move(f)});
+}
+
+const KernelEntry* Registry::find(std::string_view domain, std::string_view op_type, int64_t opset) const {
+  for (const auto& e : entries_)
+    if (e.domain == domain && e.op_type == op_type && opset >= e.min_opset && opset <= e.max_opset) return &e;
+  return nullptr;
+}
+
+bool Registry::has(std::string_view domain, std::string_view op_type) const {
+  return std::any_of(entries_.begin(), entries_.end(), [&](const KernelEntry& e) { return e.domain == domain && e.op_type == op_type; });
+}
+
+const Registry& registry() {
+  static const Registry r = [] {
+    Registry reg;
+    register_elementwise(reg);
+    register_activation(reg);
+    register_gemm(reg);
+    register_conv(reg);
+    register_pool(reg);
+    register_norm(reg);
+    register_reduce(reg);
+    register_shape(reg);
+    register_index(reg);
+    register_misc(reg);
+    register_rnn(reg);
+    return reg;
+  }();
+  return r;
+}
+
+bool has_kernel(std::string_view domain, std::string_view op_type) { return registry().has(domain, op_type); }
+
+std::vector<std::string> supported_ops() {
+  std::vector<std::string> out;
+  for (const auto& e : registry().entries())
+    if (e.domain.empty()) out.push_back(e.op_type);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+int64_t product(std::span<const int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::vector<int64_t> read_ints(const KernelContext& ctx, size_t input) {
+  const Value& v = ctx.in(input);
+  if (v.rank() > 1) ctx.fail("input " + ctx.input_name(input) + " must be a scalar or 1-D, has shape " + shape_str(v.shape()));
+  std::vector<int64_t> out;
+  switch (v.dtype()) {
+    case DType::Int64:
+      for (int64_t x : v.as<int64_t>()) out.push_back(x);
+      break;
+    case DType::Int32:
+      for (int32_t x : v.as<int32_t>()) out.push_back(x);
+      break;
+    default:
+      ctx.fail("input " + ctx.input_name(input) + " must be int64 or int32, is " + std::string(model::dtype_name(v.dtype())));
+  }
+  return out;
+}
+
+double read_scalar(const KernelContext& ctx, size_t input) {
+  const Value& v = ctx.in(input);
+  if (v.elements() != 1) ctx.fail("input " + ctx.input_name(input) + " must hold one element, has shape " + shape_str(v.shape()));
+  switch (v.dtype()) {
+    case DType::Float: return v.as<float>()[0];
+    case DType::Double: return v.as<double>()[0];
+    case DType::Float16: return half_to_float(v.as<uint16_t>()[0]);
+    case DType::Int64: return static_cast<double>(v.as<int64_t>()[0]);
+    case DType::Int32: return v.as<int32_t>()[0];
+    case DType::Int8: return v.as<int8_t>()[0];
+    case DType::UInt8: return v.as<uint8_t>()[0];
+    case DType::Bool: return v.as<uint8_t>()[0] ? 1 : 0;
+    default: ctx.fail("input " + ctx.input_name(input) + " has unsupported element type " + std::string(model::dtype_name(v.dtype())));
+  }
+}
+
+Shape broadcast_shapes(const KernelContext& ctx, std::span<const Shape> shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const Shape& s = shapes[k];
+    const size_t off = rank - s.size();
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[off + i];
+      const int64_t d = s[i];
+      if (d == o || d == 1) continue;
+      if (o == 1) {
+        o = d;
+        continue;
+      }
+      std::string all;
+      for (size_t j = 0; j < shapes.size(); ++j) all += (j ? " and " : "") + ctx.input_name(j) + " " + shape_str(shapes[j]);
+      ctx.fail("inputs cannot be broadcast together: " + all);
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> broadcast_strides(std::span<const int64_t> in_shape, std::span<const int64_t> out_shape) {
+  std::vector<int64_t> st(out_shape.size(), 0);
+  const size_t off = out_shape.size() - in_shape.size();
+  int64_t s = 1;
+  for (size_t i = in_shape.size(); i-- > 0;) {
+    st[off + i] = in_shape[i] == 1 ? 0 : s;
+    s *= in_shape[i];
+  }
+  return st;
+}
+
+std::vector<int64_t> strides_of(std::span<const int64_t> shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
+  return st;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
+      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3ffu) << 13;
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | mant << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+  }
+  return std::bit_cast<float>(bits);
+}
+
+uint16_t float_to_half(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+  if (absx < 0x38800000u) {                                                // subnormal or zero
+    if (absx < 0x33000000u) return sign;
+    const uint32_t e = absx >> 23;
+    const uint32_t m = (absx & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - e;  // 14..24
+    uint32_t r = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    return static_cast<uint16_t>(sign | r);
+  }
+  uint32_t r = ((absx >> 13) - (112u << 10));
+  const uint32_t rem = absx & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
+  return static_cast<uint16_t>(sign | r);
+}
+
+}  // namespace nnxr::runtime

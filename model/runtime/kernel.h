@@ -1,0 +1,208 @@
+// Internal: the kernel interface, the registry, and helpers shared by the kernel families.
+//
+// A Kernel is created once per node when the Plan is built (attributes decoded then) and is
+// immutable afterwards: run() is const and may be called from several Sessions at once. All
+// per-run data lives in the KernelContext (inputs, outputs, thread pool).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/graph.h"
+#include "model/runtime/runtime.h"
+#include "model/runtime/thread_pool.h"
+#include "model/runtime/value.h"
+
+namespace nnxr::runtime {
+
+using model::DType;
+using Shape = std::vector<int64_t>;
+
+// "'name' (OpType)"
+std::string node_label(const model::Node& node);
+std::string quoted(std::string_view s);
+std::string shape_str(std::span<const int64_t> s);
+
+// What a kernel factory sees when the Plan is built.
+struct KernelInit {
+  const model::Graph& graph;
+  const model::Node& node;
+  int64_t opset;
+
+  const model::Attributes& attrs() const { return node.attributes; }
+  [[noreturn]] void fail(const std::string& msg) const;
+  // Constant data of input i (initializer or Constant output), or nullptr.
+  const model::TensorData* constant_input(size_t i) const;
+  size_t input_count() const { return node.inputs.size(); }
+  bool has_input(size_t i) const { return i < node.inputs.size() && node.inputs[i] != model::kNone; }
+};
+
+class KernelContext {
+ public:
+  KernelContext(const model::Graph& graph, const model::Node& node, std::span<const Value*> inputs,
+                std::span<Value*> outputs, ThreadPool& pool)
+      : graph_(graph), node_(node), inputs_(inputs), outputs_(outputs), pool_(pool) {}
+
+  const model::Node& node() const { return node_; }
+  size_t input_count() const { return inputs_.size(); }
+  size_t output_count() const { return outputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
+  bool has_output(size_t i) const { return i < outputs_.size() && outputs_[i] != nullptr; }
+  // Required input: throws "missing input" when omitted.
+  const Value& in(size_t i) const;
+  const Value* opt(size_t i) const { return has_input(i) ? inputs_[i] : nullptr; }
+  // Output i; throws when the node has no such output.
+  Value& out(size_t i) const;
+
+  std::string input_name(size_t i) const;
+  std::string output_name(size_t i) const;
+  ThreadPool& pool() const { return pool_; }
+
+  [[noreturn]] void fail(const std::string& msg) const;
+  // Checks input i's dtype is one of `allowed`.
+  void expect_dtype(size_t i, std::initializer_list<DType> allowed) const;
+  void expect_rank(size_t i, size_t rank) const;
+  void expect_min_rank(size_t i, size_t rank) const;
+
+ private:
+  const model::Graph& graph_;
+  const model::Node& node_;
+  std::span<const Value*> inputs_;
+  std::span<Value*> outputs_;
+  ThreadPool& pool_;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(KernelContext& ctx) const = 0;
+};
+
+template <class F>
+class FnKernel final : public Kernel {
+ public:
+  explicit FnKernel(F f) : f_(std::move(f)) {}
+  void run(KernelContext& ctx) const override { f_(ctx); }
+
+ private:
+  F f_;
+};
+template <class F>
+std::unique_ptr<Kernel> make_kernel(F f) {
+  return std::make_unique<FnKernel<F>>(std::move(f));
+}
+
+using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInit&)>;
+
+struct KernelEntry {
+  std::string domain;
+  std::string op_type;
+  int64_t min_opset = 1;
+  int64_t max_opset = 1 << 30;
+  // Float16 inputs are converted to float32 around the kernel (outputs converted back).
+  bool upcast_f16 = true;
+  KernelFactory factory;
+};
+
+class Registry {
+ public:
+  // `op_type` in the "" domain for every opset.
+  void add(std::string op_type, KernelFactory f, bool upcast_f16 = true);
+  void add(KernelEntry e) { entries_.push_back(std::move(e)); }
+  const KernelEntry* find(std::string_view domain, std::string_view op_type, int64_t opset) const;
+  bool has(std::string_view domain, std::string_view op_type) const;
+  const std::vector<KernelEntry>& entries() const { return entries_; }
+
+ private:
+  std::vector<KernelEntry> entries_;
+};
+
+// The registry of all kernels; immutable after first use.
+const Registry& registry();
+
+// Kernel families (each kernels_*.cpp defines one).
+void register_elementwise(Registry& r);
+void register_activation(Registry& r);
+void register_gemm(Registry& r);
+void register_conv(Registry& r);
+void register_pool(Registry& r);
+void register_norm(Registry& r);
+void register_reduce(Registry& r);
+void register_shape(Registry& r);
+void register_index(Registry& r);
+void register_misc(Registry& r);
+void register_rnn(Registry& r);
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+int64_t product(std::span<const int64_t> dims);
+// Normalises a possibly negative axis against `rank`; fails when out of range.
+template <class Ctx>
+int64_t norm_axis(const Ctx& ctx, int64_t axis, int64_t rank, std::string_view what = "axis") {
+  if (axis < -rank || axis >= rank)
+    ctx.fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+// Integer contents of a 0-D or 1-D int64/int32 tensor (shapes, axes, pads...).
+std::vector<int64_t> read_ints(const KernelContext& ctx, size_t input);
+// Float/double/int contents as double (scalars for Clip, ConstantOfShape values, ...).
+double read_scalar(const KernelContext& ctx, size_t input);
+
+// Multidirectional (numpy) broadcast of shapes; fails naming both inputs.
+Shape broadcast_shapes(const KernelContext& ctx, std::span<const Shape> shapes);
+
+// Strides (in elements) of `shape` broadcast to an output of rank `rank` (0 on broadcast dims).
+std::vector<int64_t> broadcast_strides(std::span<const int64_t> in_shape, std::span<const int64_t> out_shape);
+
+// Contiguous row-major strides.
+std::vector<int64_t> strides_of(std::span<const int64_t> shape);
+
+// fp16 <-> fp32
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+
+// Copies elements of size `elem` (1, 2, 4, 8 or more bytes).
+inline void copy_elem(std::byte* dst, const std::byte* src, size_t elem);
+
+// Calls f(T{}) for the numeric dtypes the arithmetic kernels support; fails otherwise.
+template <class Ctx, class F>
+decltype(auto) dispatch_numeric(const Ctx& ctx, DType t, F&& f) {
+  switch (t) {
+    case DType::Float: return f(float{});
+    case DType::Double: return f(double{});
+    case DType::Int64: return f(int64_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Int8: return f(int8_t{});
+    case DType::UInt8: return f(uint8_t{});
+    default: break;
+  }
+  ctx.fail(std::string("element type ") + std::string(model::dtype_name(t)) + " is not supported by this kernel");
+}
+template <class Ctx, class F>
+decltype(auto) dispatch_float(const Ctx& ctx, DType t, F&& f) {
+  switch (t) {
+    case DType::Float: return f(float{});
+    case DType::Double: return f(double{});
+    default: break;
+  }
+  ctx.fail(std::string("element type ") + std::string(model::dtype_name(t)) + " is not supported by this kernel (float only)");
+}
+
+inline void copy_elem(std::byte* dst, const std::byte* src, size_t elem) {
+  switch (elem) {
+    case 1: *dst = *src; break;
+    case 2: std::memcpy(dst, src, 2); break;
+    case 4: std::memcpy(dst, src, 4); break;
+    case 8: std::memcpy(dst, src, 8); break;
+    default: std::memcpy(dst, src, elem); break;
+  }
+}
+
+}  // namespace nnxr::runtime

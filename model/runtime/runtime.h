@@ -1,0 +1,135 @@
+// The CPU inference runtime: Graph -> Plan (built once) -> Session (per-run state).
+//
+//   auto plan = runtime::Plan::build(model::load_model("m.onnx"));
+//   runtime::Session s(plan, {.threads = 2});
+//   s.set_input("input", model::DType::Float, shape, bytes);
+//   s.run();
+//   const runtime::Value* y = s.find("output");
+//
+// Every tensor of the graph (inputs, initializers, Constant outputs and every node output) is kept
+// after run() and reachable by name; see Session::tensors().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/graph.h"
+#include "model/ops.h"
+#include "model/runtime/value.h"
+
+namespace nnxr::runtime {
+
+// A run or plan that failed. what() is one line naming the node ('name' (OpType)) and tensor.
+class RuntimeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Thrown by Session::run() when the plan has nodes without a kernel, after every node that does
+// not depend on one of them has been computed (those tensors stay reachable).
+class UnsupportedError : public RuntimeError {
+ public:
+  UnsupportedError(const std::string& what, std::vector<model::UnsupportedOp> ops)
+      : RuntimeError(what), ops_(std::move(ops)) {}
+  const std::vector<model::UnsupportedOp>& ops() const { return ops_; }
+
+ private:
+  std::vector<model::UnsupportedOp> ops_;
+};
+
+// Immutable once built: per node a kernel chosen by (domain, op_type, opset) with its attributes
+// decoded, weights shared with the Graph (no copy). Owns its Graph. Any number of Sessions, on
+// any threads, may use one Plan at the same time.
+class Plan {
+ public:
+  // Builds the plan; throws RuntimeError for a node whose attributes are invalid. Nodes without a
+  // kernel do not throw here; see unsupported().
+  static std::shared_ptr<const Plan> build(model::Graph graph);
+
+  const model::Graph& graph() const;
+  // Ops with no kernel, with their counts (empty when everything runs).
+  const std::vector<model::UnsupportedOp>& unsupported() const;
+
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit Plan(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct SessionOptions {
+  // Threads for the runtime's kernels and for OpenBLAS; 0 = std::thread::hardware_concurrency().
+  // OpenBLAS's thread count is process-wide: run() sets it before each run.
+  int threads = 1;
+};
+
+// What run() did.
+struct RunStats {
+  int nodes_run = 0;
+  int nodes_skipped = 0;  // unsupported, or depending on an unsupported node
+  double milliseconds = 0;
+};
+
+// One tensor after a run.
+struct TensorView {
+  model::TensorId id = model::kNone;
+  std::string_view name;
+  model::TensorKind kind = model::TensorKind::Activation;
+  std::string_view node;  // producing node's name; empty for inputs and initializers
+  const Value* value = nullptr;
+};
+
+// Per-run state: one buffer per tensor, reused across runs (capacity is kept). Keeps the Plan
+// alive. Not thread-safe: one thread at a time uses a Session; its worker threads live only
+// inside run(). Pointers returned by find()/tensors() stay valid until the next set_input(),
+// run() or the Session's destruction.
+class Session {
+ public:
+  explicit Session(std::shared_ptr<const Plan> plan, SessionOptions options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  const Plan& plan() const { return *plan_; }
+  void set_threads(int threads);
+  int threads() const;
+
+  // Feeds a graph input by name or by position in Graph::inputs. dtype must match the graph's,
+  // known dims must match, and bytes.size() must be dtype_size x elements. Throws RuntimeError.
+  void set_input(std::string_view name, model::DType dtype, std::span<const int64_t> shape,
+                 std::span<const std::byte> bytes);
+  void set_input(size_t index, model::DType dtype, std::span<const int64_t> shape,
+                 std::span<const std::byte> bytes);
+
+  // Runs every node. Throws RuntimeError on the first failing node (tensors computed before it
+  // stay reachable) and UnsupportedError when some nodes had no kernel.
+  RunStats run();
+
+  // The tensor named `name` if it exists and holds a value (after a run, or an input/weight).
+  const Value* find(std::string_view name) const;
+  const Value* value(model::TensorId id) const;
+  // Every tensor that holds a value, in graph order (inputs, initializers, then node outputs).
+  std::vector<TensorView> tensors() const;
+
+ private:
+  struct State;
+  std::shared_ptr<const Plan> plan_;
+  std::unique_ptr<State> state_;
+};
+
+// Kernel registry queries (also behind model::runtime_supports()).
+bool has_kernel(std::string_view domain, std::string_view op_type);
+std::vector<std::string> supported_ops();  // "" domain op names, sorted
+
+}  // namespace nnxr::runtime

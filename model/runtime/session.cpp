@@ -1,0 +1,285 @@
+// Plan building and the per-run Session.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <cblas.h>
+
+#include "model/runtime/kernel.h"
+
+namespace nnxr::runtime {
+
+struct PlanNode {
+  const KernelEntry* entry = nullptr;
+  std::unique_ptr<Kernel> kernel;
+  bool blocked = false;  // unsupported, or reads a tensor that an unsupported node produces
+};
+
+struct Plan::Impl {
+  model::Graph graph;
+  std::vector<PlanNode> nodes;
+  std::vector<model::UnsupportedOp> unsupported;
+};
+
+Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Plan::~Plan() = default;
+const model::Graph& Plan::graph() const { return impl_->graph; }
+const std::vector<model::UnsupportedOp>& Plan::unsupported() const { return impl_->unsupported; }
+
+std::shared_ptr<const Plan> Plan::build(model::Graph graph) {
+  auto impl = std::make_unique<Impl>();
+  impl->graph = std::move(graph);
+  const model::Graph& g = impl->graph;
+  const Registry& reg = registry();
+  std::vector<uint8_t> blocked_tensor(g.tensors.size(), 0);
+  std::map<std::pair<std::string, std::string>, int> missing;
+  impl->nodes.resize(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const model::Node& n = g.nodes[i];
+    PlanNode& pn = impl->nodes[i];
+    const int64_t opset = n.opset > 0 ? n.opset : g.opset_version(n.domain);
+    pn.entry = reg.find(n.domain, n.op_type, opset);
+    if (pn.entry) {
+      KernelInit init{g, n, opset};
+      try {
+        pn.kernel = pn.entry->factory(init);
+      } catch (const RuntimeError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw RuntimeError("node " + node_label(n) + ": " + e.what());
+      }
+    }
+    if (!pn.kernel) {
+      ++missing[{n.domain, n.op_type}];
+      pn.blocked = true;
+    }
+    for (auto t : n.inputs)
+      if (t != model::kNone && blocked_tensor[t]) pn.blocked = true;
+    if (pn.blocked)
+      for (auto t : n.outputs)
+        if (t != model::kNone) blocked_tensor[t] = 1;
+  }
+  for (const auto& [key, count] : missing) impl->unsupported.push_back({key.first, key.second, count});
+  return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
+}
+
+// ---- Session ---------------------------------------------------------------------------------
+
+struct Session::State {
+  std::vector<Value> values;
+  std::vector<uint8_t> ready;
+  int threads = 1;
+  std::unique_ptr<ThreadPool> pool;
+};
+
+static int resolve_threads(int t) {
+  if (t > 0) return t;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+Session::Session(std::shared_ptr<const Plan> plan, SessionOptions options)
+    : plan_(std::move(plan)), state_(std::make_unique<State>()) {
+  const model::Graph& g = plan_->graph();
+  state_->values.resize(g.tensors.size());
+  state_->ready.assign(g.tensors.size(), 0);
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const model::Tensor& t = g.tensors[i];
+    if (t.data && t.data->dtype != DType::String && (t.kind == model::TensorKind::Initializer || t.kind == model::TensorKind::Constant)) {
+      state_->values[i].borrow(t.data);
+      state_->ready[i] = 1;
+    }
+  }
+  set_threads(options.threads);
+}
+
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+void Session::set_threads(int threads) {
+  threads = resolve_threads(threads);
+  if (state_->pool && state_->threads == threads) return;
+  state_->threads = threads;
+  state_->pool = std::make_unique<ThreadPool>(threads);
+}
+
+int Session::threads() const { return state_->threads; }
+
+void Session::set_input(std::string_view name, DType dtype, std::span<const int64_t> shape, std::span<const std::byte> bytes) {
+  const model::Graph& g = plan_->graph();
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    if (g.tensors[g.inputs[k]].name == name) return set_input(k, dtype, shape, bytes);
+  std::string names;
+  for (auto id : g.inputs) names += (names.empty() ? "" : ", ") + quoted(g.tensors[id].name);
+  throw RuntimeError("graph has no input " + quoted(name) + " (inputs: " + names + ")");
+}
+
+void Session::set_input(size_t index, DType dtype, std::span<const int64_t> shape, std::span<const std::byte> bytes) {
+  const model::Graph& g = plan_->graph();
+  if (index >= g.inputs.size())
+    throw RuntimeError("input #" + std::to_string(index) + " does not exist; the graph has " + std::to_string(g.inputs.size()) + " inputs");
+  const model::TensorId id = g.inputs[index];
+  const model::Tensor& t = g.tensors[id];
+  const std::string what = "input " + quoted(t.name);
+  if (t.dtype != DType::Undefined && t.dtype != dtype)
+    throw RuntimeError(what + " expects element type " + std::string(model::dtype_name(t.dtype)) + ", got " + std::string(model::dtype_name(dtype)));
+  if (t.rank_known) {
+    bool ok = t.shape.size() == shape.size();
+    for (size_t i = 0; ok && i < shape.size(); ++i) ok = t.shape[i] == model::kUnknownDim || t.shape[i] == shape[i];
+    if (!ok) throw RuntimeError(what + " expects shape " + shape_str(t.shape) + ", got " + shape_str(shape));
+  }
+  for (int64_t d : shape)
+    if (d < 0) throw RuntimeError(what + ": negative dimension in shape " + shape_str(shape));
+  const auto n = model::element_count(shape);
+  const size_t elem = model::dtype_size(dtype);
+  if (!n || elem == 0 || static_cast<uint64_t>(*n) * elem != bytes.size())
+    throw RuntimeError(what + ": " + std::to_string(bytes.size()) + " bytes do not hold a " + std::string(model::dtype_name(dtype)) + " " +
+                       shape_str(shape) + " tensor");
+  state_->values[id].assign(dtype, std::vector<int64_t>(shape.begin(), shape.end()), bytes);
+  state_->ready[id] = 1;
+}
+
+namespace {
+
+void check_output(const model::Graph& g, const model::Node& n, model::TensorId id, const Value& v) {
+  const model::Tensor& t = g.tensors[id];
+  if (v.empty()) throw RuntimeError("node " + node_label(n) + ": produced no value for output " + quoted(t.name));
+  if (t.dtype != DType::Undefined && t.dtype != v.dtype())
+    throw RuntimeError("node " + node_label(n) + ": output " + quoted(t.name) + " has element type " + std::string(model::dtype_name(v.dtype())) +
+                       " but the graph declares " + std::string(model::dtype_name(t.dtype)));
+  if (!t.rank_known) return;
+  bool ok = t.shape.size() == v.rank();
+  for (size_t i = 0; ok && i < t.shape.size(); ++i) ok = t.shape[i] == model::kUnknownDim || t.shape[i] == v.dims()[i];
+  if (!ok)
+    throw RuntimeError("node " + node_label(n) + ": output " + quoted(t.name) + " has shape " + shape_str(v.shape()) +
+                       " but the graph declares " + shape_str(t.shape));
+}
+
+void to_float(const Value& src, Value& dst) {
+  dst.reset(DType::Float, src.dims());
+  auto in = src.as<uint16_t>();
+  auto out = dst.mutable_as<float>();
+  for (size_t i = 0; i < in.size(); ++i) out[i] = half_to_float(in[i]);
+}
+
+void to_half(const Value& src, Value& dst) {
+  dst.reset(DType::Float16, src.dims());
+  auto in = src.as<float>();
+  auto out = dst.mutable_as<uint16_t>();
+  for (size_t i = 0; i < in.size(); ++i) out[i] = float_to_half(in[i]);
+}
+
+}  // namespace
+
+RunStats Session::run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const model::Graph& g = plan_->graph();
+  const Plan::Impl& p = plan_->impl();
+  State& s = *state_;
+  for (auto id : g.inputs)
+    if (!s.ready[id]) throw RuntimeError("graph input " + quoted(g.tensors[id].name) + " was not set");
+  // Forget the previous run's activations (their buffers are kept for reuse).
+  for (size_t i = 0; i < g.tensors.size(); ++i)
+    if (g.tensors[i].kind == model::TensorKind::Activation && g.tensors[i].producer != model::kNone) s.ready[i] = 0;
+  openblas_set_num_threads(s.threads);
+
+  RunStats stats;
+  std::vector<const Value*> inputs;
+  std::vector<Value*> outputs;
+  std::vector<Value> temps_in, temps_out;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const model::Node& n = g.nodes[i];
+    const PlanNode& pn = p.nodes[i];
+    if (pn.blocked) {
+      ++stats.nodes_skipped;
+      continue;
+    }
+    inputs.assign(n.inputs.size(), nullptr);
+    bool has_half = false;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const auto t = n.inputs[k];
+      if (t == model::kNone) continue;
+      if (!s.ready[t]) throw RuntimeError("node " + node_label(n) + ": input " + quoted(g.tensors[t].name) + " has no value");
+      inputs[k] = &s.values[t];
+      if (inputs[k]->dtype() == DType::Float16) has_half = true;
+    }
+    outputs.assign(n.outputs.size(), nullptr);
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (n.outputs[k] != model::kNone) outputs[k] = &s.values[n.outputs[k]];
+    const bool upcast = has_half && pn.entry->upcast_f16;
+    if (upcast) {
+      temps_in.resize(inputs.size());
+      for (size_t k = 0; k < inputs.size(); ++k)
+        if (inputs[k] && inputs[k]->dtype() == DType::Float16) {
+          to_float(*inputs[k], temps_in[k]);
+          inputs[k] = &temps_in[k];
+        }
+      temps_out.resize(outputs.size());
+      for (size_t k = 0; k < outputs.size(); ++k)
+        if (outputs[k]) outputs[k] = &temps_out[k];
+    }
+    // A node's outputs are fresh values (a stale value from the previous run must not look valid).
+    for (Value* o : outputs)
+      if (o && o != nullptr && n.op_type != "Constant") o->clear();
+    KernelContext ctx(g, n, inputs, outputs, *s.pool);
+    try {
+      pn.kernel->run(ctx);
+    } catch (const RuntimeError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw RuntimeError("node " + node_label(n) + ": " + e.what());
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const auto t = n.outputs[k];
+      if (t == model::kNone) continue;
+      if (upcast) {
+        const Value& tmp = temps_out[k];
+        const DType want = g.tensors[t].dtype;
+        if (tmp.dtype() == DType::Float && (want == DType::Float16 || want == DType::Undefined))
+          to_half(tmp, s.values[t]);
+        else
+          s.values[t].assign(tmp.dtype(), tmp.dims(), {tmp.data(), tmp.byte_size()});
+      }
+      check_output(g, n, t, s.values[t]);
+      s.ready[t] = 1;
+    }
+    ++stats.nodes_run;
+  }
+  stats.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!p.unsupported.empty()) {
+    std::string list;
+    for (const auto& u : p.unsupported)
+      list += (list.empty() ? "" : ", ") + (u.domain.empty() ? "" : u.domain + ".") + u.op_type + " x" + std::to_string(u.count);
+    throw UnsupportedError(g.source + ": unsupported ops: " + list + " (" + std::to_string(stats.nodes_run) + " nodes ran, " +
+                               std::to_string(stats.nodes_skipped) + " skipped)",
+                           p.unsupported);
+  }
+  return stats;
+}
+
+const Value* Session::value(model::TensorId id) const {
+  if (id >= state_->values.size() || !state_->ready[id]) return nullptr;
+  return &state_->values[id];
+}
+
+const Value* Session::find(std::string_view name) const { return value(plan_->graph().find(name)); }
+
+std::vector<TensorView> Session::tensors() const {
+  const model::Graph& g = plan_->graph();
+  std::vector<TensorView> out;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    if (!state_->ready[i]) continue;
+    const model::Tensor& t = g.tensors[i];
+    TensorView v;
+    v.id = static_cast<model::TensorId>(i);
+    v.name = t.name;
+    v.kind = t.kind;
+    if (t.producer != model::kNone) v.node = g.nodes[t.producer].name;
+    v.value = &state_->values[i];
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace nnxr::runtime

@@ -1,0 +1,66 @@
+// A tensor value held by the runtime: element type, shape and bytes.
+//
+// Ownership: a Value either owns its bytes (kernel outputs, fed inputs) or shares the immutable
+// TensorData of a Graph initializer / Constant node (no copy). A Value is not thread-safe; the
+// Session that holds it hands out const pointers that stay valid until the next run(),
+// set_input() or the Session's destruction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "model/dtype.h"
+#include "model/graph.h"
+
+namespace nnxr::runtime {
+
+class Value {
+ public:
+  Value() = default;
+
+  model::DType dtype() const { return dtype_; }
+  std::span<const int64_t> shape() const { return shape_; }
+  const std::vector<int64_t>& dims() const { return shape_; }
+  size_t rank() const { return shape_.size(); }
+  int64_t elements() const { return elements_; }
+  size_t byte_size() const { return size_; }
+  bool empty() const { return dtype_ == model::DType::Undefined; }
+
+  const std::byte* data() const { return borrowed_ ? borrowed_->bytes.data() : storage_.data(); }
+  // Writable bytes; only for owned values (a borrowed value is made owned by a copy first).
+  std::byte* mutable_data();
+
+  template <class T>
+  std::span<const T> as() const {
+    return {reinterpret_cast<const T*>(data()), static_cast<size_t>(elements_)};
+  }
+  template <class T>
+  std::span<T> mutable_as() {
+    return {reinterpret_cast<T*>(mutable_data()), static_cast<size_t>(elements_)};
+  }
+
+  // Makes this an owned value of `dtype` and `shape`, reusing the storage's capacity. The bytes
+  // are left as they were (callers overwrite them); use fill_zero() when they must start at 0.
+  // Throws std::length_error when the size overflows.
+  void reset(model::DType dtype, std::vector<int64_t> shape);
+  void fill_zero();
+  // Owned copy of `bytes` (size must match dtype x shape; checked by the caller).
+  void assign(model::DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes);
+  // Shares constant data (no copy).
+  void borrow(std::shared_ptr<const model::TensorData> data);
+  // Forgets the contents (keeps capacity).
+  void clear();
+
+ private:
+  model::DType dtype_ = model::DType::Undefined;
+  std::vector<int64_t> shape_;
+  int64_t elements_ = 0;
+  size_t size_ = 0;
+  std::vector<std::byte> storage_;
+  std::shared_ptr<const model::TensorData> borrowed_;
+};
+
+}  // namespace nnxr::runtime

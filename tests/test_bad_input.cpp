@@ -1,0 +1,249 @@
+// Bad input: every way a file can fail to be a usable model ends in one ModelError whose
+// message is one line naming the file and the fault. Never a crash (the suite runs under
+// ASan and UBSan too).
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <random>
+
+#include "assets/assets.h"
+#include "model/load.h"
+#include "tests/support/model_bytes.h"
+
+namespace nnxr::model {
+namespace {
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = test::temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name()); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Loads `path` expecting a ModelError mentioning `fragment`; returns the message.
+  std::string expect_error(const std::filesystem::path& path, std::string_view fragment) {
+    try {
+      load_model(path);
+    } catch (const ModelError& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << "not one line: " << msg;
+      EXPECT_EQ(msg.rfind(path.string(), 0), 0u) << "does not start with the file name: " << msg;
+      EXPECT_NE(msg.find(fragment), std::string::npos) << "expected '" << fragment << "' in: " << msg;
+      return msg;
+    }
+    ADD_FAILURE() << path << " loaded, but should have failed with '" << fragment << "'";
+    return {};
+  }
+  std::string expect_error_for(std::string_view bytes, std::string_view fragment) {
+    return expect_error(test::write_file(dir_ / "model.onnx", bytes), fragment);
+  }
+
+  static std::string default_model_bytes() {
+    auto b = assets::default_model().bytes;
+    return {reinterpret_cast<const char*>(b.data()), b.size()};
+  }
+
+  std::filesystem::path dir_;
+};
+
+constexpr const char* kRelu = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[2] X) => (float[2] Y) { Y = Relu(X) })";
+
+TEST_F(BadInput, MissingFile) { expect_error(dir_ / "nope.onnx", "no such file"); }
+
+TEST_F(BadInput, Directory) { expect_error(dir_, "is a directory"); }
+
+TEST_F(BadInput, EmptyFile) { expect_error_for("", "file is empty"); }
+
+TEST_F(BadInput, TextFile) {
+  expect_error_for("Hello, this is a README and not a model.\nSecond line.\n", "ONNX");
+  expect_error_for("{\"model\": \"json\", \"layers\": [1, 2, 3]}\n", "ONNX");
+}
+
+TEST_F(BadInput, TruncatedModel) {
+  const std::string full = default_model_bytes();
+  for (size_t cut : {size_t{1}, size_t{7}, size_t{64}, full.size() / 3, full.size() / 2, full.size() - 1})
+    expect_error_for(full.substr(0, cut), "");
+}
+
+TEST_F(BadInput, RandomBytes) {
+  std::mt19937 rng(1234);
+  for (int round = 0; round < 20; ++round) {
+    std::string bytes(1 + rng() % 4096, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    expect_error_for(bytes, "");
+  }
+}
+
+TEST_F(BadInput, FlippedBytesNeverCrash) {
+  const std::string full = default_model_bytes();
+  std::mt19937 rng(99);
+  for (int round = 0; round < 200; ++round) {
+    std::string bytes = full;
+    for (int k = 0; k < 4; ++k) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    const auto path = test::write_file(dir_ / "flipped.onnx", bytes);
+    try {
+      load_model(path);  // a flip inside weight data still loads: fine
+    } catch (const ModelError& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(BadInput, Cycle) {
+  expect_error_for(model_text_to_bytes(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] X) => (float[2] B) {
+      A = Add(X, B)
+      B = Relu(A)
+    })"),
+                   "cycle");
+}
+
+TEST_F(BadInput, DanglingInput) {
+  const std::string msg = expect_error_for(model_text_to_bytes(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] X) => (float[2] Y) { Y = Add(X, Ghost) })"),
+                                           "no node, graph input or initializer provides");
+  EXPECT_NE(msg.find("'Ghost'"), std::string::npos);
+  EXPECT_NE(msg.find("(Add)"), std::string::npos);
+}
+
+TEST_F(BadInput, OutputNotProduced) {
+  expect_error_for(test::edited_model(kRelu, [](onnx::ModelProto& m) { m.mutable_graph()->mutable_output(0)->set_name("Nope"); }),
+                   "graph output 'Nope' is not produced");
+}
+
+TEST_F(BadInput, TensorProducedTwice) {
+  expect_error_for(model_text_to_bytes(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] X) => (float[2] Y) {
+      Y = Relu(X)
+      Y = Neg(X)
+    })"),
+                   "produced twice");
+}
+
+TEST_F(BadInput, ElementCountOverflowsInInference) {
+  expect_error_for(model_text_to_bytes(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[4294967296, 4294967296, 8] X) => (float[4294967296, 4294967296, 8] Y) { Y = Relu(X) })"),
+                   "overflows");
+}
+
+TEST_F(BadInput, ElementCountOverflowsInInitializer) {
+  expect_error_for(test::edited_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] X) => (float[2] Y) <float[2] W = {1, 2}> { Y = Add(X, W) })",
+                                      [](onnx::ModelProto& m) {
+                                        auto* w = m.mutable_graph()->mutable_initializer(0);
+                                        w->clear_dims();
+                                        w->add_dims(int64_t{1} << 62);
+                                        w->add_dims(8);
+                                        w->clear_float_data();
+                                      }),
+                   "overflows");
+}
+
+TEST_F(BadInput, UnknownOperatorDomain) {
+  expect_error_for(model_text_to_bytes(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] X) => (float[2] Y) { Y = com.nowhere.Magic(X) })"),
+                   "com.nowhere");
+}
+
+TEST_F(BadInput, NegativeInputDimension) {
+  expect_error_for(test::edited_model(kRelu,
+                                      [](onnx::ModelProto& m) {
+                                        m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(-3);
+                                      }),
+                   "negative");
+}
+
+TEST_F(BadInput, InvalidDataType) {
+  expect_error_for(test::edited_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] X) => (float[2] Y) <float[2] W = {1, 2}> { Y = Add(X, W) })",
+                                      [](onnx::ModelProto& m) { m.mutable_graph()->mutable_initializer(0)->set_data_type(77); }),
+                   "");
+}
+
+TEST_F(BadInput, RawDataOfTheWrongSize) {
+  expect_error_for(test::edited_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] X) => (float[2] Y) <float[2] W = {1, 2}> { Y = Add(X, W) })",
+                                      [](onnx::ModelProto& m) {
+                                        auto* w = m.mutable_graph()->mutable_initializer(0);
+                                        w->clear_float_data();
+                                        w->set_raw_data(std::string(5, '\1'));
+                                      }),
+                   "");
+}
+
+TEST_F(BadInput, TooFewTypedValues) {
+  expect_error_for(test::edited_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[3] X) => (float[3] Y) <float[3] W = {1, 2, 3}> { Y = Add(X, W) })",
+                                      [](onnx::ModelProto& m) { m.mutable_graph()->mutable_initializer(0)->mutable_float_data()->RemoveLast(); }),
+                   "");
+}
+
+void make_external(onnx::ModelProto& m, const char* location, const char* length) {
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = w->add_external_data();
+  e->set_key("location");
+  e->set_value(location);
+  if (length) {
+    e = w->add_external_data();
+    e->set_key("length");
+    e->set_value(length);
+  }
+}
+
+constexpr const char* kWithWeight = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[4] X) => (float[4] Y) <float[4] W = {0, 0, 0, 0}> { Y = Add(X, W) })";
+
+TEST_F(BadInput, ExternalDataMissing) {
+  expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "weights.bin", nullptr); }),
+                   "does not exist");
+}
+
+TEST_F(BadInput, ExternalDataOutsideTheFolder) {
+  test::write_file(dir_.parent_path() / "secret.bin", std::string(16, '\0'));
+  expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "../secret.bin", nullptr); }),
+                   "outside the model's folder");
+  expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "/etc/passwd", nullptr); }),
+                   "outside the model's folder");
+  std::filesystem::remove(dir_.parent_path() / "secret.bin");
+}
+
+TEST_F(BadInput, ExternalDataPastTheEnd) {
+  test::write_file(dir_ / "weights.bin", std::string(8, '\0'));
+  expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "weights.bin", "16"); }),
+                   "past the end");
+}
+
+TEST_F(BadInput, ExternalDataTooShortForTheShape) {
+  test::write_file(dir_ / "weights.bin", std::string(8, '\0'));
+  expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "weights.bin", nullptr); }),
+                   "bytes of data");
+}
+
+TEST_F(BadInput, NotAModelButAnotherProtobuf) {
+  onnx::TensorProto t;
+  t.set_name("just a tensor");
+  t.set_data_type(1);
+  t.add_dims(2);
+  t.add_float_data(1);
+  t.add_float_data(2);
+  expect_error_for(t.SerializeAsString(), "");
+}
+
+TEST(BadInputMemory, TextParserErrorsAreModelErrors) {
+  EXPECT_THROW(load_model_from_text("this is not onnx text"), ModelError);
+}
+
+}  // namespace
+}  // namespace nnxr::model

@@ -1,0 +1,118 @@
+// The nnxr executable end to end: default model, --json, --dim, usage errors and bad files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/model_bytes.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+Result nnxr(const std::string& args) {
+  const fs::path dir = nnxr::test::temp_dir("cli");
+  const std::string cmd = std::string("'") + NNXR_BINARY + "' " + args + " >'" + (dir / "out").string() + "' 2>'" +
+                          (dir / "err").string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(Cli, NoArgumentsInspectsTheDefaultModel) {
+  Result r = nnxr("");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("digits.onnx"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("digit  float32 [1, 1, 8, 8]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Conv×2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Softmax×1"), std::string::npos) << r.out;
+}
+
+TEST(Cli, InspectJsonListsEveryTensor) {
+  Result r = nnxr("inspect --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(lines(r.out), 1);
+  EXPECT_NE(r.out.find(R"({"name":"probabilities","dtype":"float32","shape":[1,10],"layer":8,"kind":"activation","op":"Softmax")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(R"({"name":"digit","dtype":"float32","shape":[1,1,8,8],"layer":0,"kind":"input","op":null)"),
+            std::string::npos);
+  EXPECT_NE(r.out.find(R"("layers":9)"), std::string::npos);
+  if (std::system("/usr/bin/python3 -c 'import json' 2>/dev/null") == 0) {
+    const fs::path dir = nnxr::test::temp_dir("cli-json");
+    nnxr::test::write_file(dir / "out.json", r.out);
+    const std::string check = "/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+                              "assert len(d[\"tensors\"]) == 15, len(d[\"tensors\"])' '" + (dir / "out.json").string() + "'";
+    EXPECT_EQ(std::system(check.c_str()), 0) << "JSON does not parse or has the wrong tensor count";
+    fs::remove_all(dir);
+  }
+}
+
+TEST(Cli, DimOptionReachesTheLoader) {
+  const fs::path dir = nnxr::test::temp_dir("cli-dim");
+  nnxr::test::write_file(dir / "m.onnx", nnxr::test::edited_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[batch, 4] X) => (float[batch, 4] Y) { Y = Relu(X) })", nullptr));
+  Result r = nnxr("inspect '" + (dir / "m.onnx").string() + "' --dim batch=6 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"("shape":[6,4])"), std::string::npos) << r.out;
+  Result defaulted = nnxr("inspect '" + (dir / "m.onnx").string() + "'");
+  EXPECT_EQ(defaulted.exit_code, 0);
+  EXPECT_NE(defaulted.err.find("--dim batch=N"), std::string::npos) << defaulted.err;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, UsageErrorsExitWithTwo) {
+  for (const char* args : {"inspect --bogus", "frobnicate", "inspect --dim", "inspect --dim x", "inspect a.onnx b.onnx"}) {
+    Result r = nnxr(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(lines(r.err), 1) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("nnxr: ", 0), 0u) << r.err;
+  }
+}
+
+TEST(Cli, BadFilesGiveOneLineAndExitOne) {
+  const fs::path dir = nnxr::test::temp_dir("cli-bad");
+  nnxr::test::write_file(dir / "empty.onnx", "");
+  nnxr::test::write_file(dir / "text.onnx", "not a model\n");
+  for (const fs::path& p : {dir / "missing.onnx", dir, dir / "empty.onnx", dir / "text.onnx"}) {
+    Result r = nnxr("inspect '" + p.string() + "'");
+    EXPECT_EQ(r.exit_code, 1) << p;
+    EXPECT_EQ(lines(r.err), 1) << p << ": " << r.err;
+    EXPECT_NE(r.err.find(p.string()), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Cli, HelpAndVersion) {
+  Result help = nnxr("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("nnxr inspect"), std::string::npos);
+  Result version = nnxr("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("nnxr ", 0), 0u);
+}
+
+}  // namespace
