@@ -74,10 +74,3 @@ void register_legacy_ops() {
 
 }  // namespace nnxr::model
 
-namespace nnxr::model {
-
-bool is_legacy_op(std::string_view op_type) {
-  return op_type == "ImageScaler" || op_type == "Crop" || op_type == "Affine";
-}
-
-}  // namespace nnxr::model

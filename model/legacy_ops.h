@@ -3,8 +3,6 @@
 // and shape inference treat such models like any other.
 #pragma once
 
-#include <string_view>
-
 namespace nnxr::model {
 
 // Registers the schemas with libonnx's global registry. Idempotent and thread-safe.
@@ -12,9 +10,3 @@ void register_legacy_ops();
 
 }  // namespace nnxr::model
 
-namespace nnxr::model {
-
-// True for the op types register_legacy_ops() gives schemas to.
-bool is_legacy_op(std::string_view op_type);
-
-}  // namespace nnxr::model

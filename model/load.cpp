@@ -263,6 +263,15 @@ class Loader {
 
   // --- ONNX checker and shape inference -------------------------------------------------------
 
+  // Ops whose schema lookup libonnx's checker replaces by a message on stderr, whatever their
+  // domain (onnx 1.12, checker.cc: experimental_ops). We hide them from it by renaming.
+  static bool checker_experimental(const std::string& op_type) {
+    static const std::unordered_set<std::string> ops = {"ATen",           "Affine",      "ConstantFill", "Crop",
+                                                        "DynamicSlice",   "GRUUnit",     "GivenTensorFill",
+                                                        "ImageScaler",    "ParametricSoftplus", "Scale", "ScaledTanh"};
+    return ops.count(op_type) > 0;
+  }
+
   void find_unregistered_ops() {
     std::unordered_map<std::string, int64_t> imports;
     for (const auto& o : model_.opset_import()) imports[normalize_domain(o.domain())] = o.version();
@@ -270,23 +279,25 @@ class Loader {
     for (int k = 0; k < g->node_size(); ++k) {
       auto& node = *g->mutable_node(k);
       const std::string domain = normalize_domain(node.domain());
+      const std::string original_domain = node.domain();
+      const std::string label = node_label(node, k);
+      if (checker_experimental(node.op_type())) {
+        hidden_from_checker_.emplace(k, std::make_pair(original_domain, node.op_type()));
+        node.set_op_type("Legacy" + node.op_type());
+        node.set_domain(kUnregisteredDomain);
+      }
       if (domain != "" && domain != "ai.onnx.ml") continue;  // custom domains have no schemas anyway
       auto it = imports.find(domain);
-      if (it == imports.end()) continue;  // the checker reports the missing import
-      const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(std::clamp<int64_t>(it->second, 0, INT_MAX)), domain);
-      if (schema && !schema->Deprecated()) {
-        // The checker skips (with a message on stderr) the old experimental ops that
-        // register_legacy_ops() gave schemas to; hide them from it instead.
-        if (is_legacy_op(node.op_type())) {
-          hidden_from_checker_.emplace(k, std::make_pair(node.domain(), node.op_type()));
-          node.set_domain(kUnregisteredDomain);
-          node.set_op_type("Legacy" + node.op_type());  // the checker matches by name in any domain
-        }
+      if (it == imports.end()) {  // the checker would report the missing import; do it here
+        if (hidden_from_checker_.count(k)) fail("node " + label + " uses domain " + q(domain.empty() ? "ai.onnx" : domain) + ", which the model does not import");
         continue;
       }
-      unregistered_.emplace(k, node.domain());
+      const std::string& op_type = hidden_from_checker_.count(k) ? hidden_from_checker_[k].second : node.op_type();
+      const auto* schema = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(std::clamp<int64_t>(it->second, 0, INT_MAX)), domain);
+      if (schema && !schema->Deprecated()) continue;
+      unregistered_.emplace(k, original_domain);
       node.set_domain(kUnregisteredDomain);
-      warn("node " + node_label(node, k) + ": ONNX defines no such operator in " +
+      warn("node " + label + ": ONNX defines no such operator in " +
            (domain.empty() ? std::string("ai.onnx") : domain) + " opset " + std::to_string(it->second) +
            (schema ? " (it was removed)" : "") + "; its outputs' shapes are unknown");
     }
@@ -303,10 +314,11 @@ class Loader {
     } catch (const std::exception& e) {
       fail("fails the ONNX checker: " + one_line(e.what()));
     }
+    // Back to their names; ops without a schema stay in kUnregisteredDomain for shape inference.
     for (const auto& [k, original] : hidden_from_checker_) {
       auto* node = model_.mutable_graph()->mutable_node(k);
-      node->set_domain(original.first);
       node->set_op_type(original.second);
+      if (!unregistered_.count(k)) node->set_domain(original.first);
     }
   }
 

@@ -1,0 +1,48 @@
+// Internal: the optimised compute routines and their naive references (tests compare the two).
+// All pointers are dense row-major float32; routines do not allocate more than their scratch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/runtime/thread_pool.h"
+
+namespace nnxr::runtime {
+
+// C[M,N] = alpha * op(A) * op(B) + beta * C, op = transpose when ta/tb. lda/ldb/ldc are the
+// row strides of A, B, C as stored.
+void gemm_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+               float beta, float* C, int64_t ldc);
+void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+                float beta, float* C, int64_t ldc);
+
+// Batched broadcasting MatMul of float tensors with numpy semantics (1-D operands promoted).
+// Returns the output shape; `out` is resized. Throws std::invalid_argument on bad shapes.
+std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
+void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
+
+// Convolution geometry: X [N, C, *in], W [M, C/group, *kernel], Y [N, M, *out].
+struct ConvGeom {
+  int64_t N = 1, C = 1, M = 1, group = 1;
+  std::vector<int64_t> in, kernel, out, stride, dilation, pad_begin, pad_end;
+  int64_t spatial() const { return static_cast<int64_t>(in.size()); }
+};
+// Output dims from input, kernel, strides, dilations and pads (floor; ceil for pooling).
+int64_t conv_out_dim(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_total, bool ceil_mode = false);
+
+// Any spatial rank. B may be null.
+void conv_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y);
+// Spatial rank 1 or 2: im2col (in column blocks) + sgemm.
+void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool);
+// Spatial rank 1 or 2, group == C == M: a direct kernel.
+void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool);
+// Picks one of the above.
+void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool);
+
+// ConvTranspose: X [N, C, *in], W [C, M/group, *kernel], Y [N, M, *out]; geometry fields mean
+// the same (C input channels, M output channels, `out` the output dims).
+void conv_transpose_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y);
+void conv_transpose_gemm(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool);
+
+}  // namespace nnxr::runtime

@@ -1,0 +1,165 @@
+// Activations: Relu, Sigmoid, Tanh, LeakyRelu, PRelu, Elu, Selu, Celu, HardSigmoid, HardSwish,
+// Softplus, Softsign, ThresholdedRelu, Mish, Gelu, Shrink, Clip.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "model/runtime/broadcast.h"
+#include "model/runtime/kernel.h"
+
+namespace nnxr::runtime {
+namespace {
+
+template <class T, class Op>
+void map(KernelContext& ctx, const Value& a, Value& out, Op op) {
+  out.reset(a.dtype(), a.dims());
+  const T* x = reinterpret_cast<const T*>(a.data());
+  T* y = reinterpret_cast<T*>(out.mutable_data());
+  const int64_t n = a.elements();
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = op(x[i]);
+  };
+  if (n >= (1 << 16)) ctx.pool().parallel_for(n, 1 << 14, body);
+  else body(0, n);
+}
+
+// A float activation with attributes a, b read at plan time.
+template <class Fn>
+KernelFactory act(const char* a_name, float a_def, const char* b_name, float b_def, Fn fn) {
+  return [=](const KernelInit& init) {
+    const double a = init.attrs().get_float(a_name, a_def);
+    const double b = b_name ? init.attrs().get_float(b_name, b_def) : 0.0;
+    return make_kernel([=](KernelContext& ctx) {
+      dispatch_float(ctx, ctx.in(0).dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T ta = static_cast<T>(a), tb = static_cast<T>(b);
+        map<T>(ctx, ctx.in(0), ctx.out(0), [=](T x) { return static_cast<T>(fn(x, ta, tb)); });
+      });
+    });
+  };
+}
+
+template <class T>
+T sigmoid(T x) {
+  // Stable for large |x|.
+  if (x >= 0) return T(1) / (T(1) + std::exp(-x));
+  const T e = std::exp(x);
+  return e / (T(1) + e);
+}
+
+}  // namespace
+
+void register_activation(Registry& r) {
+  r.add("Relu", [](const KernelInit&) {
+    return make_kernel([](KernelContext& ctx) {
+      dispatch_numeric(ctx, ctx.in(0).dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        map<T>(ctx, ctx.in(0), ctx.out(0), [](T x) { return x > T(0) ? x : T(0); });
+      });
+    });
+  });
+  r.add("Sigmoid", act("", 0, nullptr, 0, [](auto x, auto, auto) { return sigmoid(x); }));
+  r.add("Tanh", act("", 0, nullptr, 0, [](auto x, auto, auto) { return std::tanh(x); }));
+  r.add("LeakyRelu", act("alpha", 0.01f, nullptr, 0, [](auto x, auto a, auto) { return x >= 0 ? x : a * x; }));
+  r.add("Elu", act("alpha", 1.0f, nullptr, 0, [](auto x, auto a, auto) { return x >= 0 ? x : a * (std::exp(x) - 1); }));
+  r.add("Selu", act("alpha", 1.67326319217681884765625f, "gamma", 1.05070102214813232421875f,
+                    [](auto x, auto a, auto g) { return x > 0 ? g * x : g * (a * std::exp(x) - a); }));
+  r.add("Celu", act("alpha", 1.0f, nullptr, 0, [](auto x, auto a, auto) {
+          using T = decltype(x);
+          return std::max(T(0), x) + std::min(T(0), a * (std::exp(x / a) - 1));
+        }));
+  r.add("HardSigmoid", act("alpha", 0.2f, "beta", 0.5f, [](auto x, auto a, auto b) {
+          using T = decltype(x);
+          return std::max(T(0), std::min(T(1), a * x + b));
+        }));
+  r.add("HardSwish", act("", 0, nullptr, 0, [](auto x, auto, auto) {
+          using T = decltype(x);
+          return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5)));
+        }));
+  r.add("Softplus", act("", 0, nullptr, 0, [](auto x, auto, auto) {
+          using T = decltype(x);
+          return x > T(20) ? x : std::log1p(std::exp(x));
+        }));
+  r.add("Softsign", act("", 0, nullptr, 0, [](auto x, auto, auto) { return x / (1 + std::fabs(x)); }));
+  r.add("ThresholdedRelu", act("alpha", 1.0f, nullptr, 0, [](auto x, auto a, auto) {
+          using T = decltype(x);
+          return x > a ? x : T(0);
+        }));
+  r.add("Mish", act("", 0, nullptr, 0, [](auto x, auto, auto) {
+          using T = decltype(x);
+          return x * std::tanh(x > T(20) ? x : std::log1p(std::exp(x)));
+        }));
+  r.add("Shrink", act("lambd", 0.5f, "bias", 0.0f, [](auto x, auto l, auto b) {
+          using T = decltype(x);
+          return x < -l ? x + b : x > l ? x - b : T(0);
+        }));
+  r.add("Gelu", [](const KernelInit& init) {
+    const bool tanh_approx = init.attrs().get_string("approximate", "none") == "tanh";
+    return make_kernel([tanh_approx](KernelContext& ctx) {
+      dispatch_float(ctx, ctx.in(0).dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        map<T>(ctx, ctx.in(0), ctx.out(0), [tanh_approx](T x) {
+          if (tanh_approx) return static_cast<T>(0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
+          return static_cast<T>(0.5 * x * (1 + std::erf(x * 0.7071067811865476)));
+        });
+      });
+    });
+  });
+
+  // Clip: min/max attributes before opset 11, optional inputs from 11.
+  r.add("Clip", [](const KernelInit& init) {
+    const bool attr_form = init.opset < 11;
+    const double amin = init.attrs().get_float("min", -std::numeric_limits<float>::max());
+    const double amax = init.attrs().get_float("max", std::numeric_limits<float>::max());
+    return make_kernel([=](KernelContext& ctx) {
+      const Value& a = ctx.in(0);
+      dispatch_numeric(ctx, a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+        if (attr_form) {
+          lo = static_cast<T>(amin);
+          hi = static_cast<T>(amax);
+        } else {
+          for (size_t i = 1; i < 3; ++i)
+            if (ctx.has_input(i) && ctx.in(i).dtype() != a.dtype())
+              ctx.fail("input " + ctx.input_name(i) + " must have the element type of " + ctx.input_name(0));
+          if (ctx.has_input(1)) lo = static_cast<T>(read_scalar(ctx, 1));
+          if (ctx.has_input(2)) hi = static_cast<T>(read_scalar(ctx, 2));
+        }
+        map<T>(ctx, a, ctx.out(0), [lo, hi](T x) { return x < lo ? lo : x > hi ? hi : x; });
+      });
+    });
+  });
+
+  // PRelu: slope broadcast unidirectionally to X.
+  r.add("PRelu", [](const KernelInit&) {
+    return make_kernel([](KernelContext& ctx) {
+      const Value &x = ctx.in(0), &slope = ctx.in(1);
+      if (x.dtype() != slope.dtype()) ctx.fail("slope " + ctx.input_name(1) + " must have the element type of " + ctx.input_name(0));
+      dispatch_numeric(ctx, x.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        Shape xs = x.dims(), ss = slope.dims();
+        // Opset < 7 allowed a [C] slope for [N, C, ...]; treat a 1-D slope of size C as [C, 1, ...].
+        if (ss.size() == 1 && xs.size() >= 2 && ss[0] == xs[1] && ss[0] != xs.back()) ss.insert(ss.end(), xs.size() - 2, 1);
+        const Shape shapes[2] = {xs, ss};
+        Shape os = broadcast_shapes(ctx, shapes);
+        if (os != xs) ctx.fail("slope " + ctx.input_name(1) + " " + shape_str(slope.shape()) + " does not broadcast to " + shape_str(xs));
+        Value& out = ctx.out(0);
+        out.reset(x.dtype(), xs);
+        const T* px = x.as<T>().data();
+        const T* ps = slope.as<T>().data();
+        T* po = out.mutable_as<T>().data();
+        std::array<std::vector<int64_t>, 2> st{strides_of(xs), broadcast_strides(ss, os)};
+        for_each_broadcast<2>(os, st, &ctx.pool(), [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& is, int64_t o, int64_t len) {
+          for (int64_t i = 0; i < len; ++i) {
+            const T v = px[off[0] + i * is[0]];
+            po[o + i] = v < T(0) ? static_cast<T>(v * ps[off[1] + i * is[1]]) : v;
+          }
+        });
+      });
+    });
+  });
+}
+
+}  // namespace nnxr::runtime

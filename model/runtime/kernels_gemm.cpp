@@ -1,0 +1,199 @@
+// Gemm and MatMul (sgemm via OpenBLAS, with naive references).
+#include <algorithm>
+#include <stdexcept>
+#include <type_traits>
+
+#include <cblas.h>
+
+#include "model/runtime/broadcast.h"
+#include "model/runtime/compute.h"
+#include "model/runtime/kernel.h"
+
+namespace nnxr::runtime {
+
+void gemm_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+               float beta, float* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.f : beta * C[i * ldc + j];
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(N),
+              static_cast<blasint>(K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+}
+
+void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+                float beta, float* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const float a = ta ? A[k * lda + i] : A[i * lda + k];
+        const float b = tb ? B[j * ldb + k] : B[k * ldb + j];
+        acc += static_cast<double>(a) * b;
+      }
+      float& c = C[i * ldc + j];
+      c = static_cast<float>(alpha * acc + (beta == 0 ? 0.0 : static_cast<double>(beta) * c));
+    }
+}
+
+std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a.empty() || b.empty()) throw std::invalid_argument("MatMul operands must have rank >= 1");
+  std::vector<int64_t> a2 = a, b2 = b;
+  if (a2.size() == 1) a2.insert(a2.begin(), 1);
+  if (b2.size() == 1) b2.push_back(1);
+  const int64_t K = a2.back();
+  if (b2[b2.size() - 2] != K)
+    throw std::invalid_argument("inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+  const size_t ra = a2.size() - 2, rb = b2.size() - 2, r = std::max(ra, rb);
+  std::vector<int64_t> out(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i + ra >= r ? a2[i + ra - r] : 1;
+    const int64_t db = i + rb >= r ? b2[i + rb - r] : 1;
+    if (da != db && da != 1 && db != 1) throw std::invalid_argument("batch dimensions cannot be broadcast: " + shape_str(a) + " x " + shape_str(b));
+    out[i] = da == 1 ? db : da;
+  }
+  if (a.size() > 1) out.push_back(a2[a2.size() - 2]);
+  if (b.size() > 1) out.push_back(b2.back());
+  return out;
+}
+
+namespace {
+
+// Drives a batched broadcasting matmul: mm(A, B, C, M, N, K) multiplies one [M,K] x [K,N].
+template <class T, class MM>
+void matmul_driver(const std::vector<int64_t>& as, const T* a, const std::vector<int64_t>& bs, const T* b, T* out, MM mm) {
+  std::vector<int64_t> a2 = as, b2 = bs;
+  if (a2.size() == 1) a2.insert(a2.begin(), 1);
+  if (b2.size() == 1) b2.push_back(1);
+  const int64_t M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
+  const std::vector<int64_t> abatch(a2.begin(), a2.end() - 2), bbatch(b2.begin(), b2.end() - 2);
+  const size_t r = std::max(abatch.size(), bbatch.size());
+  std::vector<int64_t> batch(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i + abatch.size() >= r ? abatch[i + abatch.size() - r] : 1;
+    const int64_t db = i + bbatch.size() >= r ? bbatch[i + bbatch.size() - r] : 1;
+    batch[i] = da == 1 ? db : da;
+  }
+  const int64_t nb = product(batch);
+  if (nb == 0 || M == 0 || N == 0) return;
+  // B shared by every batch and A contiguous: one big [nb*M, K] x [K, N].
+  if (product(bbatch) == 1 && product(abatch) == nb) {
+    mm(a, b, out, nb * M, N, K);
+    return;
+  }
+  const auto sa = broadcast_strides(abatch, batch), sb = broadcast_strides(bbatch, batch);
+  for (int64_t i = 0; i < nb; ++i) {
+    int64_t rem = i, oa = 0, ob = 0;
+    for (size_t d = r; d-- > 0;) {
+      const int64_t idx = rem % batch[d];
+      rem /= batch[d];
+      oa += idx * sa[d];
+      ob += idx * sb[d];
+    }
+    mm(a + oa * M * K, b + ob * K * N, out + i * M * N, M, N, K);
+  }
+}
+
+template <class T>
+void mm_naive(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      std::conditional_t<std::is_floating_point_v<T>, double, T> acc{};
+      for (int64_t k = 0; k < K; ++k) {
+        if constexpr (std::is_integral_v<T>) {
+          using U = std::make_unsigned_t<T>;
+          acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(static_cast<U>(A[i * K + k]) * static_cast<U>(B[k * N + j])));
+        } else {
+          acc += static_cast<double>(A[i * K + k]) * static_cast<double>(B[k * N + j]);
+        }
+      }
+      C[i * N + j] = static_cast<T>(acc);
+    }
+}
+
+}  // namespace
+
+void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out) {
+  matmul_driver<float>(as, a, bs, b, out, [](const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K) {
+    if (K == 0) {
+      std::fill(C, C + M * N, 0.f);
+      return;
+    }
+    if (N == 1) {
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(K), 1.f, A, static_cast<blasint>(K), B, 1, 0.f, C, 1);
+      return;
+    }
+    gemm_blas(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
+  });
+}
+
+void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out) {
+  matmul_driver<float>(as, a, bs, b, out, mm_naive<float>);
+}
+
+void register_gemm(Registry& r) {
+  r.add("MatMul", [](const KernelInit&) {
+    return make_kernel([](KernelContext& ctx) {
+      const Value &a = ctx.in(0), &b = ctx.in(1);
+      if (a.dtype() != b.dtype()) ctx.fail("inputs " + ctx.input_name(0) + " and " + ctx.input_name(1) + " have different element types");
+      Shape os;
+      try {
+        os = matmul_shape(a.dims(), b.dims());
+      } catch (const std::invalid_argument& e) {
+        ctx.fail(std::string("inputs ") + ctx.input_name(0) + " and " + ctx.input_name(1) + ": " + e.what());
+      }
+      Value& out = ctx.out(0);
+      out.reset(a.dtype(), os);
+      switch (a.dtype()) {
+        case DType::Float: return matmul_blas(a.dims(), a.as<float>().data(), b.dims(), b.as<float>().data(), out.mutable_as<float>().data());
+        case DType::Double:
+          return matmul_driver<double>(a.dims(), a.as<double>().data(), b.dims(), b.as<double>().data(), out.mutable_as<double>().data(), mm_naive<double>);
+        case DType::Int64:
+          return matmul_driver<int64_t>(a.dims(), a.as<int64_t>().data(), b.dims(), b.as<int64_t>().data(), out.mutable_as<int64_t>().data(),
+                                        mm_naive<int64_t>);
+        case DType::Int32:
+          return matmul_driver<int32_t>(a.dims(), a.as<int32_t>().data(), b.dims(), b.as<int32_t>().data(), out.mutable_as<int32_t>().data(),
+                                        mm_naive<int32_t>);
+        default: ctx.fail("element type " + std::string(model::dtype_name(a.dtype())) + " is not supported");
+      }
+    });
+  });
+
+  r.add("Gemm", [](const KernelInit& init) {
+    const bool ta = init.attrs().get_int("transA", 0) != 0, tb = init.attrs().get_int("transB", 0) != 0;
+    const float alpha = init.attrs().get_float("alpha", 1.f), beta = init.attrs().get_float("beta", 1.f);
+    return make_kernel([=](KernelContext& ctx) {
+      ctx.expect_dtype(0, {DType::Float});
+      ctx.expect_dtype(1, {DType::Float});
+      ctx.expect_rank(0, 2);
+      ctx.expect_rank(1, 2);
+      const Value &a = ctx.in(0), &b = ctx.in(1);
+      const int64_t M = ta ? a.dims()[1] : a.dims()[0], K = ta ? a.dims()[0] : a.dims()[1];
+      const int64_t Kb = tb ? b.dims()[1] : b.dims()[0], N = tb ? b.dims()[0] : b.dims()[1];
+      if (K != Kb)
+        ctx.fail("inner dimensions differ: A " + ctx.input_name(0) + " " + shape_str(a.shape()) + (ta ? " (transposed)" : "") + ", B " +
+                 ctx.input_name(1) + " " + shape_str(b.shape()) + (tb ? " (transposed)" : ""));
+      Value& out = ctx.out(0);
+      out.reset(DType::Float, {M, N});
+      float* y = out.mutable_as<float>().data();
+      float use_beta = 0.f;
+      if (const Value* c = ctx.opt(2); c && beta != 0.f && c->elements() > 0) {
+        ctx.expect_dtype(2, {DType::Float});
+        const Shape shapes[2] = {{M, N}, c->dims()};
+        if (c->rank() > 2 || broadcast_shapes(ctx, shapes) != Shape{M, N})
+          ctx.fail("C " + ctx.input_name(2) + " " + shape_str(c->shape()) + " does not broadcast to [" + std::to_string(M) + ", " + std::to_string(N) + "]");
+        const auto st = broadcast_strides(c->dims(), Shape{M, N});
+        const float* pc = c->as<float>().data();
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) y[i * N + j] = pc[i * st[0] + j * st[1]];
+        use_beta = beta;
+      }
+      gemm_blas(ta, tb, M, N, K, alpha, a.as<float>().data(), a.dims()[1], b.as<float>().data(), b.dims()[1], use_beta, y, N);
+      if (K == 0 && use_beta == 0.f) out.fill_zero();
+    });
+  });
+}
+
+}  // namespace nnxr::runtime

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the whole test suite:
+#   1. the normal build (warnings as errors) and every ctest suite;
+#   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/);
+#   3. a short run of the loader's fuzzer over its seed corpus (clang, build-fuzz/).
+# Integration tests use ../shared/models when present and skip with a message otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+start=$SECONDS
+tools/setup.sh
+
+echo "== build (warnings as errors)"
+tools/build.sh
+echo "== tests"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== build with ASan + UBSan"
+cmake -S . -B build-asan -DNNXR_SANITIZE=ON -DNNXR_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$jobs"
+echo "== tests under ASan + UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+echo "== fuzz smoke (loader, 30 s)"
+if ! tools/fuzz.sh 30 >build-fuzz.log 2>&1; then
+  tail -n 40 build-fuzz.log
+  echo "fuzzer failed (log: build-fuzz.log, inputs: build-fuzz/findings/)"
+  exit 1
+fi
+grep -E "^#[0-9]+ +DONE" build-fuzz.log | tail -n 1
+
+echo "== all tests passed in $((SECONDS - start)) s"
