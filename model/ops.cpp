@@ -5,9 +5,27 @@
 
 namespace nnxr::model {
 
-// The kernels the runtime provides, by op name in the ai.onnx domain. The runtime has not
-// landed yet, so no operator runs: `nnxr inspect` lists every op of a model as unsupported.
-static constexpr std::string_view kSupported[] = {""};
+// The kernels the CPU runtime (model/runtime) provides, by op name in the ai.onnx domain. This
+// list lives here so that nnxr_model answers without linking the runtime; the runtime's test
+// (tests/runtime/test_session.cpp, RegistryMatchesOpsList) checks it equals the kernel registry.
+static constexpr std::string_view kSupported[] = {
+    "Abs", "Acos", "Acosh", "Add", "Affine", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan",
+    "Atanh", "AveragePool", "BatchNormalization", "BitShift", "Cast", "CastLike", "Ceil", "Celu",
+    "Clip", "Concat", "Constant", "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "Crop",
+    "CumSum", "DepthToSpace", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Expand", "EyeLike",
+    "Flatten", "Floor", "GRU", "Gather", "GatherElements", "GatherND", "Gelu", "Gemm",
+    "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid",
+    "HardSwish", "Hardmax", "Identity", "ImageScaler", "InstanceNormalization", "IsInf", "IsNaN",
+    "LRN", "LSTM", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax",
+    "LpNormalization", "LpPool", "MatMul", "Max", "MaxPool", "Mean", "MeanVarianceNormalization",
+    "Min", "Mish", "Mod", "Mul", "Neg", "NonZero", "Not", "OneHot", "Or", "PRelu", "Pad", "Pow", "RNN",
+    "Range", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+    "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape",
+    "Resize", "Round", "Scatter", "ScatterElements", "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid",
+    "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split",
+    "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose",
+    "Trilu", "Unsqueeze", "Upsample", "Where", "Xor"
+};
 
 bool runtime_supports(std::string_view domain, std::string_view op_type) {
   if (!domain.empty() || op_type.empty()) return false;

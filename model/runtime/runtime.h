@@ -72,6 +72,8 @@ struct SessionOptions {
   // Threads for the runtime's kernels and for OpenBLAS; 0 = std::thread::hardware_concurrency().
   // OpenBLAS's thread count is process-wide: run() sets it before each run.
   int threads = 1;
+  // Record the time of every node in RunStats::node_ms.
+  bool profile = false;
 };
 
 // What run() did.
@@ -79,6 +81,7 @@ struct RunStats {
   int nodes_run = 0;
   int nodes_skipped = 0;  // unsupported, or depending on an unsupported node
   double milliseconds = 0;
+  std::vector<double> node_ms;  // per node (Graph::nodes order) when SessionOptions::profile
 };
 
 // One tensor after a run.

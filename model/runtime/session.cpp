@@ -70,6 +70,7 @@ struct Session::State {
   std::vector<Value> values;
   std::vector<uint8_t> ready;
   int threads = 1;
+  bool profile = false;
   std::unique_ptr<ThreadPool> pool;
 };
 
@@ -90,6 +91,7 @@ Session::Session(std::shared_ptr<const Plan> plan, SessionOptions options)
       state_->ready[i] = 1;
     }
   }
+  state_->profile = options.profile;
   set_threads(options.threads);
 }
 
@@ -182,9 +184,10 @@ RunStats Session::run() {
   // Forget the previous run's activations (their buffers are kept for reuse).
   for (size_t i = 0; i < g.tensors.size(); ++i)
     if (g.tensors[i].kind == model::TensorKind::Activation && g.tensors[i].producer != model::kNone) s.ready[i] = 0;
-  openblas_set_num_threads(s.threads);
+  if (openblas_get_num_threads() != s.threads) openblas_set_num_threads(s.threads);
 
   RunStats stats;
+  if (s.profile) stats.node_ms.assign(g.nodes.size(), 0.0);
   std::vector<const Value*> inputs;
   std::vector<Value*> outputs;
   std::vector<Value> temps_in, temps_out;
@@ -223,6 +226,7 @@ RunStats Session::run() {
     for (Value* o : outputs)
       if (o && o != nullptr && n.op_type != "Constant") o->clear();
     KernelContext ctx(g, n, inputs, outputs, *s.pool);
+    const auto node_t0 = std::chrono::steady_clock::now();
     try {
       pn.kernel->run(ctx);
     } catch (const RuntimeError&) {
@@ -244,6 +248,7 @@ RunStats Session::run() {
       check_output(g, n, t, s.values[t]);
       s.ready[t] = 1;
     }
+    if (s.profile) stats.node_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_t0).count();
     ++stats.nodes_run;
   }
   stats.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -1,0 +1,370 @@
+// Conv (im2col + sgemm, direct depthwise, naive N-d reference) and ConvTranspose (sgemm +
+// col2im, naive reference).
+#include <algorithm>
+#include <stdexcept>
+
+#include "model/runtime/compute.h"
+#include "model/runtime/kernel.h"
+#include "model/runtime/spatial.h"
+
+namespace nnxr::runtime {
+
+int64_t conv_out_dim(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_total, bool ceil_mode) {
+  const int64_t span = in + pad_total - ((kernel - 1) * dilation + 1);
+  if (span < 0) return 0;
+  return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+}
+
+namespace {
+
+// 2-D view of a 1-D or 2-D geometry.
+struct G2 {
+  int64_t H, W, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW;
+};
+G2 as2d(const ConvGeom& g) {
+  if (g.spatial() == 2)
+    return {g.in[0], g.in[1], g.kernel[0], g.kernel[1], g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.pad_begin[0], g.pad_begin[1],
+            g.out[0], g.out[1]};
+  if (g.spatial() == 1) return {1, g.in[0], 1, g.kernel[0], 1, g.stride[0], 1, g.dilation[0], 0, g.pad_begin[0], 1, g.out[0]};
+  throw std::invalid_argument("2-D kernel used with spatial rank " + std::to_string(g.spatial()));
+}
+
+void add_bias(const ConvGeom& g, const float* B, float* Y, ThreadPool& pool) {
+  if (!B) return;
+  const int64_t P = product(g.out);
+  pool.parallel_for(g.N * g.M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float v = B[i % g.M];
+      float* y = Y + i * P;
+      for (int64_t p = 0; p < P; ++p) y[p] += v;
+    }
+  });
+}
+
+}  // namespace
+
+void conv_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y) {
+  const size_t S = g.in.size();
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
+  const int64_t P = product(g.out), KS = product(g.kernel), IS = product(g.in);
+  std::vector<int64_t> o(S), k(S);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t m = 0; m < g.M; ++m) {
+      const int64_t grp = m / Mg;
+      for (int64_t p = 0; p < P; ++p) {
+        int64_t rem = p;
+        for (size_t d = S; d-- > 0;) {
+          o[d] = rem % g.out[d];
+          rem /= g.out[d];
+        }
+        double acc = B ? B[m] : 0.0;
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t kk = 0; kk < KS; ++kk) {
+            int64_t r2 = kk, off = 0;
+            bool inside = true;
+            for (size_t d = S; d-- > 0;) {
+              k[d] = r2 % g.kernel[d];
+              r2 /= g.kernel[d];
+            }
+            int64_t mul = 1;
+            for (size_t d = S; d-- > 0;) {
+              const int64_t i = o[d] * g.stride[d] - g.pad_begin[d] + k[d] * g.dilation[d];
+              if (i < 0 || i >= g.in[d]) inside = false;
+              off += i * mul;
+              mul *= g.in[d];
+            }
+            if (!inside) continue;
+            acc += static_cast<double>(X[(n * g.C + grp * Cg + c) * IS + off]) * W[(m * Cg + c) * KS + kk];
+          }
+        Y[(n * g.M + m) * P + p] = static_cast<float>(acc);
+      }
+    }
+}
+
+void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
+  const G2 s = as2d(g);
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
+  const int64_t P = s.OH * s.OW, HW = s.H * s.W, KK = s.kh * s.kw, Kdim = Cg * KK;
+  const bool pointwise = KK == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 && s.OH == s.H && s.OW == s.W;
+  const int64_t block = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim)));
+  std::vector<float> col(pointwise ? 0 : static_cast<size_t>(Kdim * block));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      const float* x = X + (n * g.C + grp * Cg) * HW;
+      float* y = Y + (n * g.M + grp * Mg) * P;
+      const float* w = W + grp * Mg * Kdim;
+      if (pointwise) {
+        gemm_blas(false, false, Mg, P, Cg, 1.f, w, Kdim, x, HW, 0.f, y, P);
+        continue;
+      }
+      for (int64_t p0 = 0; p0 < P; p0 += block) {
+        const int64_t pb = std::min(block, P - p0);
+        pool.parallel_for(Kdim, 4, [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            const int64_t c = r / KK, ki = (r / s.kw) % s.kh, kj = r % s.kw;
+            const float* xc = x + c * HW;
+            float* dst = col.data() + r * pb;
+            int64_t oh = p0 / s.OW, ow = p0 % s.OW;
+            for (int64_t j = 0; j < pb; ++j) {
+              const int64_t ih = oh * s.sh - s.ph + ki * s.dh, iw = ow * s.sw - s.pw + kj * s.dw;
+              dst[j] = (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W) ? xc[ih * s.W + iw] : 0.f;
+              if (++ow == s.OW) {
+                ow = 0;
+                ++oh;
+              }
+            }
+          }
+        });
+        gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, col.data(), pb, 0.f, y + p0, P);
+      }
+    }
+  add_bias(g, B, Y, pool);
+}
+
+void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
+  const G2 s = as2d(g);
+  const int64_t HW = s.H * s.W, P = s.OH * s.OW, KK = s.kh * s.kw;
+  pool.parallel_for(g.N * g.C, 1, [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      const int64_t c = plane % g.C;
+      const float* x = X + plane * HW;
+      const float* w = W + c * KK;
+      float* y = Y + plane * P;
+      const float bias = B ? B[c] : 0.f;
+      for (int64_t oh = 0; oh < s.OH; ++oh) {
+        float* yr = y + oh * s.OW;
+        for (int64_t ow = 0; ow < s.OW; ++ow) yr[ow] = bias;
+        for (int64_t ki = 0; ki < s.kh; ++ki) {
+          const int64_t ih = oh * s.sh - s.ph + ki * s.dh;
+          if (ih < 0 || ih >= s.H) continue;
+          const float* xr = x + ih * s.W;
+          for (int64_t kj = 0; kj < s.kw; ++kj) {
+            const float wv = w[ki * s.kw + kj];
+            const int64_t off = kj * s.dw - s.pw;
+            // ow range with 0 <= ow*sw + off < W
+            int64_t lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
+            int64_t hi = s.W - off <= 0 ? 0 : std::min<int64_t>(s.OW, (s.W - off + s.sw - 1) / s.sw);
+            if (s.sw == 1)
+              for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow + off];
+            else
+              for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * s.sw + off];
+          }
+        }
+      }
+    }
+  });
+}
+
+void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
+  if (g.spatial() > 2) return conv_naive(g, X, W, B, Y);
+  if (g.group == g.C && g.M == g.C && g.group > 1) return conv_depthwise(g, X, W, B, Y, pool);
+  conv_im2col(g, X, W, B, Y, pool);
+}
+
+void conv_transpose_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y) {
+  const size_t S = g.in.size();
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
+  const int64_t P = product(g.out), KS = product(g.kernel), IS = product(g.in);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t m = 0; m < g.M; ++m)
+      for (int64_t p = 0; p < P; ++p) Y[(n * g.M + m) * P + p] = B ? B[m] : 0.f;
+  std::vector<int64_t> ii(S), k(S);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t c = 0; c < g.C; ++c) {
+      const int64_t grp = c / Cg;
+      for (int64_t ip = 0; ip < IS; ++ip) {
+        int64_t rem = ip;
+        for (size_t d = S; d-- > 0;) {
+          ii[d] = rem % g.in[d];
+          rem /= g.in[d];
+        }
+        const float xv = X[(n * g.C + c) * IS + ip];
+        for (int64_t mm = 0; mm < Mg; ++mm)
+          for (int64_t kk = 0; kk < KS; ++kk) {
+            int64_t r2 = kk;
+            for (size_t d = S; d-- > 0;) {
+              k[d] = r2 % g.kernel[d];
+              r2 /= g.kernel[d];
+            }
+            int64_t off = 0, mul = 1;
+            bool inside = true;
+            for (size_t d = S; d-- > 0;) {
+              const int64_t o = ii[d] * g.stride[d] - g.pad_begin[d] + k[d] * g.dilation[d];
+              if (o < 0 || o >= g.out[d]) inside = false;
+              off += o * mul;
+              mul *= g.out[d];
+            }
+            if (!inside) continue;
+            const int64_t m = grp * Mg + mm;
+            Y[(n * g.M + m) * P + off] += xv * W[(c * Mg + mm) * KS + kk];
+          }
+      }
+    }
+}
+
+void conv_transpose_gemm(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
+  if (g.spatial() > 2) return conv_transpose_naive(g, X, W, B, Y);
+  const G2 s = as2d(g);  // here H, W are the input dims and OH, OW the output dims
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
+  const int64_t HW = s.H * s.W, P = s.OH * s.OW, KK = s.kh * s.kw, R = Mg * KK;
+  const int64_t block = std::max<int64_t>(std::min<int64_t>(HW, 64), std::min<int64_t>(HW, (int64_t{1} << 21) / std::max<int64_t>(1, R)));
+  std::vector<float> col(static_cast<size_t>(R * block));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t m = 0; m < g.M; ++m) std::fill(Y + (n * g.M + m) * P, Y + (n * g.M + m + 1) * P, B ? B[m] : 0.f);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      const float* x = X + (n * g.C + grp * Cg) * HW;
+      const float* w = W + grp * Cg * R;  // [Cg, Mg*KK]
+      float* y = Y + (n * g.M + grp * Mg) * P;
+      for (int64_t q0 = 0; q0 < HW; q0 += block) {
+        const int64_t qb = std::min(block, HW - q0);
+        // col[R, qb] = w^T [R, Cg] x x[:, q0:q0+qb]
+        gemm_blas(true, false, R, qb, Cg, 1.f, w, R, x + q0, HW, 0.f, col.data(), qb);
+        pool.parallel_for(Mg, 1, [&](int64_t m0, int64_t m1) {
+          for (int64_t m = m0; m < m1; ++m) {
+            float* ym = y + m * P;
+            for (int64_t kk = 0; kk < KK; ++kk) {
+              const int64_t ki = kk / s.kw, kj = kk % s.kw;
+              const float* src = col.data() + (m * KK + kk) * qb;
+              int64_t ih = q0 / s.W, iw = q0 % s.W;
+              for (int64_t j = 0; j < qb; ++j) {
+                const int64_t oh = ih * s.sh - s.ph + ki * s.dh, ow = iw * s.sw - s.pw + kj * s.dw;
+                if (oh >= 0 && oh < s.OH && ow >= 0 && ow < s.OW) ym[oh * s.OW + ow] += src[j];
+                if (++iw == s.W) {
+                  iw = 0;
+                  ++ih;
+                }
+              }
+            }
+          }
+        });
+      }
+    }
+}
+
+namespace {
+
+std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
+  const SpatialAttrs at = SpatialAttrs::decode(init);
+  return make_kernel([at](KernelContext& ctx) {
+    ctx.expect_dtype(0, {DType::Float});
+    ctx.expect_dtype(1, {DType::Float});
+    const Value &x = ctx.in(0), &w = ctx.in(1);
+    if (x.rank() < 3) ctx.fail("input " + ctx.input_name(0) + " has shape " + shape_str(x.shape()) + ", expected [N, C, spatial...]");
+    if (w.rank() != x.rank())
+      ctx.fail("weight " + ctx.input_name(1) + " has shape " + shape_str(w.shape()) + ", expected rank " + std::to_string(x.rank()));
+    ConvGeom g;
+    g.N = x.dims()[0];
+    g.C = x.dims()[1];
+    g.M = w.dims()[0];
+    g.group = at.group;
+    g.in.assign(x.dims().begin() + 2, x.dims().end());
+    g.kernel.assign(w.dims().begin() + 2, w.dims().end());
+    if (!at.kernel.empty() && at.kernel != g.kernel)
+      ctx.fail("kernel_shape " + shape_str(at.kernel) + " does not match weight " + ctx.input_name(1) + " " + shape_str(w.shape()));
+    if (g.C != w.dims()[1] * g.group || g.M % g.group != 0)
+      ctx.fail("input " + ctx.input_name(0) + " " + shape_str(x.shape()) + " and weight " + ctx.input_name(1) + " " + shape_str(w.shape()) +
+               " do not agree for group " + std::to_string(g.group));
+    at.resolve(ctx, g.in, g.kernel, g.stride, g.dilation, g.pad_begin, g.pad_end, g.out);
+    const float* b = nullptr;
+    if (const Value* bv = ctx.opt(2)) {
+      ctx.expect_dtype(2, {DType::Float});
+      if (bv->rank() != 1 || bv->dims()[0] != g.M)
+        ctx.fail("bias " + ctx.input_name(2) + " has shape " + shape_str(bv->shape()) + ", expected [" + std::to_string(g.M) + "]");
+      b = bv->as<float>().data();
+    }
+    Shape os{g.N, g.M};
+    os.insert(os.end(), g.out.begin(), g.out.end());
+    Value& y = ctx.out(0);
+    y.reset(DType::Float, os);
+    conv_auto(g, x.as<float>().data(), w.as<float>().data(), b, y.mutable_as<float>().data(), ctx.pool());
+  });
+}
+
+std::unique_ptr<Kernel> conv_transpose_factory(const KernelInit& init) {
+  const SpatialAttrs at = SpatialAttrs::decode(init);
+  const auto output_shape = init.attrs().get_ints("output_shape");
+  const auto output_padding = init.attrs().get_ints("output_padding");
+  return make_kernel([=](KernelContext& ctx) {
+    ctx.expect_dtype(0, {DType::Float});
+    ctx.expect_dtype(1, {DType::Float});
+    const Value &x = ctx.in(0), &w = ctx.in(1);
+    if (x.rank() < 3) ctx.fail("input " + ctx.input_name(0) + " has shape " + shape_str(x.shape()) + ", expected [N, C, spatial...]");
+    if (w.rank() != x.rank())
+      ctx.fail("weight " + ctx.input_name(1) + " has shape " + shape_str(w.shape()) + ", expected rank " + std::to_string(x.rank()));
+    ConvGeom g;
+    g.N = x.dims()[0];
+    g.C = x.dims()[1];
+    g.group = at.group;
+    g.M = w.dims()[1] * g.group;
+    if (w.dims()[0] != g.C || g.C % g.group != 0)
+      ctx.fail("input " + ctx.input_name(0) + " " + shape_str(x.shape()) + " and weight " + ctx.input_name(1) + " " + shape_str(w.shape()) +
+               " do not agree for group " + std::to_string(g.group));
+    const size_t S = x.rank() - 2;
+    g.in.assign(x.dims().begin() + 2, x.dims().end());
+    g.kernel.assign(w.dims().begin() + 2, w.dims().end());
+    auto fixed = [&](const std::vector<int64_t>& v, int64_t def, const char* what) {
+      if (v.empty()) return std::vector<int64_t>(S, def);
+      if (v.size() != S) ctx.fail(std::string(what) + " has the wrong number of values");
+      return v;
+    };
+    g.stride = fixed(at.strides, 1, "strides");
+    g.dilation = fixed(at.dilations, 1, "dilations");
+    const auto opad = fixed(output_padding, 0, "output_padding");
+    g.pad_begin.assign(S, 0);
+    g.pad_end.assign(S, 0);
+    g.out.assign(S, 0);
+    if (at.auto_pad == "NOTSET" && !at.pads.empty()) {
+      if (at.pads.size() != 2 * S) ctx.fail("pads has the wrong number of values");
+      for (size_t i = 0; i < S; ++i) {
+        g.pad_begin[i] = at.pads[i];
+        g.pad_end[i] = at.pads[i + S];
+      }
+    }
+    for (size_t i = 0; i < S; ++i) {
+      const int64_t full = g.stride[i] * (g.in[i] - 1) + opad[i] + (g.kernel[i] - 1) * g.dilation[i] + 1;
+      int64_t target = -1;
+      if (!output_shape.empty()) {
+        if (output_shape.size() != S && output_shape.size() != S + 2) ctx.fail("output_shape has the wrong number of values");
+        target = output_shape[output_shape.size() - S + i];
+      } else if (at.auto_pad == "SAME_UPPER" || at.auto_pad == "SAME_LOWER") {
+        target = g.in[i] * g.stride[i];
+      }
+      if (target >= 0) {
+        const int64_t total = full - target;
+        // floor division as in the ONNX reference implementation
+        const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        if (at.auto_pad == "SAME_UPPER") {
+          g.pad_begin[i] = half;
+          g.pad_end[i] = total - half;
+        } else {
+          g.pad_begin[i] = total - half;
+          g.pad_end[i] = half;
+        }
+      }
+      g.out[i] = full - g.pad_begin[i] - g.pad_end[i];
+      if (g.out[i] <= 0) ctx.fail("output size " + std::to_string(g.out[i]) + " is not positive");
+    }
+    const float* b = nullptr;
+    if (const Value* bv = ctx.opt(2)) {
+      ctx.expect_dtype(2, {DType::Float});
+      if (bv->rank() != 1 || bv->dims()[0] != g.M)
+        ctx.fail("bias " + ctx.input_name(2) + " has shape " + shape_str(bv->shape()) + ", expected [" + std::to_string(g.M) + "]");
+      b = bv->as<float>().data();
+    }
+    Shape os{g.N, g.M};
+    os.insert(os.end(), g.out.begin(), g.out.end());
+    Value& y = ctx.out(0);
+    y.reset(DType::Float, os);
+    conv_transpose_gemm(g, x.as<float>().data(), w.as<float>().data(), b, y.mutable_as<float>().data(), ctx.pool());
+  });
+}
+
+}  // namespace
+
+void register_conv(Registry& r) {
+  r.add("Conv", conv_factory);
+  r.add("ConvTranspose", conv_transpose_factory);
+}
+
+}  // namespace nnxr::runtime

@@ -1,0 +1,225 @@
+// MaxPool (with Indices), AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "model/runtime/kernel.h"
+#include "model/runtime/spatial.h"
+
+namespace nnxr::runtime {
+namespace {
+
+enum class PoolKind { Max, Avg, Lp };
+
+struct PoolGeom {
+  std::vector<int64_t> in, k, out, stride, dil, pb, pe;
+};
+
+// Visits every output position of one plane: fn(out_index, window) where window lists the input
+// offsets inside the input (padding excluded), and `padded_count` counts window positions inside
+// the padded input (for count_include_pad).
+template <class Fn>
+void for_each_window(const PoolGeom& g, Fn fn) {
+  const size_t S = g.in.size();
+  const int64_t P = product(g.out);
+  std::vector<int64_t> o(S, 0);
+  std::vector<int64_t> window;
+  std::vector<std::vector<int64_t>> axis_pos(S);
+  for (int64_t p = 0; p < P; ++p) {
+    int64_t rem = p;
+    for (size_t d = S; d-- > 0;) {
+      o[d] = rem % g.out[d];
+      rem /= g.out[d];
+    }
+    int64_t padded_count = 1;
+    for (size_t d = 0; d < S; ++d) {
+      axis_pos[d].clear();
+      const int64_t start = o[d] * g.stride[d] - g.pb[d];
+      const int64_t limit = g.in[d] + g.pe[d];
+      int64_t cnt = 0;
+      for (int64_t j = 0; j < g.k[d]; ++j) {
+        const int64_t i = start + j * g.dil[d];
+        if (i >= limit) break;
+        ++cnt;
+        if (i >= 0 && i < g.in[d]) axis_pos[d].push_back(i);
+      }
+      padded_count *= cnt;
+    }
+    window.assign(1, 0);
+    for (size_t d = 0; d < S; ++d) {
+      std::vector<int64_t> next;
+      next.reserve(window.size() * axis_pos[d].size());
+      for (int64_t w : window)
+        for (int64_t i : axis_pos[d]) next.push_back(w * g.in[d] + i);
+      window.swap(next);
+    }
+    fn(p, window, padded_count);
+  }
+}
+
+std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
+  SpatialAttrs at = SpatialAttrs::decode(init);
+  if (at.kernel.empty()) init.fail("kernel_shape is required");
+  const bool include_pad = init.attrs().get_int("count_include_pad", 0) != 0;
+  const int64_t storage_order = init.attrs().get_int("storage_order", 0);
+  const double p_norm = static_cast<double>(init.attrs().get_int("p", 2));
+  return make_kernel([=](KernelContext& ctx) {
+    ctx.expect_dtype(0, {DType::Float});
+    const Value& x = ctx.in(0);
+    if (x.rank() != at.kernel.size() + 2)
+      ctx.fail("input " + ctx.input_name(0) + " has shape " + shape_str(x.shape()) + ", which does not match kernel_shape " + shape_str(at.kernel));
+    PoolGeom g;
+    g.in.assign(x.dims().begin() + 2, x.dims().end());
+    g.k = at.kernel;
+    at.resolve(ctx, g.in, g.k, g.stride, g.dil, g.pb, g.pe, g.out);
+    for (int64_t o : g.out)
+      if (o <= 0) ctx.fail("output would be empty for input " + shape_str(x.shape()));
+    const int64_t planes = x.dims()[0] * x.dims()[1], IS = product(g.in), P = product(g.out);
+    Shape os{x.dims()[0], x.dims()[1]};
+    os.insert(os.end(), g.out.begin(), g.out.end());
+    Value& y = ctx.out(0);
+    y.reset(DType::Float, os);
+    int64_t* idx = nullptr;
+    if (kind == PoolKind::Max && ctx.has_output(1)) {
+      ctx.out(1).reset(DType::Int64, os);
+      idx = ctx.out(1).mutable_as<int64_t>().data();
+    }
+    const float* px = x.as<float>().data();
+    float* py = y.mutable_as<float>().data();
+    // Fast path: 1-D/2-D max and average pooling without indices, direct loops.
+    if (g.in.size() <= 2 && kind != PoolKind::Lp && !idx) {
+      const bool two = g.in.size() == 2;
+      const int64_t H = two ? g.in[0] : 1, W = g.in.back(), OH = two ? g.out[0] : 1, OW = g.out.back();
+      const int64_t kh = two ? g.k[0] : 1, kw = g.k.back(), sh = two ? g.stride[0] : 1, sw = g.stride.back();
+      const int64_t dh = two ? g.dil[0] : 1, dw = g.dil.back(), ph = two ? g.pb[0] : 0, pw = g.pb.back();
+      const int64_t peh = two ? g.pe[0] : 0, pew = g.pe.back();
+      ctx.pool().parallel_for(planes, 1, [&](int64_t b, int64_t e) {
+        for (int64_t plane = b; plane < e; ++plane) {
+          const float* xp = px + plane * IS;
+          float* yp = py + plane * P;
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            const int64_t h0 = oh * sh - ph;
+            int64_t kh0 = 0, kh1 = 0, pad_h = 0;  // valid kernel rows [kh0, kh1), rows inside the padded input
+            for (int64_t i = 0; i < kh; ++i) {
+              const int64_t r = h0 + i * dh;
+              if (r >= H + peh) break;
+              ++pad_h;
+              if (r < 0) kh0 = i + 1;
+              else if (r < H) kh1 = i + 1;
+            }
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              const int64_t w0 = ow * sw - pw;
+              int64_t kw0 = 0, kw1 = 0, pad_w = 0;
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t c = w0 + j * dw;
+                if (c >= W + pew) break;
+                ++pad_w;
+                if (c < 0) kw0 = j + 1;
+                else if (c < W) kw1 = j + 1;
+              }
+              if (kind == PoolKind::Max) {
+                float m = -std::numeric_limits<float>::infinity();
+                for (int64_t i = kh0; i < kh1; ++i) {
+                  const float* row = xp + (h0 + i * dh) * W + w0;
+                  for (int64_t j = kw0; j < kw1; ++j) {
+                    const float v = row[j * dw];
+                    m = (v > m || std::isnan(v)) ? v : m;
+                  }
+                }
+                yp[oh * OW + ow] = m;
+              } else {
+                double acc = 0;
+                for (int64_t i = kh0; i < kh1; ++i) {
+                  const float* row = xp + (h0 + i * dh) * W + w0;
+                  for (int64_t j = kw0; j < kw1; ++j) acc += row[j * dw];
+                }
+                const int64_t cnt = include_pad ? pad_h * pad_w : std::max<int64_t>(0, kh1 - kh0) * std::max<int64_t>(0, kw1 - kw0);
+                yp[oh * OW + ow] = cnt > 0 ? static_cast<float>(acc / static_cast<double>(cnt)) : 0.f;
+              }
+            }
+          }
+        }
+      });
+      return;
+    }
+    ctx.pool().parallel_for(planes, 1, [&](int64_t b, int64_t e) {
+      for (int64_t plane = b; plane < e; ++plane) {
+        const float* xp = px + plane * IS;
+        float* yp = py + plane * P;
+        for_each_window(g, [&](int64_t p, const std::vector<int64_t>& win, int64_t padded_count) {
+          if (kind == PoolKind::Max) {
+            float m = -std::numeric_limits<float>::infinity();
+            int64_t arg = win.empty() ? 0 : win[0];
+            for (int64_t w : win)
+              if (xp[w] > m || std::isnan(xp[w])) {
+                m = xp[w];
+                arg = w;
+                if (std::isnan(m)) break;
+              }
+            yp[p] = m;
+            if (idx) {
+              int64_t flat = plane * IS + arg;
+              if (storage_order == 1 && g.in.size() == 2) {
+                const int64_t h = arg / g.in[1], w = arg % g.in[1];
+                flat = plane * IS + w * g.in[0] + h;
+              }
+              idx[plane * P + p] = flat;
+            }
+          } else if (kind == PoolKind::Avg) {
+            double s = 0;
+            for (int64_t w : win) s += xp[w];
+            const int64_t cnt = include_pad ? padded_count : static_cast<int64_t>(win.size());
+            yp[p] = cnt > 0 ? static_cast<float>(s / static_cast<double>(cnt)) : 0.f;
+          } else {
+            double s = 0;
+            for (int64_t w : win) s += std::pow(std::fabs(static_cast<double>(xp[w])), p_norm);
+            yp[p] = static_cast<float>(std::pow(s, 1.0 / p_norm));
+          }
+        });
+      }
+    });
+  });
+}
+
+std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kind) {
+  const double p_norm = static_cast<double>(init.attrs().get_int("p", 2));
+  return make_kernel([=](KernelContext& ctx) {
+    ctx.expect_dtype(0, {DType::Float});
+    ctx.expect_min_rank(0, 2);
+    const Value& x = ctx.in(0);
+    const int64_t planes = x.dims()[0] * x.dims()[1];
+    const int64_t IS = product(std::span<const int64_t>(x.dims()).subspan(2));
+    Shape os(x.rank(), 1);
+    os[0] = x.dims()[0];
+    os[1] = x.dims()[1];
+    Value& y = ctx.out(0);
+    y.reset(DType::Float, os);
+    const float* px = x.as<float>().data();
+    float* py = y.mutable_as<float>().data();
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float* xp = px + plane * IS;
+      double acc = kind == PoolKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t i = 0; i < IS; ++i) {
+        if (kind == PoolKind::Max) acc = std::isnan(xp[i]) || xp[i] > acc ? xp[i] : acc;
+        else if (kind == PoolKind::Avg) acc += xp[i];
+        else acc += std::pow(std::fabs(static_cast<double>(xp[i])), p_norm);
+      }
+      if (kind == PoolKind::Avg) acc = IS > 0 ? acc / static_cast<double>(IS) : 0.0;
+      if (kind == PoolKind::Lp) acc = std::pow(acc, 1.0 / p_norm);
+      py[plane] = static_cast<float>(acc);
+    }
+  });
+}
+
+}  // namespace
+
+void register_pool(Registry& r) {
+  r.add("MaxPool", [](const KernelInit& i) { return pool_factory(i, PoolKind::Max); });
+  r.add("AveragePool", [](const KernelInit& i) { return pool_factory(i, PoolKind::Avg); });
+  r.add("LpPool", [](const KernelInit& i) { return pool_factory(i, PoolKind::Lp); });
+  r.add("GlobalMaxPool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Max); });
+  r.add("GlobalAveragePool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Avg); });
+  r.add("GlobalLpPool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Lp); });
+}
+
+}  // namespace nnxr::runtime

@@ -1,0 +1,250 @@
+// Recurrent layers: LSTM, GRU, RNN (forward, reverse, bidirectional; sequence_lens; layout).
+// The input projection of all time steps is one sgemm; each step adds one sgemm with R.
+#include <algorithm>
+#include <cmath>
+
+#include "model/runtime/compute.h"
+#include "model/runtime/kernel.h"
+
+namespace nnxr::runtime {
+namespace {
+
+enum class Act { Sigmoid, Tanh, Relu, HardSigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, Elu, Softsign, Softplus };
+
+struct ActFn {
+  Act kind = Act::Sigmoid;
+  float alpha = 0, beta = 0;
+  float operator()(float x) const {
+    switch (kind) {
+      case Act::Sigmoid: return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
+      case Act::Tanh: return std::tanh(x);
+      case Act::Relu: return std::max(0.f, x);
+      case Act::HardSigmoid: return std::clamp(alpha * x + beta, 0.f, 1.f);
+      case Act::Affine: return alpha * x + beta;
+      case Act::LeakyRelu: return x >= 0 ? x : alpha * x;
+      case Act::ThresholdedRelu: return x > alpha ? x : 0.f;
+      case Act::ScaledTanh: return alpha * std::tanh(beta * x);
+      case Act::Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
+      case Act::Softsign: return x / (1 + std::fabs(x));
+      case Act::Softplus: return std::log1p(std::exp(x));
+    }
+    return x;
+  }
+};
+
+std::vector<ActFn> decode_acts(const KernelInit& init, std::vector<std::string> defaults, int64_t dirs) {
+  auto names = init.attrs().find("activations") ? init.attrs().find("activations")->strings : std::vector<std::string>{};
+  const auto alphas = init.attrs().get_floats("activation_alpha"), betas = init.attrs().get_floats("activation_beta");
+  if (names.empty())
+    for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  if (names.size() != defaults.size() * static_cast<size_t>(dirs)) init.fail("activations has the wrong number of entries");
+  std::vector<ActFn> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    ActFn f;
+    const std::string& n = names[i];
+    if (n == "Sigmoid") f.kind = Act::Sigmoid;
+    else if (n == "Tanh") f.kind = Act::Tanh;
+    else if (n == "Relu") f.kind = Act::Relu;
+    else if (n == "HardSigmoid") { f.kind = Act::HardSigmoid; f.alpha = 0.2f; f.beta = 0.5f; }
+    else if (n == "Affine") { f.kind = Act::Affine; f.alpha = 1.f; }
+    else if (n == "LeakyRelu") { f.kind = Act::LeakyRelu; f.alpha = 0.01f; }
+    else if (n == "ThresholdedRelu") { f.kind = Act::ThresholdedRelu; f.alpha = 1.f; }
+    else if (n == "ScaledTanh") { f.kind = Act::ScaledTanh; f.alpha = 1.f; f.beta = 1.f; }
+    else if (n == "Elu") { f.kind = Act::Elu; f.alpha = 1.f; }
+    else if (n == "Softsign") f.kind = Act::Softsign;
+    else if (n == "Softplus") f.kind = Act::Softplus;
+    else init.fail("activation " + quoted(n) + " is not supported");
+    if (i < alphas.size()) f.alpha = alphas[i];
+    if (i < betas.size()) f.beta = betas[i];
+    out.push_back(f);
+  }
+  return out;
+}
+
+enum class Cell { LSTM, GRU, RNN };
+
+struct RnnAttrs {
+  Cell cell;
+  int64_t hidden = 0, dirs = 1;
+  bool reverse_only = false, layout1 = false, input_forget = false, linear_before_reset = false;
+  float clip = 0;
+  std::vector<ActFn> acts;
+};
+
+std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
+  RnnAttrs a;
+  a.cell = cell;
+  a.hidden = init.attrs().get_int("hidden_size", 0);
+  const std::string dir = init.attrs().get_string("direction", "forward");
+  if (dir == "bidirectional") a.dirs = 2;
+  else if (dir == "reverse") a.reverse_only = true;
+  else if (dir != "forward") init.fail("unknown direction " + quoted(dir));
+  a.layout1 = init.attrs().get_int("layout", 0) != 0;
+  a.input_forget = init.attrs().get_int("input_forget", 0) != 0;
+  a.linear_before_reset = init.attrs().get_int("linear_before_reset", 0) != 0;
+  a.clip = init.attrs().get_float("clip", 0.f);
+  const std::vector<std::string> defaults = cell == Cell::LSTM ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                            : cell == Cell::GRU ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                                : std::vector<std::string>{"Tanh"};
+  a.acts = decode_acts(init, defaults, a.dirs);
+  if (a.hidden < 1) init.fail("hidden_size must be >= 1");
+  return make_kernel([a](KernelContext& ctx) {
+    for (size_t i : {0, 1, 2}) ctx.expect_dtype(i, {DType::Float});
+    ctx.expect_rank(0, 3);
+    const Value& xv = ctx.in(0);
+    const int64_t H = a.hidden, D = a.dirs;
+    const int64_t G = a.cell == Cell::LSTM ? 4 : a.cell == Cell::GRU ? 3 : 1;
+    const int64_t S = a.layout1 ? xv.dims()[1] : xv.dims()[0], B = a.layout1 ? xv.dims()[0] : xv.dims()[1], I = xv.dims()[2];
+    auto check = [&](size_t i, Shape want) {
+      if (ctx.has_input(i) && ctx.in(i).dims() != want)
+        ctx.fail("input " + ctx.input_name(i) + " has shape " + shape_str(ctx.in(i).shape()) + ", expected " + shape_str(want));
+    };
+    check(1, {D, G * H, I});
+    check(2, {D, G * H, H});
+    check(3, {D, 2 * G * H});
+    check(5, a.layout1 ? Shape{B, D, H} : Shape{D, B, H});
+    check(6, a.layout1 ? Shape{B, D, H} : Shape{D, B, H});
+    if (a.cell == Cell::LSTM) check(7, {D, 3 * H});
+    std::vector<int64_t> lens(static_cast<size_t>(B), S);
+    if (ctx.has_input(4)) {
+      const auto l = read_ints(ctx, 4);
+      if (static_cast<int64_t>(l.size()) != B) ctx.fail("sequence_lens must have one value per batch entry");
+      for (size_t b = 0; b < l.size(); ++b) {
+        if (l[b] < 0 || l[b] > S) ctx.fail("sequence_lens value " + std::to_string(l[b]) + " is out of range");
+        lens[b] = l[b];
+      }
+    }
+    // X as [S, B, I].
+    std::vector<float> x(static_cast<size_t>(S * B * I));
+    const float* px = xv.as<float>().data();
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t b = 0; b < B; ++b)
+        std::copy_n(px + (a.layout1 ? (b * S + s) : (s * B + b)) * I, I, x.data() + (s * B + b) * I);
+    std::vector<float> Y(static_cast<size_t>(S * D * B * H), 0.f), Yh(static_cast<size_t>(D * B * H)), Yc(static_cast<size_t>(D * B * H));
+    auto state_in = [&](size_t i, int64_t d, int64_t b) -> const float* {
+      if (!ctx.has_input(i)) return nullptr;
+      const float* p = ctx.in(i).as<float>().data();
+      return p + (a.layout1 ? (b * D + d) : (d * B + b)) * H;
+    };
+    std::vector<float> xw(static_cast<size_t>(S * B * G * H)), hr(static_cast<size_t>(B * G * H)), h(static_cast<size_t>(B * H)), c(static_cast<size_t>(B * H));
+    for (int64_t d = 0; d < D; ++d) {
+      const bool rev = a.reverse_only || d == 1;
+      const float* W = ctx.in(1).as<float>().data() + d * G * H * I;
+      const float* R = ctx.in(2).as<float>().data() + d * G * H * H;
+      const float* Wb = ctx.has_input(3) ? ctx.in(3).as<float>().data() + d * 2 * G * H : nullptr;
+      const float* Rb = Wb ? Wb + G * H : nullptr;
+      const float* P = a.cell == Cell::LSTM && ctx.has_input(7) ? ctx.in(7).as<float>().data() + d * 3 * H : nullptr;
+      const ActFn* f = a.acts.data() + d * static_cast<int64_t>(a.acts.size()) / D;
+      gemm_blas(false, true, S * B, G * H, I, 1.f, x.data(), I, W, I, 0.f, xw.data(), G * H);
+      for (int64_t b = 0; b < B; ++b) {
+        const float* h0 = state_in(5, d, b);
+        const float* c0 = state_in(6, d, b);
+        for (int64_t j = 0; j < H; ++j) {
+          h[static_cast<size_t>(b * H + j)] = h0 ? h0[j] : 0.f;
+          c[static_cast<size_t>(b * H + j)] = c0 ? c0[j] : 0.f;
+        }
+      }
+      auto clip = [&](float v) { return a.clip > 0 ? std::clamp(v, -a.clip, a.clip) : v; };
+      for (int64_t step = 0; step < S; ++step) {
+        const int64_t t_max = S;
+        // Per batch entry the time index runs over its own length.
+        if (a.cell != Cell::GRU || !a.linear_before_reset)
+          gemm_blas(false, true, B, G * H, H, 1.f, h.data(), H, R, H, 0.f, hr.data(), G * H);
+        for (int64_t b = 0; b < B; ++b) {
+          const int64_t len = lens[static_cast<size_t>(b)];
+          if (step >= len) continue;
+          const int64_t t = rev ? len - 1 - step : step;
+          (void)t_max;
+          const float* gx = xw.data() + (t * B + b) * G * H;
+          float* hb = h.data() + b * H;
+          float* cb = c.data() + b * H;
+          if (a.cell == Cell::LSTM) {
+            const float* gh = hr.data() + b * G * H;
+            for (int64_t j = 0; j < H; ++j) {
+              auto gate = [&](int64_t k) {
+                return gx[k * H + j] + gh[k * H + j] + (Wb ? Wb[k * H + j] + Rb[k * H + j] : 0.f);
+              };
+              const float cprev = cb[j];
+              float ig = f[0](clip(gate(0) + (P ? P[j] * cprev : 0.f)));
+              const float fg = f[0](clip(gate(2) + (P ? P[2 * H + j] * cprev : 0.f)));
+              if (a.input_forget) ig = 1.f - fg;
+              const float cc = f[1](clip(gate(3)));
+              const float cn = fg * cprev + ig * cc;
+              const float og = f[0](clip(gate(1) + (P ? P[H + j] * cn : 0.f)));
+              cb[j] = cn;
+              hb[j] = og * f[2](cn);
+            }
+          } else if (a.cell == Cell::GRU) {
+            // gates z, r, h
+            std::vector<float> hn(static_cast<size_t>(H));
+            const float* gh = hr.data() + b * G * H;
+            if (a.linear_before_reset) {
+              // (h R_h^T + Rb_h) is multiplied by r after the product.
+              std::vector<float> rh(static_cast<size_t>(G * H));
+              gemm_blas(false, true, 1, G * H, H, 1.f, hb, H, R, H, 0.f, rh.data(), G * H);
+              for (int64_t j = 0; j < H; ++j) {
+                const float z = f[0](clip(gx[j] + rh[static_cast<size_t>(j)] + (Wb ? Wb[j] + Rb[j] : 0.f)));
+                const float rr = f[0](clip(gx[H + j] + rh[static_cast<size_t>(H + j)] + (Wb ? Wb[H + j] + Rb[H + j] : 0.f)));
+                const float hh = f[1](clip(gx[2 * H + j] + (Wb ? Wb[2 * H + j] : 0.f) + rr * (rh[static_cast<size_t>(2 * H + j)] + (Rb ? Rb[2 * H + j] : 0.f))));
+                hn[static_cast<size_t>(j)] = (1 - z) * hh + z * hb[j];
+              }
+            } else {
+              std::vector<float> rhp(static_cast<size_t>(H));
+              std::vector<float> rgate(static_cast<size_t>(H));
+              for (int64_t j = 0; j < H; ++j) rgate[static_cast<size_t>(j)] = f[0](clip(gx[H + j] + gh[H + j] + (Wb ? Wb[H + j] + Rb[H + j] : 0.f)));
+              for (int64_t j = 0; j < H; ++j) rhp[static_cast<size_t>(j)] = rgate[static_cast<size_t>(j)] * hb[j];
+              std::vector<float> hrh(static_cast<size_t>(H));
+              gemm_blas(false, true, 1, H, H, 1.f, rhp.data(), H, R + 2 * H * H, H, 0.f, hrh.data(), H);
+              for (int64_t j = 0; j < H; ++j) {
+                const float z = f[0](clip(gx[j] + gh[j] + (Wb ? Wb[j] + Rb[j] : 0.f)));
+                const float hh = f[1](clip(gx[2 * H + j] + hrh[static_cast<size_t>(j)] + (Wb ? Wb[2 * H + j] + Rb[2 * H + j] : 0.f)));
+                hn[static_cast<size_t>(j)] = (1 - z) * hh + z * hb[j];
+              }
+            }
+            std::copy(hn.begin(), hn.end(), hb);
+          } else {
+            const float* gh = hr.data() + b * H;
+            for (int64_t j = 0; j < H; ++j) hb[j] = f[0](clip(gx[j] + gh[j] + (Wb ? Wb[j] + Rb[j] : 0.f)));
+          }
+          std::copy_n(hb, H, Y.data() + ((t * D + d) * B + b) * H);
+        }
+      }
+      std::copy(h.begin(), h.end(), Yh.begin() + d * B * H);
+      std::copy(c.begin(), c.end(), Yc.begin() + d * B * H);
+    }
+    auto emit = [&](size_t k, const std::vector<float>& src, Shape seq_layout, bool is_seq) {
+      if (!ctx.has_output(k)) return;
+      Value& o = ctx.out(k);
+      if (!a.layout1) {
+        o.assign(DType::Float, std::move(seq_layout), std::as_bytes(std::span(src)));
+        return;
+      }
+      // layout 1: Y [B, S, D, H], Y_h/Y_c [B, D, H]
+      if (is_seq) {
+        o.reset(DType::Float, {B, S, D, H});
+        float* p = o.mutable_as<float>().data();
+        for (int64_t s = 0; s < S; ++s)
+          for (int64_t d = 0; d < D; ++d)
+            for (int64_t b = 0; b < B; ++b) std::copy_n(src.data() + ((s * D + d) * B + b) * H, H, p + ((b * S + s) * D + d) * H);
+      } else {
+        o.reset(DType::Float, {B, D, H});
+        float* p = o.mutable_as<float>().data();
+        for (int64_t d = 0; d < D; ++d)
+          for (int64_t b = 0; b < B; ++b) std::copy_n(src.data() + (d * B + b) * H, H, p + (b * D + d) * H);
+      }
+    };
+    emit(0, Y, {S, D, B, H}, true);
+    emit(1, Yh, {D, B, H}, false);
+    if (a.cell == Cell::LSTM) emit(2, Yc, {D, B, H}, false);
+  });
+}
+
+}  // namespace
+
+void register_rnn(Registry& r) {
+  r.add("LSTM", [](const KernelInit& i) { return rnn_factory(i, Cell::LSTM); });
+  r.add("GRU", [](const KernelInit& i) { return rnn_factory(i, Cell::GRU); });
+  r.add("RNN", [](const KernelInit& i) { return rnn_factory(i, Cell::RNN); });
+}
+
+}  // namespace nnxr::runtime

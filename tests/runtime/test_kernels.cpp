@@ -1,0 +1,182 @@
+// Optimised kernels against their naive references on random shapes.
+// Tolerance: |opt - ref| <= 1e-4 * (1 + |ref|) * sqrt(K) where K is the reduction length
+// (float32 sums in a different order; the naive references accumulate in double).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "model/runtime/compute.h"
+#include "model/runtime/kernel.h"
+#include "support.h"
+
+using namespace nnxr::runtime;
+
+namespace {
+
+void expect_close(const std::vector<float>& a, const std::vector<float>& b, int64_t K, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  const double tol_k = 1e-4 * std::sqrt(static_cast<double>(std::max<int64_t>(1, K)));
+  size_t bad = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(std::fabs(a[i] - b[i]) <= tol_k * (1 + std::fabs(b[i])))) {
+      if (++bad <= 3) ADD_FAILURE() << what << ": element " << i << " optimised " << a[i] << " reference " << b[i];
+    }
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+std::string geom_str(const ConvGeom& g) {
+  return "N" + std::to_string(g.N) + " C" + std::to_string(g.C) + " M" + std::to_string(g.M) + " group" + std::to_string(g.group) + " in" +
+         shape_str(g.in) + " k" + shape_str(g.kernel) + " s" + shape_str(g.stride) + " d" + shape_str(g.dilation) + " p" + shape_str(g.pad_begin) +
+         shape_str(g.pad_end);
+}
+
+ConvGeom random_geom(std::mt19937& rng, int spatial, bool depthwise) {
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ConvGeom g;
+  g.N = r(1, 2);
+  g.group = depthwise ? r(2, 6) : r(1, 3);
+  g.C = depthwise ? g.group : g.group * r(1, 4);
+  g.M = depthwise ? g.C : g.group * r(1, 4);
+  for (int d = 0; d < spatial; ++d) {
+    g.kernel.push_back(r(1, 4));
+    g.stride.push_back(r(1, 3));
+    g.dilation.push_back(r(1, 2));
+    g.pad_begin.push_back(r(0, 2));
+    g.pad_end.push_back(r(0, 2));
+    const int64_t ek = (g.kernel.back() - 1) * g.dilation.back() + 1;
+    g.in.push_back(std::max<int64_t>(ek, r(1, 12)));
+    g.out.push_back(conv_out_dim(g.in.back(), g.kernel.back(), g.stride.back(), g.dilation.back(), g.pad_begin.back() + g.pad_end.back()));
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST(RuntimeKernels, ConvIm2colMatchesNaive) {
+  std::mt19937 rng(42);
+  ThreadPool pool(2);
+  for (int iter = 0; iter < 60; ++iter) {
+    const int spatial = iter % 3 == 0 ? 1 : 2;
+    const ConvGeom g = random_geom(rng, spatial, false);
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 1 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * (g.C / g.group) * product(g.kernel)), 100 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 200 + iter);
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), opt(n, 123.f);
+    conv_naive(g, x.data(), w.data(), iter % 2 ? b.data() : nullptr, ref.data());
+    conv_im2col(g, x.data(), w.data(), iter % 2 ? b.data() : nullptr, opt.data(), pool);
+    expect_close(opt, ref, (g.C / g.group) * product(g.kernel), "im2col " + geom_str(g));
+  }
+}
+
+TEST(RuntimeKernels, ConvDepthwiseMatchesNaive) {
+  std::mt19937 rng(7);
+  ThreadPool pool(2);
+  for (int iter = 0; iter < 60; ++iter) {
+    const ConvGeom g = random_geom(rng, iter % 4 == 0 ? 1 : 2, true);
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 11 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * product(g.kernel)), 300 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 400 + iter);
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), opt(n, 123.f);
+    conv_naive(g, x.data(), w.data(), b.data(), ref.data());
+    conv_depthwise(g, x.data(), w.data(), b.data(), opt.data(), pool);
+    expect_close(opt, ref, product(g.kernel), "depthwise " + geom_str(g));
+  }
+}
+
+TEST(RuntimeKernels, ConvTransposeGemmMatchesNaive) {
+  std::mt19937 rng(9);
+  ThreadPool pool(2);
+  for (int iter = 0; iter < 40; ++iter) {
+    ConvGeom g = random_geom(rng, iter % 3 == 0 ? 1 : 2, false);
+    // Transposed geometry: out = stride*(in-1) + (k-1)*d + 1 - pads.
+    for (size_t d = 0; d < g.in.size(); ++d) {
+      g.out[d] = g.stride[d] * (g.in[d] - 1) + (g.kernel[d] - 1) * g.dilation[d] + 1 - g.pad_begin[d] - g.pad_end[d];
+      if (g.out[d] < 1) {
+        g.pad_begin[d] = g.pad_end[d] = 0;
+        g.out[d] = g.stride[d] * (g.in[d] - 1) + (g.kernel[d] - 1) * g.dilation[d] + 1;
+      }
+    }
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 21 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.C * (g.M / g.group) * product(g.kernel)), 500 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 600 + iter);
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), opt(n, 123.f);
+    conv_transpose_naive(g, x.data(), w.data(), b.data(), ref.data());
+    conv_transpose_gemm(g, x.data(), w.data(), b.data(), opt.data(), pool);
+    expect_close(opt, ref, g.C * product(g.kernel), "conv transpose " + geom_str(g));
+  }
+}
+
+TEST(RuntimeKernels, GemmBlasMatchesNaive) {
+  std::mt19937 rng(3);
+  for (int iter = 0; iter < 40; ++iter) {
+    auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const bool ta = iter & 1, tb = iter & 2;
+    const int64_t M = r(1, 40), N = r(1, 40), K = r(1, 70);
+    const auto a = test::random_floats(static_cast<size_t>(M * K), 31 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(K * N), 41 + iter);
+    auto c0 = test::random_floats(static_cast<size_t>(M * N), 51 + iter);
+    auto ref = c0, opt = c0;
+    const float alpha = 0.5f + static_cast<float>(iter % 3), beta = iter % 4 ? 0.25f : 0.f;
+    gemm_naive(ta, tb, M, N, K, alpha, a.data(), ta ? M : K, b.data(), tb ? K : N, beta, ref.data(), N);
+    gemm_blas(ta, tb, M, N, K, alpha, a.data(), ta ? M : K, b.data(), tb ? K : N, beta, opt.data(), N);
+    expect_close(opt, ref, K, "gemm M" + std::to_string(M) + " N" + std::to_string(N) + " K" + std::to_string(K));
+  }
+}
+
+TEST(RuntimeKernels, BatchedBroadcastingMatMulMatchesNaive) {
+  std::mt19937 rng(5);
+  for (int iter = 0; iter < 60; ++iter) {
+    auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const int64_t M = r(1, 9), N = r(1, 9), K = r(1, 17);
+    // Batch dims of random rank with 1s to broadcast on either side; sometimes 1-D operands.
+    std::vector<int64_t> ab, bb;
+    const int ra = r(0, 3), rb = r(0, 3);
+    for (int i = 0; i < ra; ++i) ab.push_back(r(1, 3));
+    for (int i = 0; i < rb; ++i) bb.push_back(r(1, 3));
+    // Make broadcastable: where both exist and differ and neither is 1, set one to 1.
+    for (int i = 1; i <= std::min(ra, rb); ++i) {
+      int64_t& x = ab[static_cast<size_t>(ra - i)];
+      int64_t& y = bb[static_cast<size_t>(rb - i)];
+      if (x != y && x != 1 && y != 1) (r(0, 1) ? x : y) = 1;
+    }
+    std::vector<int64_t> as = ab, bs = bb;
+    if (iter % 10 == 3) as = {K};
+    else {
+      as.push_back(M);
+      as.push_back(K);
+    }
+    if (iter % 10 == 7) bs = {K};
+    else {
+      bs.push_back(K);
+      bs.push_back(N);
+    }
+    const auto os = matmul_shape(as, bs);
+    const auto a = test::random_floats(static_cast<size_t>(product(as)), 61 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(product(bs)), 71 + iter);
+    std::vector<float> ref(static_cast<size_t>(product(os))), opt(ref.size(), 123.f);
+    matmul_naive(as, a.data(), bs, b.data(), ref.data());
+    matmul_blas(as, a.data(), bs, b.data(), opt.data());
+    expect_close(opt, ref, K, "matmul " + shape_str(as) + " x " + shape_str(bs));
+  }
+}
+
+TEST(RuntimeKernels, MatMulShapeRules) {
+  EXPECT_EQ(matmul_shape({2, 3, 4}, {4, 5}), (std::vector<int64_t>{2, 3, 5}));
+  EXPECT_EQ(matmul_shape({4}, {4}), (std::vector<int64_t>{}));
+  EXPECT_EQ(matmul_shape({4}, {2, 4, 5}), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(matmul_shape({2, 1, 3, 4}, {5, 4, 6}), (std::vector<int64_t>{2, 5, 3, 6}));
+  EXPECT_THROW(matmul_shape({3, 4}, {5, 6}), std::invalid_argument);
+  EXPECT_THROW(matmul_shape({2, 3, 4}, {3, 4, 5}), std::invalid_argument);
+}
+
+TEST(RuntimeKernels, HalfConversionRoundTrips) {
+  for (float f : {0.f, -0.f, 1.f, -2.5f, 65504.f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f})
+    EXPECT_EQ(half_to_float(float_to_half(f)), f) << f;
+  EXPECT_TRUE(std::isinf(half_to_float(float_to_half(1e6f))));
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::nanf("")))));
+  EXPECT_EQ(float_to_half(1.f), 0x3c00);
+}

@@ -1,0 +1,396 @@
+// Per-op semantics on small models written in ONNX text syntax.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "support.h"
+
+using namespace nnxr;
+using namespace nnxr::runtime;
+using test::values;
+
+namespace {
+
+std::string model13(std::string_view body, int opset = 13) {
+  return "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + "]> g " + std::string(body);
+}
+
+void expect_floats(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+
+}  // namespace
+
+TEST(RuntimeOps, ReluOnText) {
+  const auto y = test::run1(R"(<ir_version: 8, opset_import: ["" : 13]> agraph (float[1,2] X) => (float[1,2] Y) { Y = Relu(X) })", {1, 2}, {-1.f, 2.f});
+  expect_floats(y, {0.f, 2.f});
+}
+
+TEST(RuntimeOps, AddBroadcastsMultidirectionally) {
+  Session s(test::plan_from_text(model13("(float[2,1,3] A, float[4,1] B) => (float[2,4,3] Y) { Y = Add(A, B) }")));
+  test::feed_f(s, "A", {2, 1, 3}, {0, 1, 2, 10, 11, 12});
+  test::feed_f(s, "B", {4, 1}, {100, 200, 300, 400});
+  s.run();
+  const auto y = values<float>(s, "Y");
+  ASSERT_EQ(y.size(), 24u);
+  EXPECT_EQ(test::shape_of(s, "Y"), (std::vector<int64_t>{2, 4, 3}));
+  EXPECT_EQ(y[0], 100);
+  EXPECT_EQ(y[2], 102);
+  EXPECT_EQ(y[3], 200);
+  EXPECT_EQ(y[12 + 11], 412);
+}
+
+TEST(RuntimeOps, IncompatibleBroadcastNamesNodeAndTensors) {
+  // The shapes come from a Reshape at run time, so the loader cannot see the mismatch.
+  Session s(test::plan_from_text(model13(R"((float[3] X, int64[1] S) => (float[K] Y) {
+      A = Identity(X)
+      B = Reshape(X, S)
+      Y = Add(A, B) })")));
+  test::feed_f(s, "X", {3}, {1, 2, 3});
+  test::feed_i64(s, "S", {1}, {-1});
+  s.run();
+  test::feed_i64(s, "S", {1}, {1});  // fails: 3 elements into [1]
+  EXPECT_THROW(s.run(), RuntimeError);
+  Session s2(test::plan_from_text(model13(R"((float[3] X, float[2] Z) => (float[K] Y) {
+      A = Identity(X)
+      B = Identity(Z)
+      Y = Add(A, B) })")));
+  test::feed_f(s2, "X", {3}, {1, 2, 3});
+  test::feed_f(s2, "Z", {2}, {1, 2});
+  try {
+    s2.run();
+    FAIL() << "expected an error";
+  } catch (const RuntimeError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("(Add)"), std::string::npos) << m;
+    EXPECT_NE(m.find("'A'"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+TEST(RuntimeOps, IntegerArithmeticAndComparison) {
+  Session s(test::plan_from_text(model13(
+      "(int64[4] A, int64[4] B) => (int64[4] S, int64[4] D, bool[4] L, int64[4] M) { S = Sub(A, B) D = Div(A, B) L = Less(A, B) M = Mod(A, B) }")));
+  test::feed_i64(s, "A", {4}, {7, -7, 3, 9});
+  test::feed_i64(s, "B", {4}, {2, 2, 5, -4});
+  s.run();
+  EXPECT_EQ(values<int64_t>(s, "S"), (std::vector<int64_t>{5, -9, -2, 13}));
+  EXPECT_EQ(values<int64_t>(s, "D"), (std::vector<int64_t>{3, -3, 0, -2}));
+  EXPECT_EQ(values<uint8_t>(s, "L"), (std::vector<uint8_t>{0, 1, 1, 0}));
+  EXPECT_EQ(values<int64_t>(s, "M"), (std::vector<int64_t>{1, 1, 3, -3}));  // sign of the divisor
+}
+
+TEST(RuntimeOps, IntegerDivisionByZeroIsAnError) {
+  Session s(test::plan_from_text(model13("(int64[1] A, int64[1] B) => (int64[1] D) { D = Div(A, B) }")));
+  test::feed_i64(s, "A", {1}, {1});
+  test::feed_i64(s, "B", {1}, {0});
+  EXPECT_THROW(s.run(), RuntimeError);
+}
+
+TEST(RuntimeOps, ReshapeZeroAndMinusOne) {
+  Session s(test::plan_from_text(model13(R"((float[2,3,4] X) => (float[2,12] Y, float[2,3,4] Z) {
+      s = Constant <value = int64[2] {0, -1}> ()
+      Y = Reshape(X, s)
+      t = Constant <value = int64[3] {0, 0, -1}> ()
+      Z = Reshape(X, t) })")));
+  test::feed_f(s, "X", {2, 3, 4}, test::random_floats(24, 1));
+  s.run();
+  EXPECT_EQ(test::shape_of(s, "Y"), (std::vector<int64_t>{2, 12}));
+  EXPECT_EQ(test::shape_of(s, "Z"), (std::vector<int64_t>{2, 3, 4}));
+}
+
+TEST(RuntimeOps, ReshapeThatDoesNotFitNamesNode) {
+  Session s(test::plan_from_text(model13(R"((float[2,3] X, int64[2] S) => (float[A,B] Y) { Y = Reshape(X, S) })")));
+  test::feed_f(s, "X", {2, 3}, {1, 2, 3, 4, 5, 6});
+  test::feed_i64(s, "S", {2}, {4, -1});
+  try {
+    s.run();
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("(Reshape)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'X'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuntimeOps, ReshapeAllowZero) {
+  Session s(test::plan_from_text(model13(R"((float[0,3] X) => (float[3,0] Y) {
+      s = Constant <value = int64[2] {3, 0}> ()
+      Y = Reshape <allowzero = 1> (X, s) })", 14)));
+  test::feed_f(s, "X", {0, 3}, {});
+  s.run();
+  EXPECT_EQ(test::shape_of(s, "Y"), (std::vector<int64_t>{3, 0}));
+}
+
+TEST(RuntimeOps, SliceNegativeSteps) {
+  Session s(test::plan_from_text(model13(R"((float[2,5] X) => (float[2,3] Y, float[1,5] Z) {
+      st = Constant <value = int64[1] {-1}> ()
+      en = Constant <value = int64[1] {-9223372036854775807}> ()
+      ax = Constant <value = int64[1] {1}> ()
+      sp = Constant <value = int64[1] {-2}> ()
+      Y = Slice(X, st, en, ax, sp)
+      s2 = Constant <value = int64[2] {1, 10}> ()
+      e2 = Constant <value = int64[2] {2, -100}> ()
+      a2 = Constant <value = int64[2] {0, 1}> ()
+      p2 = Constant <value = int64[2] {1, -1}> ()
+      Z = Slice(X, s2, e2, a2, p2) })")));
+  test::feed_f(s, "X", {2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  s.run();
+  expect_floats(values<float>(s, "Y"), {4, 2, 0, 9, 7, 5});
+  expect_floats(values<float>(s, "Z"), {9, 8, 7, 6, 5});
+}
+
+TEST(RuntimeOps, SoftmaxOpset11FlattensOpset13UsesAxis) {
+  const std::vector<float> x = {1, 2, 3, 4};
+  // opset 11, axis=1 on [2,2] -> same as rows; on [1,2,2] with axis=1 normalises all 4 together.
+  const auto y11 = test::run1(model13("(float[1,2,2] X) => (float[1,2,2] Y) { Y = Softmax <axis = 1> (X) }", 11), {1, 2, 2}, x);
+  const auto y13 = test::run1(model13("(float[1,2,2] X) => (float[1,2,2] Y) { Y = Softmax <axis = 1> (X) }", 13), {1, 2, 2}, x);
+  double s = 0;
+  for (float v : x) s += std::exp(v);
+  expect_floats(y11, {static_cast<float>(std::exp(1) / s), static_cast<float>(std::exp(2) / s), static_cast<float>(std::exp(3) / s),
+                      static_cast<float>(std::exp(4) / s)});
+  // opset 13: along axis 1 (pairs (1,3) and (2,4)).
+  const float a = static_cast<float>(1 / (1 + std::exp(2.0)));
+  expect_floats(y13, {a, a, 1 - a, 1 - a});
+}
+
+TEST(RuntimeOps, MaxPoolCeilModeAndPads) {
+  // 1x1x4x4, kernel 3, stride 2: floor -> 1x1, ceil -> 2x2 (last window starts inside).
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i);
+  const auto floor_y =
+      test::run1(model13("(float[1,1,4,4] X) => (float[1,1,1,1] Y) { Y = MaxPool <kernel_shape = [3, 3], strides = [2, 2]> (X) }"), {1, 1, 4, 4}, x);
+  expect_floats(floor_y, {10});
+  const auto ceil_y = test::run1(
+      model13("(float[1,1,4,4] X) => (float[1,1,2,2] Y) { Y = MaxPool <kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1> (X) }"), {1, 1, 4, 4}, x);
+  expect_floats(ceil_y, {10, 11, 14, 15});
+  // pads 1 on each side: (4+2-2)/2+1 = 3 per axis; windows clipped to the input.
+  const auto pad_y = test::run1(
+      model13("(float[1,1,4,4] X) => (float[1,1,3,3] Y) { Y = MaxPool <kernel_shape = [2, 2], strides = [2, 2], pads = [1, 1, 1, 1]> (X) }"), {1, 1, 4, 4},
+      x);
+  expect_floats(pad_y, {0, 2, 3, 8, 10, 11, 12, 14, 15});
+}
+
+TEST(RuntimeOps, AveragePoolCountIncludePad) {
+  const std::vector<float> x = {1, 2, 3, 4};
+  const auto excl = test::run1(
+      model13("(float[1,1,2,2] X) => (float[1,1,2,2] Y) { Y = AveragePool <kernel_shape = [2, 2], pads = [1, 1, 0, 0]> (X) }"), {1, 1, 2, 2}, x);
+  expect_floats(excl, {1, 1.5f, 2, 2.5f});
+  const auto incl = test::run1(
+      model13("(float[1,1,2,2] X) => (float[1,1,2,2] Y) { Y = AveragePool <kernel_shape = [2, 2], pads = [1, 1, 0, 0], count_include_pad = 1> (X) }"),
+      {1, 1, 2, 2}, x);
+  expect_floats(incl, {0.25f, 0.75f, 1, 2.5f});
+}
+
+TEST(RuntimeOps, ConvSameUpperAndGroups) {
+  // 1x2x3x3 input, 2 groups, 3x3 kernels of ones: each output = sum over the padded window.
+  std::vector<float> x(18, 1.f);
+  Session s(test::plan_from_text(model13(R"((float[1,2,3,3] X) => (float[1,2,3,3] Y) {
+      W = Constant <value = float[2,1,3,3] {1,1,1,1,1,1,1,1,1, 2,2,2,2,2,2,2,2,2}> ()
+      Y = Conv <auto_pad = "SAME_UPPER", group = 2> (X, W) })")));
+  test::feed_f(s, "X", {1, 2, 3, 3}, x);
+  s.run();
+  expect_floats(values<float>(s, "Y"), {4, 6, 4, 6, 9, 6, 4, 6, 4, 8, 12, 8, 12, 18, 12, 8, 12, 8});
+}
+
+TEST(RuntimeOps, GatherNegativeAndOutOfRange) {
+  Session s(test::plan_from_text(model13("(float[3,2] X, int64[2] I) => (float[2,2] Y) { Y = Gather <axis = 0> (X, I) }")));
+  test::feed_f(s, "X", {3, 2}, {0, 1, 2, 3, 4, 5});
+  test::feed_i64(s, "I", {2}, {-1, 0});
+  s.run();
+  expect_floats(values<float>(s, "Y"), {4, 5, 0, 1});
+  test::feed_i64(s, "I", {2}, {3, 0});
+  try {
+    s.run();
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("(Gather)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'I'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuntimeOps, ClipAttributeAndInputForms) {
+  const std::vector<float> x = {-2, -0.5f, 0.5f, 2};
+  expect_floats(test::run1(model13("(float[4] X) => (float[4] Y) { Y = Clip <min = -1.0, max = 1.0> (X) }", 6), {4}, x), {-1, -0.5f, 0.5f, 1});
+  expect_floats(test::run1(model13(R"((float[4] X) => (float[4] Y) {
+      lo = Constant <value = float {0.0}> ()
+      Y = Clip(X, lo) })"), {4}, x),
+                {0, 0, 0.5f, 2});
+}
+
+TEST(RuntimeOps, SqueezeUnsqueezeAttrAndInputForms) {
+  const std::vector<float> x = {1, 2};
+  Session a(test::plan_from_text(model13("(float[1,2] X) => (float[2,1] Y) { s = Squeeze <axes = [0]> (X) Y = Unsqueeze <axes = [1]> (s) }", 11)));
+  test::feed_f(a, "X", {1, 2}, x);
+  a.run();
+  EXPECT_EQ(test::shape_of(a, "Y"), (std::vector<int64_t>{2, 1}));
+  Session b(test::plan_from_text(model13(R"((float[1,2] X) => (float[2,1] Y) {
+      z = Constant <value = int64[1] {0}> ()
+      o = Constant <value = int64[1] {-1}> ()
+      s = Squeeze(X, z)
+      Y = Unsqueeze(s, o) })")));
+  test::feed_f(b, "X", {1, 2}, x);
+  b.run();
+  EXPECT_EQ(test::shape_of(b, "Y"), (std::vector<int64_t>{2, 1}));
+}
+
+TEST(RuntimeOps, TransposeConcatSplit) {
+  Session s(test::plan_from_text(model13(R"((float[2,3] X) => (float[3,2] T, float[2,6] C, float[2,1] A, float[2,2] B) {
+      T = Transpose <perm = [1, 0]> (X)
+      C = Concat <axis = 1> (X, X)
+      sp = Constant <value = int64[2] {1, 2}> ()
+      A, B = Split <axis = 1> (X, sp) })")));
+  test::feed_f(s, "X", {2, 3}, {0, 1, 2, 3, 4, 5});
+  s.run();
+  expect_floats(values<float>(s, "T"), {0, 3, 1, 4, 2, 5});
+  expect_floats(values<float>(s, "C"), {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
+  expect_floats(values<float>(s, "A"), {0, 3});
+  expect_floats(values<float>(s, "B"), {1, 2, 4, 5});
+}
+
+TEST(RuntimeOps, PadReflectAndConstant) {
+  Session s(test::plan_from_text(model13(R"((float[1,3] X) => (float[1,7] R, float[1,5] K) {
+      p = Constant <value = int64[4] {0, 2, 0, 2}> ()
+      R = Pad <mode = "reflect"> (X, p)
+      q = Constant <value = int64[4] {0, 1, 0, 1}> ()
+      v = Constant <value = float {9.0}> ()
+      K = Pad(X, q, v) })")));
+  test::feed_f(s, "X", {1, 3}, {1, 2, 3});
+  s.run();
+  expect_floats(values<float>(s, "R"), {3, 2, 1, 2, 3, 2, 1});
+  expect_floats(values<float>(s, "K"), {9, 1, 2, 3, 9});
+}
+
+TEST(RuntimeOps, ResizeNearestAndLinear) {
+  Session s(test::plan_from_text(model13(R"((float[1,1,1,2] X) => (float[1,1,1,4] N, float[1,1,1,4] L) {
+      sc = Constant <value = float[4] {1.0, 1.0, 1.0, 2.0}> ()
+      N = Resize <mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"> (X, , sc)
+      L = Resize <mode = "linear"> (X, , sc) })")));
+  test::feed_f(s, "X", {1, 1, 1, 2}, {1, 3});
+  s.run();
+  expect_floats(values<float>(s, "N"), {1, 1, 3, 3});
+  expect_floats(values<float>(s, "L"), {1, 1.5f, 2.5f, 3});  // half_pixel, clamped at the edges
+}
+
+TEST(RuntimeOps, ReduceAxesAttributeAndInput) {
+  Session s(test::plan_from_text(model13(R"((float[2,3] X) => (float[2,1] M, float[3] S) {
+      M = ReduceMean <axes = [1]> (X)
+      a = Constant <value = int64[1] {0}> ()
+      S = ReduceSum <keepdims = 0> (X, a) })")));
+  test::feed_f(s, "X", {2, 3}, {1, 2, 3, 4, 5, 6});
+  s.run();
+  expect_floats(values<float>(s, "M"), {2, 5});
+  expect_floats(values<float>(s, "S"), {5, 7, 9});
+  // Opset 18 moves axes to an input for every Reduce*; python3-onnx 1.12 (the loader's libonnx)
+  // knows opsets up to 17, so that form is exercised only through ReduceSum-13 here.
+  Session t(test::plan_from_text(model13("(float[2,3] X) => (float[2] Y) { Y = ReduceMax <axes = [-1], keepdims = 0> (X) }")));
+  test::feed_f(t, "X", {2, 3}, {1, 9, 3, 4, 5, 6});
+  t.run();
+  expect_floats(values<float>(t, "Y"), {9, 6});
+}
+
+TEST(RuntimeOps, CastWhereAndShapeArithmetic) {
+  Session s(test::plan_from_text(model13(R"((float[2,3] X) => (int32[2] S, float[2,3] W, int64 N) {
+      sh = Shape(X)
+      S = Cast <to = 6> (sh)
+      z = Constant <value = float {0.0}> ()
+      c = Greater(X, z)
+      W = Where(c, X, z)
+      N = Size(X) })")));
+  test::feed_f(s, "X", {2, 3}, {-1, 2, -3, 4, -5, 6});
+  s.run();
+  EXPECT_EQ(values<int32_t>(s, "S"), (std::vector<int32_t>{2, 3}));
+  expect_floats(values<float>(s, "W"), {0, 2, 0, 4, 0, 6});
+  EXPECT_EQ(values<int64_t>(s, "N"), (std::vector<int64_t>{6}));
+}
+
+TEST(RuntimeOps, CastFloatToIntSaturatesWithoutUB) {
+  Session s(test::plan_from_text(model13("(float[4] X) => (int32[4] Y) { Y = Cast <to = 6> (X) }")));
+  test::feed_f(s, "X", {4}, {1.9f, -1.9f, 1e20f, std::nanf("")});
+  s.run();
+  const auto y = values<int32_t>(s, "Y");
+  EXPECT_EQ(y[0], 1);
+  EXPECT_EQ(y[1], -1);
+  EXPECT_EQ(y[2], std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(y[3], 0);
+}
+
+TEST(RuntimeOps, GemmTransposedWithBias) {
+  Session s(test::plan_from_text(model13(R"((float[2,2] A, float[3,2] B, float[3] C) => (float[2,3] Y) {
+      Y = Gemm <transB = 1, alpha = 2.0, beta = 0.5> (A, B, C) })")));
+  test::feed_f(s, "A", {2, 2}, {1, 2, 3, 4});
+  test::feed_f(s, "B", {3, 2}, {1, 0, 0, 1, 1, 1});
+  test::feed_f(s, "C", {3}, {2, 4, 6});
+  s.run();
+  expect_floats(values<float>(s, "Y"), {3, 6, 9, 7, 10, 17});
+}
+
+TEST(RuntimeOps, LayerNormalizationAndErf) {
+  const auto y = test::run1(model13(R"((float[1,4] X) => (float[1,4] Y) {
+      sc = Constant <value = float[4] {1.0, 1.0, 1.0, 1.0}> ()
+      Y = LayerNormalization <epsilon = 0.0> (X, sc) })", 17), {1, 4}, {1, 2, 3, 4});
+  const float sd = std::sqrt(1.25f);
+  expect_floats(y, {-1.5f / sd, -0.5f / sd, 0.5f / sd, 1.5f / sd}, 1e-5f);
+  expect_floats(test::run1(model13("(float[2] X) => (float[2] Y) { Y = Erf(X) }"), {2}, {0, 1}), {0, static_cast<float>(std::erf(1.0))});
+}
+
+TEST(RuntimeOps, ExpandTileRangeConstantOfShape) {
+  Session s(test::plan_from_text(model13(R"((float[2,1] X) => (float[2,3] E, float[4,1] T, int64[3] R, float[2,2] C) {
+      sh = Constant <value = int64[2] {1, 3}> ()
+      E = Expand(X, sh)
+      rp = Constant <value = int64[2] {2, 1}> ()
+      T = Tile(X, rp)
+      a = Constant <value = int64 {1}> ()
+      b = Constant <value = int64 {7}> ()
+      d = Constant <value = int64 {2}> ()
+      R = Range(a, b, d)
+      cs = Constant <value = int64[2] {2, 2}> ()
+      C = ConstantOfShape <value = float[1] {3.0}> (cs) })")));
+  test::feed_f(s, "X", {2, 1}, {1, 2});
+  s.run();
+  expect_floats(values<float>(s, "E"), {1, 1, 1, 2, 2, 2});
+  expect_floats(values<float>(s, "T"), {1, 2, 1, 2});
+  EXPECT_EQ(values<int64_t>(s, "R"), (std::vector<int64_t>{1, 3, 5}));
+  expect_floats(values<float>(s, "C"), {3, 3, 3, 3});
+}
+
+TEST(RuntimeOps, TopKCumSumOneHotTrilu) {
+  Session s(test::plan_from_text(model13(R"((float[5] X) => (float[2] V, int64[2] I, float[5] C) {
+      k = Constant <value = int64[1] {2}> ()
+      V, I = TopK(X, k)
+      ax = Constant <value = int64 {0}> ()
+      C = CumSum(X, ax) })")));
+  test::feed_f(s, "X", {5}, {3, 1, 4, 1, 5});
+  s.run();
+  expect_floats(values<float>(s, "V"), {5, 4});
+  EXPECT_EQ(values<int64_t>(s, "I"), (std::vector<int64_t>{4, 2}));
+  expect_floats(values<float>(s, "C"), {3, 4, 8, 9, 14});
+  const auto t = test::run1(model13("(float[3,3] X) => (float[3,3] Y) { Y = Trilu <upper = 0> (X) }", 14), {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  expect_floats(t, {1, 0, 0, 4, 5, 0, 7, 8, 9});
+}
+
+TEST(RuntimeOps, DepthToSpaceRoundTrip) {
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i);
+  const auto y = test::run1(model13(R"((float[1,4,2,2] X) => (float[1,4,2,2] Y) {
+      d = DepthToSpace <blocksize = 2, mode = "CRD"> (X)
+      Y = SpaceToDepth <blocksize = 2> (d) })"), {1, 4, 2, 2}, x);
+  expect_floats(y, x);
+}
+
+TEST(RuntimeOps, LstmWithZeroWeightsAndCellBias) {
+  // W = R = 0, bias 1 on the cell gate only: i = f = o = 0.5, c~ = tanh(1).
+  Session s(test::plan_from_text(model13(R"((float[2,1,2] X) => (float[2,1,1,4] Y, float[1,1,4] H) {
+      ws = Constant <value = int64[3] {1, 16, 2}> ()
+      W = ConstantOfShape <value = float[1] {0.0}> (ws)
+      rs = Constant <value = int64[3] {1, 16, 4}> ()
+      R = ConstantOfShape <value = float[1] {0.0}> (rs)
+      B = Constant <value = float[1,32] {0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,1.0,1.0,1.0,1.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0}> ()
+      Y, H = LSTM <hidden_size = 4> (X, W, R, B) })")));
+  test::feed_f(s, "X", {2, 1, 2}, {1, 2, 3, 4});
+  s.run();
+  const float c1 = 0.5f * std::tanh(1.f), h1 = 0.5f * std::tanh(c1);
+  const float c2 = 0.5f * c1 + 0.5f * std::tanh(1.f), h2 = 0.5f * std::tanh(c2);
+  expect_floats(values<float>(s, "Y"), {h1, h1, h1, h1, h2, h2, h2, h2});
+  expect_floats(values<float>(s, "H"), {h2, h2, h2, h2});
+}

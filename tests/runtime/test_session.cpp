@@ -1,0 +1,131 @@
+// Plan/Session behaviour: every tensor kept and reachable, unsupported ops, input checks,
+// threads, and the ops list of model/ops.cpp agreeing with the kernel registry.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "model/ops.h"
+#include "support.h"
+
+using namespace nnxr;
+using namespace nnxr::runtime;
+
+TEST(RuntimeSession, RegistryMatchesOpsList) {
+  for (const auto& op : supported_ops()) EXPECT_TRUE(model::runtime_supports("", op)) << op << " has a kernel but is missing from model/ops.cpp";
+  // And the other way: a graph using every listed op reports none unsupported via the registry.
+  for (const char* op : {"Conv", "Gemm", "LSTM", "Resize", "Crop", "ImageScaler", "Affine"}) EXPECT_TRUE(has_kernel("", op)) << op;
+  EXPECT_FALSE(model::runtime_supports("", "Einsum"));
+  EXPECT_FALSE(has_kernel("com.microsoft", "Relu"));
+}
+
+TEST(RuntimeSession, EveryTensorIsKeptWithProducer) {
+  Session s(test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float[2] X) => (float[2] Y) {
+      W = Constant <value = float[2] {1.0, -1.0}> ()
+      h = Mul(X, W)
+      Y = Relu(h) })"));
+  test::feed_f(s, "X", {2}, {3, 4});
+  const RunStats st = s.run();
+  EXPECT_EQ(st.nodes_run, 3);
+  const auto views = s.tensors();
+  std::map<std::string, TensorView> by;
+  for (const auto& v : views) by[std::string(v.name)] = v;
+  ASSERT_TRUE(by.count("X") && by.count("W") && by.count("h") && by.count("Y"));
+  EXPECT_EQ(by["h"].node.empty(), false);
+  EXPECT_EQ(by["X"].node, "");
+  EXPECT_EQ(by["X"].kind, model::TensorKind::Input);
+  EXPECT_EQ(by["W"].kind, model::TensorKind::Constant);
+  EXPECT_EQ(test::values<float>(s, "h"), (std::vector<float>{3, -4}));
+  EXPECT_EQ(test::values<float>(s, "Y"), (std::vector<float>{3, 0}));
+  EXPECT_EQ(s.find("nope"), nullptr);
+}
+
+TEST(RuntimeSession, UnsupportedOpsRunWhatTheyCanAndReportCounts) {
+  auto plan = test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 12]> g (float[2,2] X) => (float[2,2] A, float[2,2] D, float[2,2] C) {
+      A = Relu(X)
+      B = Einsum <equation = "ij->ij"> (X)
+      C = Neg(B)
+      E = Einsum <equation = "ij->ji"> (A)
+      D = Neg(A) })");
+  ASSERT_EQ(plan->unsupported().size(), 1u);
+  EXPECT_EQ(plan->unsupported()[0].op_type, "Einsum");
+  EXPECT_EQ(plan->unsupported()[0].count, 2);
+  Session s(plan);
+  test::feed_f(s, "X", {2, 2}, {-1, 2, -3, 4});
+  try {
+    s.run();
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("Einsum x2"), std::string::npos) << e.what();
+    ASSERT_EQ(e.ops().size(), 1u);
+  }
+  EXPECT_EQ(test::values<float>(s, "A"), (std::vector<float>{0, 2, 0, 4}));
+  EXPECT_EQ(test::values<float>(s, "D"), (std::vector<float>{0, -2, 0, -4}));
+  EXPECT_EQ(s.find("B"), nullptr);
+  EXPECT_EQ(s.find("C"), nullptr);
+}
+
+TEST(RuntimeSession, InputChecks) {
+  Session s(test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float[1,2] X) => (float[1,2] Y) { Y = Relu(X) })"));
+  const std::vector<float> two = {1, 2};
+  const std::vector<int64_t> ok_shape = {1, 2}, bad_shape = {2, 1};
+  EXPECT_THROW(s.run(), RuntimeError);  // X not set
+  EXPECT_THROW(s.set_input("Z", model::DType::Float, ok_shape, std::as_bytes(std::span(two))), RuntimeError);
+  EXPECT_THROW(s.set_input("X", model::DType::Int32, ok_shape, std::as_bytes(std::span(two))), RuntimeError);
+  EXPECT_THROW(s.set_input("X", model::DType::Float, bad_shape, std::as_bytes(std::span(two))), RuntimeError);
+  EXPECT_THROW(s.set_input("X", model::DType::Float, ok_shape, std::as_bytes(std::span(two)).subspan(1)), RuntimeError);
+  EXPECT_THROW(s.set_input(size_t{1}, model::DType::Float, ok_shape, std::as_bytes(std::span(two))), RuntimeError);
+  s.set_input(size_t{0}, model::DType::Float, ok_shape, std::as_bytes(std::span(two)));
+  EXPECT_NO_THROW(s.run());
+}
+
+TEST(RuntimeSession, FailedRunKeepsEarlierTensorsOnly) {
+  Session s(test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float[3] X, int64[1] I) => (float[1] Y) {
+      A = Relu(X)
+      Y = Gather(A, I) })"));
+  test::feed_f(s, "X", {3}, {1, 2, 3});
+  test::feed_i64(s, "I", {1}, {2});
+  s.run();
+  EXPECT_EQ(test::values<float>(s, "Y"), (std::vector<float>{3}));
+  test::feed_i64(s, "I", {1}, {5});
+  EXPECT_THROW(s.run(), RuntimeError);
+  EXPECT_NE(s.find("A"), nullptr);
+  EXPECT_EQ(s.find("Y"), nullptr);  // not a stale value from the previous run
+}
+
+TEST(RuntimeSession, ThreadCountsGiveTheSameResult) {
+  const auto plan = test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float[2,8,32,32] X) => (float[2,16,16,16] Y) {
+      W = RandomNormal <shape = [16, 8, 3, 3], seed = 1.0> ()
+      c = Conv <pads = [1, 1, 1, 1], strides = [2, 2]> (X, W)
+      Y = Sigmoid(c) })");
+  // RandomNormal has no kernel: use a weight input instead.
+  EXPECT_FALSE(plan->unsupported().empty());
+  const auto plan2 = test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float[2,8,32,32] X, float[16,8,3,3] W) => (float[2,16,16,16] Y) {
+      c = Conv <pads = [1, 1, 1, 1], strides = [2, 2]> (X, W)
+      m = MaxPool <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (c)
+      Y = Sigmoid(m) })");
+  const auto x = test::random_floats(2 * 8 * 32 * 32, 1), w = test::random_floats(16 * 8 * 9, 2);
+  std::vector<std::vector<float>> outs;
+  for (int t : {1, 2, 3}) {
+    Session s(plan2, {.threads = t});
+    test::feed_f(s, "X", {2, 8, 32, 32}, x);
+    test::feed_f(s, "W", {16, 8, 3, 3}, w);
+    s.run();
+    outs.push_back(test::values<float>(s, "Y"));
+  }
+  ASSERT_EQ(outs[0].size(), 2u * 16 * 16 * 16);
+  for (size_t i = 0; i < outs[0].size(); ++i) {
+    ASSERT_NEAR(outs[0][i], outs[1][i], 1e-5f);
+    ASSERT_NEAR(outs[0][i], outs[2][i], 1e-5f);
+  }
+}
+
+TEST(RuntimeSession, Float16IsUpcastAroundFloatKernels) {
+  Session s(test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float16[3] X) => (float16[3] Y) { Y = Sigmoid(X) })"));
+  const std::vector<uint16_t> x = {0x0000, 0x3c00, 0xbc00};  // 0, 1, -1
+  test::feed(s, "X", model::DType::Float16, {3}, x);
+  s.run();
+  const Value* y = s.find("Y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->dtype(), model::DType::Float16);
+  EXPECT_EQ(y->as<uint16_t>()[0], 0x3800);  // 0.5
+}
