@@ -12,6 +12,7 @@
 namespace nnxr::app {
 
 int inspect_command(Args& args);
+int run_command(Args& args);  // needs the runtime (NNXR_RUNTIME)
 
 // Loads MODEL (a path) or, when absent, the embedded default model. Warnings go to stderr
 // unless `quiet`.

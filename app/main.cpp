@@ -26,8 +26,17 @@ inspect   producer, opsets, inputs and outputs with shapes, node count by op typ
           --json          every tensor with name, dtype, shape, layer, kind and producing op
           --dim NAME=N    value for a symbolic input dimension (default 1, with a warning)
 
-This version builds the model graph (loading, checking, shapes, layers). `view`, `run` and
-`render` arrive with the runtime and renderer; until then `nnxr` alone runs `inspect`.
+run       runs the model on the CPU and reports its outputs; every tensor is kept.
+          --input [NAME=]FILE   .npy, ONNX TensorProto .pb, or an image (.png/.jpg), in input order
+                                or by name; images are resized and normalised by the model's
+                                metadata or --image-scale S --image-mean M[,..] --image-std S[,..]
+          --random SEED   fill inputs not given with seeded random values (ort-run.js's generator)
+          --threads N     threads for the kernels and OpenBLAS (default 1; 0 = all cores)
+          --repeat N      run N more times and print median= and min= latency in ms
+          --dump DIR      write every computed tensor as .npy, with DIR/index.json
+          --json          one JSON object instead of text
+
+`view` and `render` arrive with the renderer; until then `nnxr` alone runs `inspect`.
 
 exit status: 0 success, 1 the model or input is at fault, 2 the command line is at fault.
 )";
@@ -44,6 +53,9 @@ int dispatch(const std::string& command, std::vector<std::string> words) {
     if (!pos.empty()) inspect = Args("inspect", {pos[0]});
     return inspect_command(inspect);
   }
+#ifdef NNXR_HAVE_RUNTIME
+  if (command == "run") return run_command(args);
+#endif
   if (command == "run" || command == "render")
     throw UsageError("'nnxr " + command + "' is not available yet in this version (see nnxr --help)");
   throw UsageError("unknown command '" + command + "' (see nnxr --help)");
@@ -77,7 +89,7 @@ int main(int argc, char** argv) {
   } catch (const nnxr::app::UsageError& e) {
     std::cerr << "nnxr: " << e.what() << '\n';
     return 2;
-  } catch (const nnxr::model::ModelError& e) {
+  } catch (const std::runtime_error& e) {  // ModelError, RuntimeError: the model or input at fault
     std::cerr << "nnxr: " << e.what() << '\n';
     return 1;
   } catch (const std::bad_alloc&) {

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <climits>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <queue>
 #include <unordered_map>
@@ -58,6 +59,9 @@ class Loader {
  public:
   Loader(std::string_view source, fs::path base_dir, const LoadOptions& options)
       : source_(source), base_dir_(std::move(base_dir)), options_(options) {}
+
+  // Decodes one TensorProto (the .pb files of ONNX test data) in this loader's terms.
+  TensorData tensor(const onnx::TensorProto& t) { return *decode(t, "tensor " + q(t.name())); }
 
   Graph run(std::span<const std::byte> bytes) {
     register_legacy_ops();
@@ -440,10 +444,13 @@ class Loader {
       d->bytes.assign(p, p + t.raw_data().size());
       return d;
     }
-    d->bytes.resize(n * esize);
+    // Typed fields: the count is checked before anything is allocated (a hostile file can
+    // declare a huge shape with no data).
     auto copy_as = [&](const auto& field, auto tag) {
       using T = decltype(tag);
-      if (static_cast<size_t>(field.size()) * sizeof(T) != d->bytes.size()) mismatch(field.size());
+      const size_t per_element = esize / sizeof(T);  // 2 for complex types, else 1
+      if (static_cast<size_t>(field.size()) != n * per_element) mismatch(static_cast<size_t>(field.size()) / per_element);
+      d->bytes.resize(n * esize);
       auto* out = reinterpret_cast<T*>(d->bytes.data());
       for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
     };
@@ -689,6 +696,20 @@ Graph load_model(const fs::path& path, const LoadOptions& options) {
   f.seekg(0);
   if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size)) throw ModelError(source + ": read failed");
   return load_model_from_memory(bytes, source, options, path.parent_path().empty() ? fs::path(".") : path.parent_path());
+}
+
+TensorData read_tensor_pb(const fs::path& path, std::string* name) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw ModelError(path.string() + ": no such file");
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  onnx::TensorProto t;
+  if (bytes.empty() || !t.ParseFromString(bytes) || (t.dims_size() == 0 && !t.has_data_type()))
+    throw ModelError(path.string() + ": not a serialized ONNX TensorProto");
+  if (name) *name = t.name();
+  LoadOptions options;
+  Loader loader(path.string(), path.parent_path(), options);
+  return loader.tensor(t);
 }
 
 std::string model_text_to_bytes(std::string_view text) {

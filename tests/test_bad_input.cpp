@@ -144,6 +144,21 @@ TEST_F(BadInput, ElementCountOverflowsInInitializer) {
                    "overflows");
 }
 
+// Found by the fuzzer: a huge declared shape with no typed values must fail before allocating.
+TEST_F(BadInput, HugeInitializerWithoutDataAllocatesNothing) {
+  expect_error_for(test::edited_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] X) => (float[2] Y) <float[2] W = {1, 2}> { Y = Add(X, W) })",
+                                      [](onnx::ModelProto& m) {
+                                        auto* w = m.mutable_graph()->mutable_initializer(0);
+                                        w->clear_dims();
+                                        w->add_dims(int64_t{1} << 40);
+                                        w->clear_float_data();
+                                        w->add_float_data(1.0f);
+                                      }),
+                   "holds 1 values, expected 1099511627776");
+}
+
 TEST_F(BadInput, UnknownOperatorDomain) {
   expect_error_for(model_text_to_bytes(R"(
     <ir_version: 8, opset_import: ["" : 13]>

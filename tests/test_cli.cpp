@@ -116,3 +116,63 @@ TEST(Cli, HelpAndVersion) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliRun, DefaultModelClassifiesTheSampleDigit) {
+  Result r = nnxr("run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("output probabilities  float32 [1, 10]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("argmax=3"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, ImageInputsAreNormalisedFromMetadata) {
+  for (int d : {0, 7, 9}) {
+    Result r = nnxr("run --input " NNXR_SOURCE_DIR "/assets/digit-" + std::to_string(d) + ".png --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\"argmax\":" + std::to_string(d)), std::string::npos) << r.out;
+  }
+}
+
+TEST(CliRun, DumpWritesEveryComputedTensorAndAnIndex) {
+  const fs::path dir = nnxr::test::temp_dir("cli-dump");
+  Result r = nnxr("run --dump '" + dir.string() + "' --repeat 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("median="), std::string::npos) << r.out;
+  const std::string index = slurp(dir / "index.json");
+  EXPECT_EQ(std::count(index.begin(), index.end(), '{'), 8) << index;  // the 8 node outputs
+  EXPECT_NE(index.find(R"("name":"probabilities","file":"0007_probabilities.npy","shape":[1,10],"dtype":"float32","node":)"),
+            std::string::npos)
+      << index;
+  const std::string npy = slurp(dir / "0007_probabilities.npy");
+  ASSERT_GE(npy.size(), 128u + 40u);
+  EXPECT_EQ(npy.substr(0, 6), "\x93NUMPY");
+  EXPECT_EQ(npy.size() % 4, 0u);
+  fs::remove_all(dir);
+}
+
+TEST(CliRun, BadInputsAreOneLineErrors) {
+  const fs::path dir = nnxr::test::temp_dir("cli-run-bad");
+  nnxr::test::write_file(dir / "junk.npy", "not numpy");
+  nnxr::test::write_file(dir / "junk.png", "not a png");
+  struct Case {
+    std::string args;
+    int code;
+    const char* fragment;
+  } cases[] = {
+      {"run --input '" + (dir / "junk.npy").string() + "'", 1, "not a .npy file"},
+      {"run --input '" + (dir / "junk.png").string() + "'", 1, "not a readable image"},
+      {"run --input '" + (dir / "missing.npy").string() + "'", 1, "no such file"},
+      {"run --input nope=x.npy", 2, "has no input 'nope'"},
+      {"run --threads -3", 2, "--threads"},
+  };
+  for (const Case& c : cases) {
+    Result r = nnxr(c.args);
+    EXPECT_EQ(r.exit_code, c.code) << c.args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.fragment), std::string::npos) << c.args << ": " << r.err;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace

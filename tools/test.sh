@@ -11,7 +11,7 @@ start=$SECONDS
 tools/setup.sh
 
 echo "== build (warnings as errors)"
-tools/build.sh
+tools/build.sh -DNNXR_BENCH=ON
 echo "== tests"
 ctest --test-dir build --output-on-failure -j"$jobs"
 

@@ -1,0 +1,58 @@
+// Turning `--input [NAME=]FILE` arguments (.npy, ONNX TensorProto .pb, .png/.jpg/.bmp) and
+// `--random SEED` into tensors for the graph's inputs. Used by `nnxr run` (and later view/render).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "app/args.h"
+#include "model/graph.h"
+#include "model/load.h"
+
+namespace nnxr::app {
+
+struct InputSpec {
+  std::string name;  // empty: the next graph input in order
+  std::string file;  // empty with `embedded` set: an embedded asset
+  std::optional<std::span<const std::byte>> embedded;
+};
+
+// Image preprocessing: value = (pixel * scale - mean[c]) / std[c]. Defaults come from the model's
+// metadata (nnxr.image.scale/mean/std) and are overridden by --image-scale/--image-mean/--image-std.
+struct ImageOptions {
+  std::optional<float> scale;
+  std::vector<float> mean, std;
+};
+
+// Parses the repeated --input options, and the image flags.
+std::vector<InputSpec> parse_input_specs(Args& args);
+ImageOptions parse_image_options(Args& args);
+
+// Tensors from .npy and .pb files, by input name, read before the model is loaded so that their
+// shapes can fill symbolic dimensions (LoadOptions::input_shapes). Images are decoded later,
+// when the input's shape is known.
+class InputSet {
+ public:
+  // Reads the non-image files; `input_names` are the graph's inputs in order (known from a first
+  // look at the model). Throws ModelError / UsageError.
+  InputSet(std::vector<InputSpec> specs, const std::vector<std::string>& input_names);
+
+  void add_shapes(model::LoadOptions& options) const;
+  // Every graph input gets a tensor: the given file, else random values from `seed`
+  // (ort-run.js's generator; 42 when no seed is given, with a note on stderr).
+  std::map<std::string, model::TensorData> resolve(const model::Graph& graph, std::optional<uint32_t> seed,
+                                                   const ImageOptions& image, bool quiet) const;
+
+ private:
+  struct Entry {
+    std::string input;  // graph input name
+    InputSpec spec;
+    std::optional<model::TensorData> tensor;  // set for .npy/.pb
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace nnxr::app

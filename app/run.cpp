@@ -1,0 +1,187 @@
+// `nnxr run [MODEL] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N]
+//           [--dump DIR] [--json] [--dim NAME=VALUE]...`: run the model once (or N times) on the
+// CPU and report its outputs; --dump writes every computed tensor as .npy with an index.json.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <numeric>
+
+#include "app/commands.h"
+#include "app/inputs.h"
+#include "app/json.h"
+#include "assets/assets.h"
+#include "model/runtime/runtime.h"
+#include "model/tensor_io.h"
+
+namespace nnxr::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Stats {
+  double min = 0, max = 0, mean = 0;
+  int64_t argmax = -1;
+  int64_t non_finite = 0;
+};
+
+Stats float_stats(const runtime::Value& v) {
+  Stats s;
+  if (v.dtype() != model::DType::Float || v.elements() == 0) return s;
+  auto data = v.as<float>();
+  double sum = 0;
+  s.min = INFINITY;
+  s.max = -INFINITY;
+  for (size_t i = 0; i < data.size(); ++i) {
+    const float x = data[i];
+    if (!std::isfinite(x)) {
+      ++s.non_finite;
+      continue;
+    }
+    sum += x;
+    if (x < s.min) s.min = x;
+    if (x > s.max) {
+      s.max = x;
+      s.argmax = static_cast<int64_t>(i);
+    }
+  }
+  s.mean = sum / static_cast<double>(data.size());
+  return s;
+}
+
+std::string safe_file_name(std::string_view name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  if (out.size() > 100) out.resize(100);
+  return out;
+}
+
+void dump(const runtime::Session& session, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw model::ModelError(dir.string() + ": cannot create the folder: " + ec.message());
+  std::ofstream index(dir / "index.json");
+  if (!index) throw model::ModelError((dir / "index.json").string() + ": cannot be written");
+  JsonWriter j(index);
+  j.begin_array();
+  int n = 0;
+  for (const runtime::TensorView& t : session.tensors()) {
+    if (t.node.empty() || !t.value || t.value->empty()) continue;  // inputs and weights were not computed
+    if (t.value->dtype() == model::DType::String) continue;
+    std::ostringstream file;
+    file << std::setw(4) << std::setfill('0') << n++ << '_' << safe_file_name(t.name) << ".npy";
+    model::write_npy(dir / file.str(), t.value->dtype(), t.value->shape(),
+                     std::span(t.value->data(), t.value->byte_size()));
+    j.begin_object().field("name", t.name).field("file", file.str()).key("shape").begin_array();
+    for (int64_t d : t.value->shape()) j.value(d);
+    j.end_array().field("dtype", model::dtype_name(t.value->dtype())).field("node", t.node).end_object();
+  }
+  j.end_array();
+  std::cerr << "dumped " << n << " tensors to " << dir.string() << '\n';
+}
+
+}  // namespace
+
+int run_command(Args& args) {
+  const bool json = args.flag("--json");
+  model::LoadOptions options;
+  parse_dims(args, options);
+  auto specs = parse_input_specs(args);
+  const ImageOptions image = parse_image_options(args);
+  std::optional<uint32_t> seed;
+  if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = static_cast<uint32_t>(*s);
+  const int threads = static_cast<int>(args.int_option("--threads", 0, 256).value_or(1));
+  const int repeat = static_cast<int>(args.int_option("--repeat", 0, 100000).value_or(0));
+  const auto dump_dir = args.option("--dump");
+  auto pos = args.positionals();
+  args.finish();
+  if (pos.size() > 1) throw UsageError("run takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
+  const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
+  if (!model_path && specs.empty() && !seed)  // the default model runs on a sample digit
+    specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
+
+  // A first, quiet look gives the input names; file shapes then fill symbolic dims.
+  std::vector<std::string> names;
+  {
+    const model::Graph first = load_model_arg(model_path, options, /*quiet=*/true);
+    for (auto id : first.inputs) names.push_back(first.tensors[id].name);
+  }
+  InputSet inputs(std::move(specs), names);
+  inputs.add_shapes(options);
+  model::Graph graph = load_model_arg(model_path, options, /*quiet=*/json);
+  const auto feeds = inputs.resolve(graph, seed, image, json);
+
+  auto plan = runtime::Plan::build(std::move(graph));
+  runtime::Session session(plan, {.threads = threads});
+  for (const auto& [name, t] : feeds) session.set_input(name, t.dtype, t.shape, t.bytes);
+
+  int exit_code = 0;
+  runtime::RunStats stats;
+  std::string failure;
+  try {
+    stats = session.run();
+  } catch (const runtime::RuntimeError& e) {
+    failure = e.what();
+    exit_code = 1;
+  }
+  std::vector<double> times;
+  if (repeat > 0 && exit_code == 0) {
+    for (int i = 0; i < repeat; ++i) times.push_back(session.run().milliseconds);
+    std::sort(times.begin(), times.end());
+  }
+  const double median = times.empty() ? 0 : times[times.size() / 2];
+  if (dump_dir) dump(session, *dump_dir);
+
+  const model::Graph& g = plan->graph();
+  if (json) {
+    JsonWriter j(std::cout);
+    j.begin_object().field("model", g.source).field("threads", threads).field("milliseconds", stats.milliseconds);
+    j.field("nodes_run", stats.nodes_run).field("nodes_skipped", stats.nodes_skipped);
+    if (!failure.empty()) j.field("error", failure);
+    if (!times.empty()) j.field("repeat", repeat).field("median_ms", median).field("min_ms", times.front());
+    j.key("outputs").begin_array();
+    for (auto id : g.outputs) {
+      const runtime::Value* v = session.value(id);
+      j.begin_object().field("name", g.tensors[id].name);
+      if (v && !v->empty()) {
+        const Stats s = float_stats(*v);
+        j.field("dtype", model::dtype_name(v->dtype())).key("shape").begin_array();
+        for (int64_t d : v->shape()) j.value(d);
+        j.end_array();
+        if (v->dtype() == model::DType::Float)
+          j.field("min", s.min).field("max", s.max).field("mean", s.mean).field("argmax", s.argmax).field("non_finite", s.non_finite);
+      } else {
+        j.field("computed", false);
+      }
+      j.end_object();
+    }
+    j.end_array().end_object();
+  } else {
+    for (auto id : g.outputs) {
+      const runtime::Value* v = session.value(id);
+      std::cout << "output " << g.tensors[id].name;
+      if (!v || v->empty()) {
+        std::cout << "  (not computed)\n";
+        continue;
+      }
+      std::cout << "  " << model::dtype_name(v->dtype()) << " " << model::shape_string(v->shape());
+      if (v->dtype() == model::DType::Float && v->elements() > 0) {
+        const Stats s = float_stats(*v);
+        std::cout << "  min=" << s.min << " max=" << s.max << " mean=" << s.mean << " argmax=" << s.argmax;
+        if (s.non_finite) std::cout << " non-finite=" << s.non_finite;
+      }
+      std::cout << '\n';
+    }
+    std::cout << "ran " << stats.nodes_run << " nodes in " << std::fixed << std::setprecision(3) << stats.milliseconds << " ms ("
+              << threads << (threads == 1 ? " thread" : " threads") << ")\n";
+    if (!times.empty())
+      std::cout << "latency over " << repeat << " runs: median=" << median << " ms min=" << times.front() << " ms\n";
+  }
+  if (!failure.empty()) std::cerr << "nnxr: " << failure << '\n';
+  return exit_code;
+}
+
+}  // namespace nnxr::app
