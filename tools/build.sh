@@ -3,5 +3,5 @@
 # configure step, e.g. tools/build.sh -DNNXR_BENCH=ON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -DNNXR_WERROR=ON "$@" >/dev/null
+cmake -S . -B build -DNNXR_WERROR=ON -DNNXR_RUNTIME=ON "$@" >/dev/null
 cmake --build build -j"$(nproc)"

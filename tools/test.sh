@@ -16,7 +16,7 @@ echo "== tests"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
 echo "== build with ASan + UBSan"
-cmake -S . -B build-asan -DNNXR_SANITIZE=ON -DNNXR_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake -S . -B build-asan -DNNXR_SANITIZE=ON -DNNXR_WERROR=ON -DNNXR_RUNTIME=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$jobs"
 echo "== tests under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
