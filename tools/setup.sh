@@ -15,7 +15,7 @@ packages=(
   libopenxr-dev libopenxr-loader1 openxr-layer-corevalidation
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev xvfb xauth clang libclang-rt-14-dev
-  python3-onnx python3-numpy
+  python3-onnx python3-numpy libonnx-testdata
 )
 if [[ ${NNXR_SETUP_EXTRA:-1} != 0 ]]; then
   # asset generators (tools/make-default-model.py)

@@ -14,6 +14,7 @@ echo "== build (warnings as errors)"
 tools/build.sh -DNNXR_BENCH=ON
 echo "== tests"
 ctest --test-dir build --output-on-failure -j"$jobs"
+grep -h "^conformance:" build/Testing/Temporary/LastTest.log || true
 
 echo "== build with ASan + UBSan"
 cmake -S . -B build-asan -DNNXR_SANITIZE=ON -DNNXR_WERROR=ON -DNNXR_RUNTIME=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
