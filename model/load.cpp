@@ -397,7 +397,31 @@ class Loader {
       if (!used_dims_.count(name)) warn("--dim " + name + "=" + std::to_string(value) + ": no input dimension is named " + q(name));
   }
 
+  // libonnx's shape inference divides by some attributes without checking them (a zero stride
+  // or block size crashes it with SIGFPE; found by fuzzing). Such nodes are invalid anyway.
+  void check_attributes_inference_divides_by() {
+    static const std::unordered_set<std::string> conv_pool = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
+                                                              "AveragePool", "LpPool", "MaxUnpool", "DeformConv"};
+    const auto& g = model_.graph();
+    for (int k = 0; k < g.node_size(); ++k) {
+      const auto& node = g.node(k);
+      const bool spatial = conv_pool.count(node.op_type()) > 0;
+      const bool blocks = node.op_type() == "DepthToSpace" || node.op_type() == "SpaceToDepth";
+      if (!spatial && !blocks) continue;
+      for (const auto& a : node.attribute()) {
+        const std::string& n = a.name();
+        const bool positive_ints = spatial && (n == "strides" || n == "dilations" || n == "kernel_shape");
+        for (int64_t v : a.ints())
+          if (positive_ints && v <= 0)
+            fail("node " + node_label(node, k) + ": attribute '" + n + "' must be positive, got " + std::to_string(v));
+        if (((spatial && n == "group") || (blocks && n == "blocksize")) && a.i() <= 0)
+          fail("node " + node_label(node, k) + ": attribute '" + n + "' must be positive, got " + std::to_string(a.i()));
+      }
+    }
+  }
+
   void infer_shapes() {
+    check_attributes_inference_divides_by();
     try {
       onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/true);
       onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), strict);

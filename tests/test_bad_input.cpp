@@ -159,6 +159,18 @@ TEST_F(BadInput, HugeInitializerWithoutDataAllocatesNothing) {
                    "holds 1 values, expected 1099511627776");
 }
 
+// Found by the fuzzer: libonnx's Conv shape inference divides by the stride.
+TEST_F(BadInput, ZeroStrideIsRejectedBeforeShapeInference) {
+  expect_error_for(model_text_to_bytes(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,8,8] X) => (float[1,1,8,8] Y) { Y = MaxPool<kernel_shape = [2,2], strides = [0,1]>(X) })"),
+                   "attribute 'strides' must be positive, got 0");
+  expect_error_for(model_text_to_bytes(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,4,2,2] X) => (float[1,1,4,4] Y) { Y = DepthToSpace<blocksize = 0>(X) })"),
+                   "attribute 'blocksize' must be positive");
+}
+
 TEST_F(BadInput, UnknownOperatorDomain) {
   expect_error_for(model_text_to_bytes(R"(
     <ir_version: 8, opset_import: ["" : 13]>
