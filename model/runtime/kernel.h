@@ -205,4 +205,25 @@ inline void copy_elem(std::byte* dst, const std::byte* src, size_t elem) {
   }
 }
 
+// Size of `v`'s elements; fails the node for types without a fixed size (strings).
+inline size_t esize(const KernelContext& ctx, const Value& v) {
+  const size_t s = model::dtype_size(v.dtype());
+  if (s == 0) ctx.fail("element type " + std::string(model::dtype_name(v.dtype())) + " is not supported");
+  return s;
+}
+
+// out[i] = op(a[i]) for every element, split over the pool for large tensors.
+template <class T, class Op>
+void unary_loop(KernelContext& ctx, const Value& a, Value& out, Op op) {
+  out.reset(a.dtype(), a.dims());
+  const T* x = reinterpret_cast<const T*>(a.data());
+  T* y = reinterpret_cast<T*>(out.mutable_data());
+  const int64_t n = a.elements();
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = op(x[i]);
+  };
+  if (n >= (1 << 16)) ctx.pool().parallel_for(n, 1 << 14, body);
+  else body(0, n);
+}
+
 }  // namespace nnxr::runtime

@@ -11,18 +11,6 @@
 namespace nnxr::runtime {
 namespace {
 
-template <class T, class Op>
-void map(KernelContext& ctx, const Value& a, Value& out, Op op) {
-  out.reset(a.dtype(), a.dims());
-  const T* x = reinterpret_cast<const T*>(a.data());
-  T* y = reinterpret_cast<T*>(out.mutable_data());
-  const int64_t n = a.elements();
-  auto body = [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] = op(x[i]);
-  };
-  if (n >= (1 << 16)) ctx.pool().parallel_for(n, 1 << 14, body);
-  else body(0, n);
-}
 
 // A float activation with attributes a, b read at plan time.
 template <class Fn>
@@ -34,7 +22,7 @@ KernelFactory act(const char* a_name, float a_def, const char* b_name, float b_d
       dispatch_float(ctx, ctx.in(0).dtype(), [&](auto tag) {
         using T = decltype(tag);
         const T ta = static_cast<T>(a), tb = static_cast<T>(b);
-        map<T>(ctx, ctx.in(0), ctx.out(0), [=](T x) { return static_cast<T>(fn(x, ta, tb)); });
+        unary_loop<T>(ctx, ctx.in(0), ctx.out(0), [=](T x) { return static_cast<T>(fn(x, ta, tb)); });
       });
     });
   };
@@ -76,7 +64,7 @@ void register_activation(Registry& r) {
     return make_kernel([](KernelContext& ctx) {
       dispatch_numeric(ctx, ctx.in(0).dtype(), [&](auto tag) {
         using T = decltype(tag);
-        map<T>(ctx, ctx.in(0), ctx.out(0), [](T x) { return x > T(0) ? x : T(0); });
+        unary_loop<T>(ctx, ctx.in(0), ctx.out(0), [](T x) { return x > T(0) ? x : T(0); });
       });
     });
   });
@@ -120,7 +108,7 @@ void register_activation(Registry& r) {
     return make_kernel([tanh_approx](KernelContext& ctx) {
       dispatch_float(ctx, ctx.in(0).dtype(), [&](auto tag) {
         using T = decltype(tag);
-        map<T>(ctx, ctx.in(0), ctx.out(0), [tanh_approx](T x) {
+        unary_loop<T>(ctx, ctx.in(0), ctx.out(0), [tanh_approx](T x) {
           if (tanh_approx) return static_cast<T>(0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
           return static_cast<T>(0.5 * x * (1 + std::erf(x * 0.7071067811865476)));
         });
@@ -148,7 +136,7 @@ void register_activation(Registry& r) {
           if (ctx.has_input(1)) lo = static_cast<T>(read_scalar(ctx, 1));
           if (ctx.has_input(2)) hi = static_cast<T>(read_scalar(ctx, 2));
         }
-        map<T>(ctx, a, ctx.out(0), [lo, hi](T x) { return x < lo ? lo : x > hi ? hi : x; });
+        unary_loop<T>(ctx, a, ctx.out(0), [lo, hi](T x) { return x < lo ? lo : x > hi ? hi : x; });
       });
     });
   });

@@ -303,18 +303,6 @@ KernelFactory where_kernel() {
 
 // ---- unary -----------------------------------------------------------------------------------
 
-template <class T, class Op>
-void unary_loop(KernelContext& ctx, const Value& a, Value& out, Op op) {
-  out.reset(a.dtype(), a.dims());
-  const T* x = reinterpret_cast<const T*>(a.data());
-  T* y = reinterpret_cast<T*>(out.mutable_data());
-  const int64_t n = a.elements();
-  auto body = [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] = op(x[i]);
-  };
-  if (n >= (1 << 16)) ctx.pool().parallel_for(n, 1 << 14, body);
-  else body(0, n);
-}
 
 // Float-only unary ops.
 #define NNXR_FLOAT_UNARY(NAME, EXPR)                                             \

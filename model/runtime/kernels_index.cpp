@@ -8,11 +8,6 @@
 namespace nnxr::runtime {
 namespace {
 
-size_t esize(const KernelContext& ctx, const Value& v) {
-  const size_t s = model::dtype_size(v.dtype());
-  if (s == 0) ctx.fail("element type " + std::string(model::dtype_name(v.dtype())) + " is not supported");
-  return s;
-}
 
 // Index tensor as int64 values.
 std::vector<int64_t> indices_of(const KernelContext& ctx, size_t i) {

@@ -10,11 +10,6 @@
 namespace nnxr::runtime {
 namespace {
 
-size_t esize(const KernelContext& ctx, const Value& v) {
-  const size_t s = model::dtype_size(v.dtype());
-  if (s == 0) ctx.fail("element type " + std::string(model::dtype_name(v.dtype())) + " is not supported");
-  return s;
-}
 
 void copy_value(const Value& src, Value& dst) { dst.assign(src.dtype(), src.dims(), {src.data(), src.byte_size()}); }
 
