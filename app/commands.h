@@ -18,6 +18,9 @@ int run_command(Args& args);  // needs the runtime (NNXR_RUNTIME)
 // unless `quiet`.
 model::Graph load_model_arg(const std::optional<std::string>& path, const model::LoadOptions& options, bool quiet);
 
+// Prints the loader's warnings to stderr, one line each.
+void print_warnings(const model::Graph& graph);
+
 // Parses repeated `--dim NAME=VALUE` options into LoadOptions::dims.
 void parse_dims(Args& args, model::LoadOptions& options);
 

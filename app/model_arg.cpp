@@ -9,9 +9,12 @@ model::Graph load_model_arg(const std::optional<std::string>& path, const model:
   model::Graph graph = path ? model::load_model(*path, options)
                             : model::load_model_from_memory(assets::default_model().bytes,
                                                             "digits.onnx (embedded default model)", options);
-  if (!quiet)
-    for (const std::string& w : graph.warnings) std::cerr << "warning: " << graph.source << ": " << w << '\n';
+  if (!quiet) print_warnings(graph);
   return graph;
+}
+
+void print_warnings(const model::Graph& graph) {
+  for (const std::string& w : graph.warnings) std::cerr << "warning: " << graph.source << ": " << w << '\n';
 }
 
 void parse_dims(Args& args, model::LoadOptions& options) {

@@ -103,15 +103,16 @@ int run_command(Args& args) {
   if (!model_path && specs.empty() && !seed)  // the default model runs on a sample digit
     specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
 
-  // A first, quiet look gives the input names; file shapes then fill symbolic dims.
+  // The input names come from the graph; when .npy/.pb files give shapes, those fill symbolic
+  // dims, which needs a second load (milliseconds) with LoadOptions::input_shapes set.
+  model::Graph graph = load_model_arg(model_path, options, /*quiet=*/true);
   std::vector<std::string> names;
-  {
-    const model::Graph first = load_model_arg(model_path, options, /*quiet=*/true);
-    for (auto id : first.inputs) names.push_back(first.tensors[id].name);
-  }
+  for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
   InputSet inputs(std::move(specs), names);
+  const size_t shapes_before = options.input_shapes.size();
   inputs.add_shapes(options);
-  model::Graph graph = load_model_arg(model_path, options, /*quiet=*/json);
+  if (options.input_shapes.size() != shapes_before) graph = load_model_arg(model_path, options, /*quiet=*/true);
+  if (!json) print_warnings(graph);
   const auto feeds = inputs.resolve(graph, seed, image, json);
 
   auto plan = runtime::Plan::build(std::move(graph));

@@ -244,6 +244,25 @@ void conv_transpose_gemm(const ConvGeom& g, const float* X, const float* W, cons
 
 namespace {
 
+// The optional bias input B (index 2) of Conv/ConvTranspose: [M] floats, or null.
+const float* conv_bias(KernelContext& ctx, const ConvGeom& g) {
+  const Value* bv = ctx.opt(2);
+  if (!bv) return nullptr;
+  ctx.expect_dtype(2, {DType::Float});
+  if (bv->rank() != 1 || bv->dims()[0] != g.M)
+    ctx.fail("bias " + ctx.input_name(2) + " has shape " + shape_str(bv->shape()) + ", expected [" + std::to_string(g.M) + "]");
+  return bv->as<float>().data();
+}
+
+// Output 0 sized [N, M, out...].
+float* conv_output(KernelContext& ctx, const ConvGeom& g) {
+  Shape os{g.N, g.M};
+  os.insert(os.end(), g.out.begin(), g.out.end());
+  Value& y = ctx.out(0);
+  y.reset(DType::Float, os);
+  return y.mutable_as<float>().data();
+}
+
 std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
   const SpatialAttrs at = SpatialAttrs::decode(init);
   return make_kernel([at](KernelContext& ctx) {
@@ -266,18 +285,7 @@ std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
       ctx.fail("input " + ctx.input_name(0) + " " + shape_str(x.shape()) + " and weight " + ctx.input_name(1) + " " + shape_str(w.shape()) +
                " do not agree for group " + std::to_string(g.group));
     at.resolve(ctx, g.in, g.kernel, g.stride, g.dilation, g.pad_begin, g.pad_end, g.out);
-    const float* b = nullptr;
-    if (const Value* bv = ctx.opt(2)) {
-      ctx.expect_dtype(2, {DType::Float});
-      if (bv->rank() != 1 || bv->dims()[0] != g.M)
-        ctx.fail("bias " + ctx.input_name(2) + " has shape " + shape_str(bv->shape()) + ", expected [" + std::to_string(g.M) + "]");
-      b = bv->as<float>().data();
-    }
-    Shape os{g.N, g.M};
-    os.insert(os.end(), g.out.begin(), g.out.end());
-    Value& y = ctx.out(0);
-    y.reset(DType::Float, os);
-    conv_auto(g, x.as<float>().data(), w.as<float>().data(), b, y.mutable_as<float>().data(), ctx.pool());
+    conv_auto(g, x.as<float>().data(), w.as<float>().data(), conv_bias(ctx, g), conv_output(ctx, g), ctx.pool());
   });
 }
 
@@ -345,18 +353,7 @@ std::unique_ptr<Kernel> conv_transpose_factory(const KernelInit& init) {
       g.out[i] = full - g.pad_begin[i] - g.pad_end[i];
       if (g.out[i] <= 0) ctx.fail("output size " + std::to_string(g.out[i]) + " is not positive");
     }
-    const float* b = nullptr;
-    if (const Value* bv = ctx.opt(2)) {
-      ctx.expect_dtype(2, {DType::Float});
-      if (bv->rank() != 1 || bv->dims()[0] != g.M)
-        ctx.fail("bias " + ctx.input_name(2) + " has shape " + shape_str(bv->shape()) + ", expected [" + std::to_string(g.M) + "]");
-      b = bv->as<float>().data();
-    }
-    Shape os{g.N, g.M};
-    os.insert(os.end(), g.out.begin(), g.out.end());
-    Value& y = ctx.out(0);
-    y.reset(DType::Float, os);
-    conv_transpose_gemm(g, x.as<float>().data(), w.as<float>().data(), b, y.mutable_as<float>().data(), ctx.pool());
+    conv_transpose_gemm(g, x.as<float>().data(), w.as<float>().data(), conv_bias(ctx, g), conv_output(ctx, g), ctx.pool());
   });
 }
 
