@@ -1,0 +1,262 @@
+// The scene: where every neuron stands, which connections carried the most signal, and how much
+// of both the current filter shows. Built in model/ (no Vulkan); the engine hands it mapped GPU
+// memory to write into through SceneSink.
+//
+//   Layout layout = Layout::build(graph, {});                    // once per model, input-free
+//   Activations acts = activations_of(session);                 // after runtime::Session::run()
+//   Scene scene = Scene::build(graph, layout, acts, {.top_k = 8, .budget = 20'000'000}, sink);
+//   DrawCounts counts = scene.counts(filter);                   // O(segments · log n)
+//   sink.write_counts(counts);
+//
+// Threading: Layout and Scene are immutable after build and may be read from any thread. Building
+// runs on the caller's thread (the engine's worker) plus SceneOptions::threads helpers inside
+// build(). The frame thread never calls into this header except through what a sink published.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/graph.h"
+
+namespace nnxr::runtime {
+class Session;
+}
+
+namespace nnxr::scene {
+
+// ---- element formats (GPU-facing; shaders/scene.glsl mirrors them, std430) -------------------
+
+// One neuron: position in metres at world scale 1, and its activation. The tensor is known from
+// the segment the neuron lies in (the engine passes the segment index as firstInstance).
+struct Neuron {
+  float x = 0, y = 0, z = 0;
+  float value = 0;
+};
+static_assert(sizeof(Neuron) == 16);
+
+// One kept connection, from a source neuron to a destination neuron.
+//   src:    index of the source neuron in the neuron array (global).
+//   packed: bits 0..23  index of the destination neuron relative to the first neuron of the
+//                       destination tensor's neuron segment (Segment::dst_neuron_first);
+//           bits 24..31 the signed contribution w·a (or a), log-quantised by
+//                       encode_contribution() against the scene's max |contribution|.
+struct Connection {
+  uint32_t src = 0;
+  uint32_t packed = 0;
+};
+static_assert(sizeof(Connection) == 8);
+
+inline constexpr uint32_t kMaxSegmentNeurons = 1u << 24;  // dst index range of Connection
+
+// Contribution code: bit 7 = sign, bits 0..6 = m, |c| ≈ max_abs · 2^((m − 127) / 8); m = 0 means
+// |c| ≤ max_abs · 2^−15.875 (or zero). Alpha in the shaders is a function of m.
+uint8_t encode_contribution(float contribution, float max_abs);
+float decode_contribution(uint8_t code, float max_abs);
+inline Connection make_connection(uint32_t src, uint32_t dst_local, uint8_t code) {
+  return {src, (dst_local & 0xFFFFFFu) | (uint32_t(code) << 24)};
+}
+
+// ---- activations ------------------------------------------------------------------------------
+
+// The float32 data of one tensor after a run (activations, inputs, and weights).
+struct TensorValue {
+  std::span<const int64_t> shape;
+  std::span<const float> data;  // empty: not float32, or not computed
+};
+// Indexed by model::TensorId. Views into a runtime::Session: valid while it is unchanged.
+using Activations = std::vector<TensorValue>;
+Activations activations_of(const runtime::Session& session);
+
+// ---- layout ------------------------------------------------------------------------------------
+
+struct LayoutOptions {
+  float neuron_spacing = 0.004f;  // metres between neighbouring neurons in a feature map (scale 1)
+  bool weights = false;           // also lay out weight tensors (initializers) as blocks
+};
+
+// Where a tensor's block stands. Positions of single elements come from Layout::position().
+struct Block {
+  model::TensorId tensor = model::kNone;
+  int layer = 0;
+  std::array<float, 3> min{}, max{};  // axis-aligned bounds of the block
+  // How elements fold: `tiles` feature-map tiles of tile_h × tile_w, arranged tiles_x × tiles_y.
+  int64_t tiles = 1, tile_h = 1, tile_w = 1, tiles_x = 1, tiles_y = 1;
+};
+
+// Deterministic positions for every element of every laid-out float tensor (activations, graph
+// inputs, and weights when LayoutOptions::weights). Depends on the graph and options only.
+class Layout {
+ public:
+  static Layout build(const model::Graph& graph, const LayoutOptions& options);
+
+  const std::vector<Block>& blocks() const;          // laid-out tensors, by layer then tensor id
+  const Block* block(model::TensorId tensor) const;  // nullptr: not laid out
+  std::array<float, 3> position(model::TensorId tensor, int64_t element) const;
+  std::array<float, 3> bounds_min() const;
+  std::array<float, 3> bounds_max() const;
+  const LayoutOptions& options() const;
+
+  // Layout-only ray pick: the element of a laid-out tensor nearest to the ray within `radius`
+  // metres (O(blocks), never O(elements)).
+  struct Hit {
+    model::TensorId tensor = model::kNone;
+    int64_t element = -1;
+    float distance = 0;  // along the ray
+  };
+  std::optional<Hit> pick(std::array<float, 3> origin, std::array<float, 3> direction, float radius) const;
+
+  Layout();
+  ~Layout();
+  Layout(Layout&&) noexcept;
+  Layout& operator=(Layout&&) noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- scene ---------------------------------------------------------------------------------------
+
+struct SceneOptions {
+  int top_k = 8;                      // incoming connections kept per neuron (1..16)
+  uint64_t budget = 20'000'000;       // resident elements, neurons + connections
+  int threads = 1;                    // helper threads for scoring and sorting
+  std::function<void(float)> progress;  // 0..1, called from the building thread; may be empty
+};
+
+// One tensor's elements in an element array, sorted by descending score. Neuron segments and
+// connection segments are parallel lists: segment i of both belongs to the same tensor (the
+// connections of segment i are the kept incoming connections of that tensor's neurons).
+struct Segment {
+  model::TensorId tensor = model::kNone;
+  int layer = 0;
+  uint32_t neuron_first = 0;      // first neuron in the neuron array
+  uint32_t neuron_count = 0;      // resident neurons (a prefix of the tensor's neurons by score)
+  int64_t neuron_total = 0;       // neurons of the tensor
+  uint32_t connection_first = 0;  // first connection in the connection array
+  uint32_t connection_count = 0;  // resident connections
+  int64_t connection_candidates = 0;  // candidate incoming connections enumerated
+  float value_min = 0, value_max = 0; // range of the activation (for per-tensor colour ranges)
+};
+
+// What a filter resolves to: one neuron count and one connection count per segment, each a
+// prefix of the segment. This is all a filter change writes to the GPU.
+struct DrawCounts {
+  std::vector<uint32_t> neurons;
+  std::vector<uint32_t> connections;
+};
+
+struct Filter {
+  // Thresholds. Quantile q in [0, 1] keeps, in each segment, the elements scoring above that
+  // segment's q-quantile (q = 0.9: each tensor's strongest 10%) — per segment because activation
+  // scales differ by orders of magnitude between layers. Absolute keeps score >= threshold.
+  enum class Mode : uint8_t { Quantile, Absolute };
+  Mode neuron_mode = Mode::Quantile;
+  float neuron_threshold = 0;
+  Mode connection_mode = Mode::Quantile;
+  float connection_threshold = 0;
+  int layer_min = 0;
+  int layer_max = std::numeric_limits<int>::max();
+  std::vector<std::string> op_types;       // show only tensors produced by these ops; empty = all
+  std::vector<model::TensorId> tensors;    // show only these tensors; empty = all
+};
+
+// A neuron's identity.
+struct NeuronInfo {
+  uint32_t neuron = 0;  // index in the neuron array
+  model::TensorId tensor = model::kNone;
+  int64_t element = 0;  // flat index in the tensor
+  float value = 0;
+};
+
+// What to highlight for a selected neuron.
+struct Trace {
+  NeuronInfo selected;
+  std::string tensor_name, node_name, op_type;
+  std::vector<int64_t> index;          // multi-index of the element in its tensor
+  std::vector<uint32_t> neurons;       // neuron array indices (selected first)
+  std::vector<uint32_t> connections;   // connection array indices
+};
+
+struct BuildStats {
+  double layout_ms = 0, scoring_ms = 0, sorting_ms = 0, writing_ms = 0;
+  uint64_t neurons = 0, neurons_total = 0;
+  uint64_t connections = 0, connection_candidates = 0;
+  uint64_t bytes = 0;  // resident bytes written (neurons·16 + connections·8)
+};
+
+class SceneSink;
+
+// The CPU side of a built scene: segments, the sorted scores that filters search, and the maps
+// between array positions and (tensor, element). Immutable after build().
+class Scene {
+ public:
+  // Scores every candidate connection, keeps the top-K per neuron, fits neurons and connections
+  // into the budget (dropping the least important), sorts each segment by score and writes the
+  // elements into sink (then publishes them). Throws std::runtime_error when the sink is too
+  // small for what the budget keeps.
+  static Scene build(const model::Graph& graph, const Layout& layout, const Activations& values,
+                     const SceneOptions& options, SceneSink& sink);
+
+  const std::vector<Segment>& segments() const;
+  const BuildStats& stats() const;
+  float max_contribution() const;  // max |contribution| over kept connections
+
+  DrawCounts counts(const Filter& filter) const;  // O(segments · log n)
+  NeuronInfo neuron(uint32_t index) const;
+  std::optional<uint32_t> find(model::TensorId tensor, int64_t element) const;  // nullopt: not resident
+  // Connections that fed `neuron` (top contributors, recursively `back` layers) and those it
+  // feeds (`forward` layers), at most `fan` per neuron per step.
+  Trace trace(uint32_t neuron, int back = 3, int forward = 1, int fan = 8) const;
+
+  Scene();
+  ~Scene();
+  Scene(Scene&&) noexcept;
+  Scene& operator=(Scene&&) noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Where a scene is written. The engine implements it over persistently mapped GPU buffers (and
+// chooses how generations are kept apart from frames in flight); InMemorySink serves tests and
+// tools. Called from one thread (the builder's).
+class SceneSink {
+ public:
+  virtual ~SceneSink() = default;
+  // Memory for the next generation, at least the requested sizes; the caller fills it. Throws
+  // std::runtime_error when it cannot provide that much.
+  virtual std::span<Neuron> neurons(uint64_t count) = 0;
+  virtual std::span<Connection> connections(uint64_t count) = 0;
+  // Makes the written elements, with their segments and first draw counts, one generation that
+  // frames may read from now on.
+  virtual void publish(std::span<const Segment> segments, const DrawCounts& counts, float max_contribution) = 0;
+  // A filter change on the published generation: counts only, no elements.
+  virtual void write_counts(const DrawCounts& counts) = 0;
+};
+
+class InMemorySink final : public SceneSink {
+ public:
+  std::span<Neuron> neurons(uint64_t count) override;
+  std::span<Connection> connections(uint64_t count) override;
+  void publish(std::span<const Segment> segments, const DrawCounts& counts, float max_contribution) override;
+  void write_counts(const DrawCounts& counts) override;
+
+  std::vector<Neuron> neuron_data;
+  std::vector<Connection> connection_data;
+  std::vector<Segment> segments;
+  DrawCounts counts;
+  float max_contribution = 0;
+  uint64_t generation = 0;  // incremented by publish()
+};
+
+}  // namespace nnxr::scene
