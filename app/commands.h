@@ -13,6 +13,8 @@ namespace nnxr::app {
 
 int inspect_command(Args& args);
 int run_command(Args& args);  // needs the runtime (NNXR_RUNTIME)
+int render_command(Args& args);  // needs the engine (NNXR_HAVE_ENGINE)
+int view_command(Args& args);    // needs the engine (NNXR_HAVE_ENGINE)
 
 // Loads MODEL (a path) or, when absent, the embedded default model. Warnings go to stderr
 // unless `quiet`.

@@ -45,6 +45,10 @@ int dispatch(const std::string& command, std::vector<std::string> words) {
   using namespace nnxr::app;
   Args args(command, std::move(words));
   if (command == "inspect") return inspect_command(args);
+#ifdef NNXR_HAVE_ENGINE
+  if (command == "render") return render_command(args);
+  if (command == "view") return view_command(args);
+#endif
   if (command == "view") {
     std::cerr << "nnxr: the renderer is not built yet in this version; showing `nnxr inspect` instead\n";
     Args inspect("inspect", {});
