@@ -1,0 +1,1 @@
+# Vulkan core: defines nnxr_engine.

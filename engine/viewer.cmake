@@ -1,0 +1,1 @@
+# Worker pipeline, interaction and the desktop window: adds sources to nnxr_engine.

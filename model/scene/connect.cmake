@@ -1,0 +1,1 @@
+target_sources(nnxr_scene PRIVATE connect.cpp)

@@ -1,0 +1,1 @@
+# Worker, interaction and desktop window tests.

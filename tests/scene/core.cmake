@@ -1,0 +1,1 @@
+# Layout, build, filter and trace tests.
