@@ -1,0 +1,191 @@
+// Grab, two-hand scale/rotate, thumbstick thresholds, selection and reset from scripted hands.
+#include "xr/gestures.h"
+
+#include <cmath>
+
+#include <glm/gtc/quaternion.hpp>
+#include <gtest/gtest.h>
+
+namespace nnxr::xr {
+namespace {
+
+constexpr double kDt = 1.0 / 90;
+
+HandState hand_at(glm::vec3 p, float squeeze = 0, glm::quat q = {1, 0, 0, 0}) {
+  HandState h;
+  h.tracked = true;
+  h.grip = {p, q};
+  h.aim = {p, q};
+  h.squeeze = squeeze;
+  return h;
+}
+
+void expect_near(glm::vec3 a, glm::vec3 b, float tol = 1e-4f) {
+  EXPECT_NEAR(a.x, b.x, tol);
+  EXPECT_NEAR(a.y, b.y, tol);
+  EXPECT_NEAR(a.z, b.z, tol);
+}
+
+TEST(Gestures, OneHandGrabFollowsHandInPositionAndRotation) {
+  Gestures g;
+  WorldTransform w;
+  w.translation = {0, 1, -2};
+  glm::vec3 local_point(0.5f, 0.2f, 0.1f);
+  std::array<HandState, 2> hands{hand_at({-0.3f, 1, -0.5f}), hand_at({0.3f, 1, -0.5f}, 1.0f)};
+  g.update(hands, kDt, w);
+  ASSERT_TRUE(g.grabbing(kRight));
+  glm::vec3 before_world = w.apply(local_point);
+  glm::vec3 before_in_hand = glm::inverse(hands[1].grip.orientation) * (before_world - hands[1].grip.position);
+
+  // Move and turn the hand 90° about Y: the point keeps its place relative to the hand.
+  hands[1].grip.position = {0.6f, 1.2f, -0.4f};
+  hands[1].grip.orientation = glm::angleAxis(glm::radians(90.0f), glm::vec3(0, 1, 0));
+  g.update(hands, kDt, w);
+  glm::vec3 after_world = w.apply(local_point);
+  glm::vec3 after_in_hand = glm::inverse(hands[1].grip.orientation) * (after_world - hands[1].grip.position);
+  expect_near(after_in_hand, before_in_hand);
+  EXPECT_FLOAT_EQ(w.scale, 1.0f);
+
+  // Release: the network stays where it was let go.
+  hands[1].squeeze = 0.1f;
+  WorldTransform held = w;
+  hands[1].grip.position += glm::vec3(1, 0, 0);
+  g.update(hands, kDt, w);
+  EXPECT_FALSE(g.grabbing(kRight));
+  expect_near(w.translation, held.translation);
+}
+
+TEST(Gestures, SqueezeHysteresis) {
+  Gestures g;
+  WorldTransform w;
+  std::array<HandState, 2> hands{hand_at({0, 1, 0}, 0.5f), hand_at({1, 1, 0})};
+  g.update(hands, kDt, w);
+  EXPECT_FALSE(g.grabbing(kLeft));  // 0.5 < press
+  hands[0].squeeze = 0.8f;
+  g.update(hands, kDt, w);
+  EXPECT_TRUE(g.grabbing(kLeft));
+  hands[0].squeeze = 0.5f;  // still above release
+  g.update(hands, kDt, w);
+  EXPECT_TRUE(g.grabbing(kLeft));
+  hands[0].tracked = false;  // tracking lost lets go
+  g.update(hands, kDt, w);
+  EXPECT_FALSE(g.grabbing(kLeft));
+}
+
+TEST(Gestures, TwoHandsScaleAboutTheirMidpoint) {
+  Gestures g;
+  WorldTransform w;
+  w.translation = {0, 1, -2};
+  std::array<HandState, 2> hands{hand_at({-0.2f, 1, -1}, 1), hand_at({0.2f, 1, -1}, 1)};
+  g.update(hands, kDt, w);
+  ASSERT_TRUE(g.two_handed());
+  glm::vec3 mid(0, 1, -1);
+  glm::vec3 local_mid = w.inverse_apply(mid);
+  // Hands twice as far apart, same midpoint: scale doubles, the midpoint stays fixed.
+  hands[0].grip.position = {-0.4f, 1, -1};
+  hands[1].grip.position = {0.4f, 1, -1};
+  g.update(hands, kDt, w);
+  EXPECT_NEAR(w.scale, 2.0f, 1e-5f);
+  expect_near(w.apply(local_mid), mid);
+  // The network's origin moved away from the midpoint by the factor.
+  expect_near(w.translation, mid + 2.0f * (glm::vec3(0, 1, -2) - mid));
+}
+
+TEST(Gestures, TwoHandsRotateAboutVerticalAndClampScale) {
+  Gestures g;
+  WorldTransform w;
+  std::array<HandState, 2> hands{hand_at({-0.5f, 1, 0}, 1), hand_at({0.5f, 1, 0}, 1)};
+  g.update(hands, kDt, w);
+  // Turn the hands' span from +X to -Z (a 90° turn about +Y), keeping length and midpoint.
+  hands[0].grip.position = {0, 1, 0.5f};
+  hands[1].grip.position = {0, 1, -0.5f};
+  g.update(hands, kDt, w);
+  expect_near(w.rotation * glm::vec3(1, 0, 0), glm::vec3(0, 0, -1));
+  expect_near(w.rotation * glm::vec3(0, 1, 0), glm::vec3(0, 1, 0));  // never tips over
+  // Bring the hands together: scale clamps at min_scale instead of collapsing to zero.
+  hands[0].grip.position = {0, 1, 0};
+  hands[1].grip.position = {0, 1, 0};
+  g.update(hands, kDt, w);
+  EXPECT_FLOAT_EQ(w.scale, GestureOptions{}.min_scale);
+}
+
+TEST(Gestures, ReleasingOneOfTwoHandsContinuesAsOneHandGrab) {
+  Gestures g;
+  WorldTransform w;
+  std::array<HandState, 2> hands{hand_at({-0.5f, 1, 0}, 1), hand_at({0.5f, 1, 0}, 1)};
+  g.update(hands, kDt, w);
+  hands[0].squeeze = 0;
+  g.update(hands, kDt, w);
+  EXPECT_FALSE(g.two_handed());
+  EXPECT_TRUE(g.grabbing(kRight));
+  glm::vec3 t = w.translation;
+  hands[1].grip.position += glm::vec3(0, 0.5f, 0);
+  g.update(hands, kDt, w);
+  expect_near(w.translation, t + glm::vec3(0, 0.5f, 0));
+}
+
+TEST(Gestures, ThumbstickStepsWithRepeatAndHaptics) {
+  Gestures g;
+  WorldTransform w;
+  std::array<HandState, 2> hands{hand_at({0, 1, 0}), hand_at({1, 1, 0})};
+  hands[1].thumbstick = {0, 0.9f};
+  GestureEvents e = g.update(hands, kDt, w);
+  EXPECT_EQ(e.neuron_steps, 1);
+  EXPECT_EQ(e.connection_steps, 0);
+  EXPECT_TRUE(e.haptic_tick[kRight]);
+  // Held: no step until repeat_seconds have passed, then one more.
+  int steps = 0;
+  for (int i = 0; i < 22; ++i) steps += g.update(hands, kDt, w).neuron_steps;  // 0.244 s
+  EXPECT_EQ(steps, 0);
+  steps = 0;
+  for (int i = 0; i < 2; ++i) steps += g.update(hands, kDt, w).neuron_steps;
+  EXPECT_EQ(steps, 1);
+  // Left on X lowers the connection threshold; inside the dead zone nothing happens.
+  hands[1].thumbstick = {-0.9f, 0.2f};
+  e = g.update(hands, kDt, w);
+  EXPECT_EQ(e.connection_steps, -1);
+  EXPECT_EQ(e.neuron_steps, 0);
+  hands[1].thumbstick = {0.3f, -0.3f};
+  e = g.update(hands, kDt, w);
+  EXPECT_EQ(e.connection_steps + e.neuron_steps, 0);
+  EXPECT_FALSE(e.haptic_tick[kRight]);
+}
+
+TEST(Gestures, TriggerSelectsAlongAimRayInNetworkSpace) {
+  Gestures g;
+  WorldTransform w;
+  w.translation = {1, 0, 0};
+  w.scale = 2;
+  std::array<HandState, 2> hands{hand_at({0, 1, 0}), hand_at({3, 1, 0})};
+  hands[1].trigger = 0.9f;
+  GestureEvents e = g.update(hands, kDt, w);
+  ASSERT_TRUE(e.select_ray.has_value());
+  EXPECT_EQ(*e.select_hand, kRight);
+  expect_near((*e.select_ray)[0], glm::vec3(1, 0.5f, 0));  // (3,1,0) → ((3-1)/2, 1/2, 0)
+  expect_near((*e.select_ray)[1], glm::vec3(0, 0, -1));
+  // Holding the trigger does not select again.
+  e = g.update(hands, kDt, w);
+  EXPECT_FALSE(e.select_ray.has_value());
+}
+
+TEST(Gestures, MenuResetsOncePerPress) {
+  Gestures g;
+  WorldTransform w;
+  std::array<HandState, 2> hands{hand_at({0, 1, 0}), hand_at({1, 1, 0})};
+  hands[0].menu = true;
+  EXPECT_TRUE(g.update(hands, kDt, w).reset);
+  EXPECT_FALSE(g.update(hands, kDt, w).reset);
+}
+
+TEST(WorldTransform, MatrixMatchesApply) {
+  WorldTransform w;
+  w.translation = {1, 2, 3};
+  w.rotation = glm::angleAxis(0.7f, glm::normalize(glm::vec3(1, 2, 3)));
+  w.scale = 1.5f;
+  glm::vec3 p(0.3f, -0.2f, 0.9f);
+  expect_near(glm::vec3(w.matrix() * glm::vec4(p, 1)), w.apply(p));
+  expect_near(w.inverse_apply(w.apply(p)), p);
+}
+
+}  // namespace
+}  // namespace nnxr::xr
