@@ -1,0 +1,48 @@
+// The bindings table: well-formed paths, every profile covers the actions its hardware has.
+#include "xr/bindings.h"
+
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace nnxr::xr {
+namespace {
+
+TEST(Bindings, ActionsAreUniqueAndIndexedById) {
+  std::set<std::string_view> names;
+  for (size_t i = 0; i < actions().size(); ++i) {
+    EXPECT_EQ(size_t(actions()[i].id), i);
+    EXPECT_TRUE(names.insert(actions()[i].name).second) << actions()[i].name;
+    for (char c : actions()[i].name) EXPECT_TRUE((c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9')) << actions()[i].name;
+  }
+}
+
+TEST(Bindings, EveryProfileBindsBothHandsAndThePoses) {
+  ASSERT_EQ(profiles().size(), 5u);
+  for (const ProfileDef& p : profiles()) {
+    EXPECT_TRUE(p.path.starts_with("/interaction_profiles/")) << p.path;
+    std::set<std::pair<int, std::string>> seen;
+    for (const BindingDef& b : p.bindings) {
+      std::string path(b.path);
+      bool left = path.starts_with("/user/hand/left/"), right = path.starts_with("/user/hand/right/");
+      EXPECT_TRUE(left || right) << path;
+      EXPECT_TRUE(seen.insert({int(b.action), left ? "left" : "right"}).second) << "duplicate for " << path;
+      // Type of the source matches the action type.
+      ActionType t = action(b.action).type;
+      bool source_fits = t == ActionType::Pose        ? path.ends_with("/pose")
+                         : t == ActionType::Vibration ? path.ends_with("/output/haptic")
+                         : t == ActionType::Vector2   ? path.ends_with("/thumbstick") || path.ends_with("/trackpad")
+                                                      : path.ends_with("/value") || path.ends_with("/click");
+      EXPECT_TRUE(source_fits) << path << " for " << action(b.action).name;
+    }
+    for (ActionId id : {ActionId::GripPose, ActionId::AimPose, ActionId::Haptic, ActionId::Select, ActionId::Menu})
+      for (const char* hand : {"left", "right"}) EXPECT_TRUE(seen.count({int(id), hand})) << p.path << " lacks " << action(id).name << " " << hand;
+    bool simple = p.path.ends_with("khr/simple_controller");
+    for (ActionId id : {ActionId::Grab, ActionId::Stick})
+      EXPECT_EQ(seen.count({int(id), "right"}) == 1, !simple) << p.path << " " << action(id).name;
+  }
+}
+
+}  // namespace
+}  // namespace nnxr::xr
