@@ -28,8 +28,31 @@ for p in "${packages[@]}"; do
   [[ $status == "install ok installed" ]] || missing+=("$p")
 done
 
+# onnxruntime-node, the reference the runtime's agreement tests (ctest -L ort) compare with.
+# Installed outside the repository; tools/ort-agree.py looks for it here (or in $NODE_PATH).
+install_ort() {
+  local version=1.30.0
+  local dir=${XDG_CACHE_HOME:-$HOME/.cache}/nnxr/ort
+  local pkg=$dir/node_modules/onnxruntime-node/package.json
+  if [[ -f $pkg ]] && grep -q "\"version\": \"$version\"" "$pkg"; then
+    echo "setup: onnxruntime-node $version is installed in $dir"
+    return
+  fi
+  if ! command -v npm >/dev/null; then
+    echo "setup: warning: npm not found; onnxruntime-node (for ctest -L ort) is not installed" >&2
+    return
+  fi
+  echo "setup: installing onnxruntime-node $version into $dir"
+  mkdir -p "$dir"
+  if ! (cd "$dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --ignore-scripts --no-audit --no-fund --silent \
+          "onnxruntime-node@$version" >/dev/null); then
+    echo "setup: warning: npm could not install onnxruntime-node; the ort tests will fail until it is" >&2
+  fi
+}
+
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#packages[@]} packages are installed"
+  install_ort
   exit 0
 fi
 
@@ -43,4 +66,5 @@ echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_ort
 echo "setup: done"

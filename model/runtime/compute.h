@@ -16,6 +16,11 @@ void gemm_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
 void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
                 float beta, float* C, int64_t ldc);
 
+// y[i] = 1 / (1 + exp(-x[i])) for n floats, four at a time (about 2 ulp); the reference computes
+// in double.
+void sigmoid_f32(const float* x, float* y, int64_t n);
+void sigmoid_naive(const float* x, float* y, int64_t n);
+
 // Batched broadcasting MatMul of float tensors with numpy semantics (1-D operands promoted).
 // Returns the output shape; `out` is resized. Throws std::invalid_argument on bad shapes.
 std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);

@@ -2,6 +2,8 @@
 // Softplus, Softsign, ThresholdedRelu, Mish, Gelu, Shrink, Clip.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <limits>
 #include <type_traits>
 
@@ -48,6 +50,27 @@ inline float exp_vec(float x) {
   return y * scale;
 }
 
+// exp_vec on four floats at once, the same operations in the same order (so the same results).
+using F4 = float __attribute__((vector_size(16)));
+using I4 = int32_t __attribute__((vector_size(16)));
+inline F4 exp_vec4(F4 x) {
+  x = x < -87.f ? F4{} - 87.f : (x > 88.f ? F4{} + 88.f : x);
+  const F4 n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
+  F4 r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  F4 p = F4{} + 1.9875691500E-4f;
+  p = p * r + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  const F4 y = p * r * r + r + 1.f;
+  const I4 bits = (__builtin_convertvector(n, I4) + 127) << 23;
+  F4 scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return y * scale;
+}
+
 template <class T>
 T sigmoid(T x) {
   if constexpr (std::is_same_v<T, float>) return 1.f / (1.f + exp_vec(-x));
@@ -59,6 +82,21 @@ T sigmoid(T x) {
 
 }  // namespace
 
+void sigmoid_f32(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    F4 v;
+    std::memcpy(&v, x + i, sizeof v);
+    const F4 out = 1.f / (1.f + exp_vec4(-v));
+    std::memcpy(y + i, &out, sizeof out);
+  }
+  for (; i < n; ++i) y[i] = sigmoid(x[i]);
+}
+
+void sigmoid_naive(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x[i]))));
+}
+
 void register_activation(Registry& r) {
   r.add("Relu", [](const KernelInit&) {
     return make_kernel([](KernelContext& ctx) {
@@ -68,7 +106,18 @@ void register_activation(Registry& r) {
       });
     });
   });
-  r.add("Sigmoid", act("", 0, nullptr, 0, [](auto x, auto, auto) { return sigmoid(x); }));
+  r.add("Sigmoid", [](const KernelInit& init) {
+    auto generic = act("", 0, nullptr, 0, [](auto x, auto, auto) { return sigmoid(x); })(init);
+    return make_kernel([generic = std::shared_ptr<Kernel>(std::move(generic))](KernelContext& ctx) {
+      const Value& x = ctx.in(0);
+      if (x.dtype() != DType::Float) return generic->run(ctx);
+      Value& y = ctx.out(0);
+      y.reset(DType::Float, x.dims());
+      const float* px = x.as<float>().data();
+      float* py = y.mutable_as<float>().data();
+      ctx.pool().parallel_for(x.elements(), 1 << 14, [&](int64_t b, int64_t e) { sigmoid_f32(px + b, py + b, e - b); });
+    });
+  });
   r.add("Tanh", act("", 0, nullptr, 0, [](auto x, auto, auto) { return std::tanh(x); }));
   r.add("LeakyRelu", act("alpha", 0.01f, nullptr, 0, [](auto x, auto a, auto) { return x >= 0 ? x : a * x; }));
   r.add("Elu", act("alpha", 1.0f, nullptr, 0, [](auto x, auto a, auto) { return x >= 0 ? x : a * (std::exp(x) - 1); }));

@@ -1,6 +1,7 @@
 // Conv (im2col + sgemm, direct depthwise, naive N-d reference) and ConvTranspose (sgemm +
 // col2im, naive reference).
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "model/runtime/compute.h"
@@ -29,15 +30,19 @@ G2 as2d(const ConvGeom& g) {
   throw std::invalid_argument("2-D kernel used with spatial rank " + std::to_string(g.spatial()));
 }
 
-void add_bias(const ConvGeom& g, const float* B, float* Y, ThreadPool& pool) {
-  if (!B) return;
+// Four floats as one value (GCC/Clang vector extension: one SSE register on x86-64).
+using F4 = float __attribute__((vector_size(16)));
+inline F4 load4(const float* p) {
+  F4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Y[n, m, :] = B[m].
+void fill_bias(const ConvGeom& g, const float* B, float* Y, ThreadPool& pool) {
   const int64_t P = product(g.out);
   pool.parallel_for(g.N * g.M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const float v = B[i % g.M];
-      float* y = Y + i * P;
-      for (int64_t p = 0; p < P; ++p) y[p] += v;
-    }
+    for (int64_t i = b; i < e; ++i) std::fill(Y + i * P, Y + (i + 1) * P, B[i % g.M]);
   });
 }
 
@@ -88,13 +93,17 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
   const bool pointwise = KK == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 && s.OH == s.H && s.OW == s.W;
   const int64_t block = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim)));
   std::vector<float> col(pointwise ? 0 : static_cast<size_t>(Kdim * block));
+  // The bias is written first and the products added to it (beta = 1): one pass over Y fewer
+  // than a separate bias pass after a gemm that zeroes Y.
+  const float beta = B ? 1.f : 0.f;
+  if (B) fill_bias(g, B, Y, pool);
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t grp = 0; grp < g.group; ++grp) {
       const float* x = X + (n * g.C + grp * Cg) * HW;
       float* y = Y + (n * g.M + grp * Mg) * P;
       const float* w = W + grp * Mg * Kdim;
       if (pointwise) {
-        gemm_blas(false, false, Mg, P, Cg, 1.f, w, Kdim, x, HW, 0.f, y, P);
+        gemm_blas(false, false, Mg, P, Cg, 1.f, w, Kdim, x, HW, beta, y, P);
         continue;
       }
       for (int64_t p0 = 0; p0 < P; p0 += block) {
@@ -115,39 +124,82 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
             }
           }
         });
-        gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, col.data(), pb, 0.f, y + p0, P);
+        gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, col.data(), pb, beta, y + p0, P);
       }
     }
-  add_bias(g, B, Y, pool);
 }
 
+// Each plane is first copied into a zero-padded buffer whose columns are split by phase modulo the
+// stride, so that every kernel tap reads a contiguous run; outputs are accumulated in blocks of
+// 16 across all taps (one store per output).
 void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
   const G2 s = as2d(g);
   const int64_t HW = s.H * s.W, P = s.OH * s.OW, KK = s.kh * s.kw;
+  if (P == 0) return;
+  const int64_t Hp = (s.OH - 1) * s.sh + (s.kh - 1) * s.dh + 1;  // padded rows that are read
+  const int64_t Wp = (s.OW - 1) * s.sw + (s.kw - 1) * s.dw + 1;  // padded columns that are read
+  const int64_t Wq = (Wp + s.sw - 1) / s.sw;                     // columns per phase
+  // Tap t reads row (oh * sh + ki * dh), phase (kj * dw) % sw, from column ow + (kj * dw) / sw.
+  std::vector<int64_t> tap_row(static_cast<size_t>(KK)), tap_col(static_cast<size_t>(KK));
+  for (int64_t ki = 0; ki < s.kh; ++ki)
+    for (int64_t kj = 0; kj < s.kw; ++kj) {
+      const int64_t t = ki * s.kw + kj, c = kj * s.dw;
+      tap_row[static_cast<size_t>(t)] = ki * s.dh * s.sw * Wq + (c % s.sw) * Wq;
+      tap_col[static_cast<size_t>(t)] = c / s.sw;
+    }
   pool.parallel_for(g.N * g.C, 1, [&](int64_t b, int64_t e) {
+    constexpr int64_t kBlock = 16;
+    std::vector<float> buf(static_cast<size_t>(Hp * s.sw * Wq + kBlock));  // + slack for a last partial block
+    std::vector<int64_t> off(static_cast<size_t>(KK));
     for (int64_t plane = b; plane < e; ++plane) {
       const int64_t c = plane % g.C;
       const float* x = X + plane * HW;
       const float* w = W + c * KK;
       float* y = Y + plane * P;
       const float bias = B ? B[c] : 0.f;
+      for (int64_t r = 0; r < Hp; ++r) {
+        const int64_t ih = r - s.ph;
+        for (int64_t f = 0; f < s.sw; ++f) {
+          float* dst = buf.data() + (r * s.sw + f) * Wq;
+          if (ih < 0 || ih >= s.H) {
+            std::fill(dst, dst + Wq, 0.f);
+            continue;
+          }
+          // Columns j with 0 <= j * sw + f - pw < W come from the input row; the rest are padding.
+          const float* xr = x + ih * s.W + f - s.pw;
+          const int64_t lo = std::min(Wq, s.pw > f ? (s.pw - f + s.sw - 1) / s.sw : 0);
+          const int64_t hi = std::max(lo, std::min(Wq, (s.W + s.pw - f + s.sw - 1) / s.sw));
+          std::fill(dst, dst + lo, 0.f);
+          if (s.sw == 1) std::memcpy(dst + lo, xr + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+          else
+            for (int64_t j = lo; j < hi; ++j) dst[j] = xr[j * s.sw];
+          std::fill(dst + hi, dst + Wq, 0.f);
+        }
+      }
       for (int64_t oh = 0; oh < s.OH; ++oh) {
+        const float* row = buf.data() + oh * s.sh * s.sw * Wq;
+        for (int64_t t = 0; t < KK; ++t) off[static_cast<size_t>(t)] = tap_row[static_cast<size_t>(t)] + tap_col[static_cast<size_t>(t)];
         float* yr = y + oh * s.OW;
-        for (int64_t ow = 0; ow < s.OW; ++ow) yr[ow] = bias;
-        for (int64_t ki = 0; ki < s.kh; ++ki) {
-          const int64_t ih = oh * s.sh - s.ph + ki * s.dh;
-          if (ih < 0 || ih >= s.H) continue;
-          const float* xr = x + ih * s.W;
-          for (int64_t kj = 0; kj < s.kw; ++kj) {
-            const float wv = w[ki * s.kw + kj];
-            const int64_t off = kj * s.dw - s.pw;
-            // ow range with 0 <= ow*sw + off < W
-            int64_t lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
-            int64_t hi = s.W - off <= 0 ? 0 : std::min<int64_t>(s.OW, (s.W - off + s.sw - 1) / s.sw);
-            if (s.sw == 1)
-              for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow + off];
-            else
-              for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * s.sw + off];
+        for (int64_t ow0 = 0; ow0 < s.OW; ow0 += kBlock) {
+          F4 a0 = F4{} + bias, a1 = a0, a2 = a0, a3 = a0;  // the block's accumulators stay in registers
+          for (int64_t t = 0; t < KK; ++t) {
+            const float* src = row + off[static_cast<size_t>(t)] + ow0;
+            const float wv = w[t];
+            a0 += wv * load4(src);
+            a1 += wv * load4(src + 4);
+            a2 += wv * load4(src + 8);
+            a3 += wv * load4(src + 12);
+          }
+          // A last partial block read past its row (into the next row or the slack); only the
+          // outputs that exist are stored.
+          if (s.OW - ow0 >= kBlock) {
+            std::memcpy(yr + ow0, &a0, sizeof a0);
+            std::memcpy(yr + ow0 + 4, &a1, sizeof a1);
+            std::memcpy(yr + ow0 + 8, &a2, sizeof a2);
+            std::memcpy(yr + ow0 + 12, &a3, sizeof a3);
+          } else {
+            const F4 acc[4] = {a0, a1, a2, a3};
+            std::memcpy(yr + ow0, acc, static_cast<size_t>(s.OW - ow0) * sizeof(float));
           }
         }
       }

@@ -93,6 +93,43 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
       const int64_t kh = two ? g.k[0] : 1, kw = g.k.back(), sh = two ? g.stride[0] : 1, sw = g.stride.back();
       const int64_t dh = two ? g.dil[0] : 1, dw = g.dil.back(), ph = two ? g.pb[0] : 0, pw = g.pb.back();
       const int64_t peh = two ? g.pe[0] : 0, pew = g.pe.back();
+      if (kind == PoolKind::Max) {
+        // Max is separable: the max over each row's windows first, then over the rows of each
+        // window (kh + kw comparisons per output instead of kh x kw). NaN wins, as below.
+        ctx.pool().parallel_for(planes, 1, [&](int64_t b, int64_t e) {
+          std::vector<float> rows(static_cast<size_t>(H * OW));
+          for (int64_t plane = b; plane < e; ++plane) {
+            const float* xp = px + plane * IS;
+            float* yp = py + plane * P;
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              const int64_t w0 = ow * sw - pw;
+              const int64_t j0 = w0 >= 0 ? 0 : (-w0 + dw - 1) / dw;
+              const int64_t j1 = std::min(kw, W - w0 <= 0 ? 0 : (W - w0 + dw - 1) / dw);
+              for (int64_t r = 0; r < H; ++r) {
+                const float* row = xp + r * W + w0;
+                float m = -std::numeric_limits<float>::infinity();
+                for (int64_t j = j0; j < j1; ++j) {
+                  const float v = row[j * dw];
+                  m = (v > m || std::isnan(v)) ? v : m;
+                }
+                rows[static_cast<size_t>(r * OW + ow)] = m;
+              }
+            }
+            for (int64_t oh = 0; oh < OH; ++oh) {
+              const int64_t h0 = oh * sh - ph;
+              const int64_t i0 = h0 >= 0 ? 0 : (-h0 + dh - 1) / dh;
+              const int64_t i1 = std::min(kh, H - h0 <= 0 ? 0 : (H - h0 + dh - 1) / dh);
+              float* yr = yp + oh * OW;
+              std::fill(yr, yr + OW, -std::numeric_limits<float>::infinity());
+              for (int64_t i = i0; i < i1; ++i) {
+                const float* src = rows.data() + (h0 + i * dh) * OW;
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = (src[ow] > yr[ow] || std::isnan(src[ow])) ? src[ow] : yr[ow];
+              }
+            }
+          }
+        });
+        return;
+      }
       ctx.pool().parallel_for(planes, 1, [&](int64_t b, int64_t e) {
         for (int64_t plane = b; plane < e; ++plane) {
           const float* xp = px + plane * IS;

@@ -180,3 +180,53 @@ TEST(RuntimeKernels, HalfConversionRoundTrips) {
   EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::nanf("")))));
   EXPECT_EQ(float_to_half(1.f), 0x3c00);
 }
+
+// Planes wider than the depthwise kernel's 16-output blocks, with the strides and pads of
+// MobileNet-style layers.
+TEST(RuntimeKernels, ConvDepthwiseLargePlanesMatchNaive) {
+  std::mt19937 rng(11);
+  ThreadPool pool(2);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int iter = 0; iter < 24; ++iter) {
+    ConvGeom g;
+    g.N = 1;
+    g.C = g.M = g.group = r(2, 5);
+    const int k = iter % 3 == 0 ? 5 : 3;
+    for (int d = 0; d < 2; ++d) {
+      g.kernel.push_back(k);
+      g.stride.push_back(r(1, 2));
+      g.dilation.push_back(iter % 5 == 0 ? 2 : 1);
+      g.pad_begin.push_back(r(0, k / 2 + 1));
+      g.pad_end.push_back(r(0, k / 2));
+      g.in.push_back(r(17, 70));
+      g.out.push_back(conv_out_dim(g.in.back(), k, g.stride.back(), g.dilation.back(), g.pad_begin.back() + g.pad_end.back()));
+    }
+    const auto x = test::random_floats(static_cast<size_t>(g.C * product(g.in)), 500 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * product(g.kernel)), 600 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 700 + iter);
+    const size_t n = static_cast<size_t>(g.M * product(g.out));
+    std::vector<float> ref(n), opt(n, 123.f);
+    conv_naive(g, x.data(), w.data(), iter % 2 ? b.data() : nullptr, ref.data());
+    conv_depthwise(g, x.data(), w.data(), iter % 2 ? b.data() : nullptr, opt.data(), pool);
+    expect_close(opt, ref, product(g.kernel), "depthwise " + geom_str(g));
+  }
+}
+
+TEST(RuntimeKernels, SigmoidMatchesNaive) {
+  std::mt19937 rng(13);
+  for (int64_t n : {0, 1, 3, 4, 7, 64, 1001}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    std::uniform_real_distribution<float> d(-30.f, 30.f);
+    for (auto& v : x) v = d(rng);
+    if (n > 4) {  // the ends of the range, where exp is clamped
+      x[0] = -100.f;
+      x[1] = 100.f;
+      x[2] = 0.f;
+    }
+    std::vector<float> ref(x.size()), opt(x.size(), 123.f);
+    sigmoid_naive(x.data(), ref.data(), n);
+    sigmoid_f32(x.data(), opt.data(), n);
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_NEAR(opt[i], ref[i], 4e-7 * std::fabs(ref[i]) + 1e-37) << "x=" << x[i] << " n=" << n;
+  }
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Side-by-side latency and memory of `nnxr run` and onnxruntime on the shared models.
+
+Usage: bench/compare-ort.py [--nnxr BIN] [--runs N] [--threads 1,2] [--ort-runner JS] [MODEL...]
+
+For each model and thread count, in the same invocation: `nnxr run --random 42 --repeat N` and
+ort-run.js (--seed 42, 3 warm-ups, N timed runs, graph optimizations "all"), each under
+/usr/bin/time -v. Prints one markdown table per thread count: median and min latency in ms, the
+ratio of the medians (nnxr / onnxruntime), and the peak resident memory (max RSS) of each process.
+nnxr keeps every activation of the model; onnxruntime keeps only the outputs. onnxruntime's RSS
+includes the Node.js runtime (about 50 MB). Models default to every .onnx in the shared folder
+and its arch/ sub-folder. onnxruntime-node is found as in tools/ort-agree.py.
+"""
+import argparse
+import atexit
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+DIMS = {"face_detection_yunet.onnx": ["height=320", "width=320"]}
+
+
+def node_path():
+    if os.environ.get("NODE_PATH"):
+        return os.environ["NODE_PATH"]
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "nnxr", "ort", "node_modules")
+
+
+def timed(cmd, env=None):
+    """(stdout, max RSS in MB) of cmd run under /usr/bin/time -v; raises on failure."""
+    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])}...: exit {p.returncode}: {p.stderr.strip().splitlines()[-3:]}")
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    return p.stdout, (int(rss.group(1)) / 1024 if rss else float("nan"))
+
+
+def fp16_feeds(model, runner, env, dims):
+    """--input options for float16 graph inputs (nnxr --random makes float32/integer ones only):
+    the same seeded values, saved by ort-run.js into a temporary folder."""
+    import onnx
+    m = onnx.load(model, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    names = [i.name for i in m.graph.input if i.name not in inits and i.type.tensor_type.elem_type == onnx.TensorProto.FLOAT16]
+    if not names:
+        return []
+    folder = tempfile.mkdtemp(prefix="nnxr-bench-inputs-")
+    atexit.register(shutil.rmtree, folder, True)
+    subprocess.run(["node", runner, model, "--seed", "42", "--warmup", "0", "--runs", "1", "--save-inputs", folder, "--quiet"] + dims,
+                   env=env, check=True, stdout=subprocess.DEVNULL)
+    out = []
+    for n in names:
+        out += ["--input", f"{n}={os.path.join(folder, re.sub(r'[^A-Za-z0-9._-]', '_', n) + '.npy')}"]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--nnxr", default=os.path.join(ROOT, "build", "app", "nnxr"))
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--ort-runner", default=os.path.join(SHARED, "tools", "ort-run.js"))
+    args = ap.parse_args()
+    models = args.models
+    if not models:
+        for d in (os.path.join(SHARED, "models"), os.path.join(SHARED, "models", "arch")):
+            if os.path.isdir(d):
+                models += sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".onnx"))
+    if not models:
+        print("compare-ort: no models (the shared folder is absent)")
+        return 0
+    for need, what in ((args.nnxr, "nnxr binary"), (args.ort_runner, "ort-run.js"),
+                       (os.path.join(node_path(), "onnxruntime-node"), "onnxruntime-node (run tools/setup.sh)")):
+        if not os.path.exists(need):
+            print(f"compare-ort: {need}: {what} not found", file=sys.stderr)
+            return 2
+    env = dict(os.environ, NODE_PATH=node_path())
+    for t in [int(x) for x in args.threads.split(",")]:
+        print(f"\n### {t} thread{'s' if t > 1 else ''}, {args.runs} runs\n")
+        print("| model | nnxr median ms | nnxr min ms | ORT median ms | ORT min ms | ratio (median) | nnxr max RSS MB | ORT max RSS MB |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for model in models:
+            base = os.path.basename(model)
+            dims = []
+            for d in DIMS.get(base, []):
+                dims += ["--dim", d]
+            try:
+                feeds = fp16_feeds(model, args.ort_runner, env, dims)
+                out, n_rss = timed([args.nnxr, "run", model, "--random", "42", "--threads", str(t), "--repeat", str(args.runs), "--json"]
+                                   + dims + feeds)
+                r = json.loads(out)
+                n_med, n_min = r["median_ms"], r["min_ms"]
+                out, o_rss = timed(["node", args.ort_runner, model, "--seed", "42", "--threads", str(t), "--warmup", "3",
+                                    "--runs", str(args.runs), "--json", "--quiet"] + dims, env=env)
+                o = json.loads(out.strip().splitlines()[-1])
+                o_med, o_min = o["medianMs"], o["minMs"]
+                print(f"| {base} | {n_med:.2f} | {n_min:.2f} | {o_med:.2f} | {o_min:.2f} | {n_med / o_med:.2f} | {n_rss:.0f} | {o_rss:.0f} |")
+            except (RuntimeError, KeyError, ValueError) as e:
+                print(f"| {base} | failed: {str(e)[:120]} | | | | | | |")
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
