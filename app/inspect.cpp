@@ -1,13 +1,23 @@
 // `nnxr inspect [MODEL] [--json] [--dim NAME=VALUE]...`: what a model is made of.
+// `nnxr inspect [MODEL] --scene [--input FILE]... [--random SEED] [--budget N] [--top-k K]
+//               [--threads N] [--json]`: runs the model and reports the scene built from it.
 #include <algorithm>
+#include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "app/commands.h"
 #include "app/json.h"
 #include "model/ops.h"
+#ifdef NNXR_HAVE_RUNTIME
+#include "app/inputs.h"
+#include "assets/assets.h"
+#include "model/runtime/runtime.h"
+#include "model/scene/scene.h"
+#endif
 
 namespace nnxr::app {
 namespace {
@@ -171,13 +181,145 @@ void print_json(const Graph& g, const Summary& s) {
   j.end_object();
 }
 
+
+#ifdef NNXR_HAVE_RUNTIME
+// ---- --scene ------------------------------------------------------------------------------------
+
+std::string op_of(const Graph& g, model::TensorId id) {
+  const Tensor& t = g.tensors[id];
+  if (t.producer == model::kNone) return kind_name(t.kind);
+  return g.nodes[t.producer].op_type;
+}
+
+int inspect_scene(Args& args, bool json, model::LoadOptions options) {
+  auto specs = parse_input_specs(args);
+  const ImageOptions image = parse_image_options(args);
+  std::optional<uint32_t> seed;
+  if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = static_cast<uint32_t>(*s);
+  const auto budget = static_cast<uint64_t>(args.int_option("--budget", 0, int64_t{1} << 40).value_or(20'000'000));
+  const int top_k = static_cast<int>(args.int_option("--top-k", 1, 16).value_or(8));
+  int threads = static_cast<int>(args.int_option("--threads", 0, 256).value_or(1));
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto pos = args.positionals();
+  args.finish();
+  if (pos.size() > 1) throw UsageError("inspect takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
+  const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
+  if (!model_path && specs.empty() && !seed)  // the default model runs on a sample digit
+    specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
+  if (!seed) seed = 0;  // inputs without a file: seeded random values, reproducibly
+
+  using Clock = std::chrono::steady_clock;
+  const auto t_load = Clock::now();
+  model::Graph graph = load_model_arg(model_path, options, /*quiet=*/true);
+  std::vector<std::string> names;
+  for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
+  InputSet inputs(std::move(specs), names);
+  const size_t shapes_before = options.input_shapes.size();
+  inputs.add_shapes(options);
+  if (options.input_shapes.size() != shapes_before) graph = load_model_arg(model_path, options, /*quiet=*/true);
+  print_warnings(graph);
+  const auto feeds = inputs.resolve(graph, seed, image, /*quiet=*/true);
+  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_load).count();
+
+  auto plan = runtime::Plan::build(std::move(graph));
+  runtime::Session session(plan, {.threads = threads});
+  for (const auto& [name, t] : feeds) session.set_input(name, t.dtype, t.shape, t.bytes);
+  runtime::RunStats run;
+  try {
+    run = session.run();
+  } catch (const runtime::RuntimeError& e) {  // show what was computed
+    std::cerr << "warning: " << e.what() << "; the scene shows the tensors computed\n";
+  }
+  const Graph& g = plan->graph();
+
+  const scene::Layout layout = scene::Layout::build(g, {});
+  scene::InMemorySink sink;
+  const scene::Activations values = scene::activations_of(session);
+  const scene::Scene sc = scene::Scene::build(g, layout, values, {.top_k = top_k, .budget = budget, .threads = threads}, sink);
+  const scene::BuildStats& st = sc.stats();
+  for (const std::string& w : st.warnings) std::cerr << "warning: " << g.source << ": " << w << '\n';
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  constexpr uint64_t kNeuronBytes = sizeof(scene::Neuron), kConnectionBytes = sizeof(scene::Connection);
+
+  if (json) {
+    JsonWriter j(std::cout);
+    j.begin_object().field("model", g.source).field("top_k", top_k).field("budget", budget).field("threads", threads);
+    j.field("load_ms", load_ms).field("inference_ms", run.milliseconds);
+    j.key("stage_ms").begin_object().field("layout", st.layout_ms).field("scoring", st.scoring_ms).field("sorting", st.sorting_ms);
+    j.field("writing", st.writing_ms).field("build", st.total_ms).end_object();
+    j.field("neurons", st.neurons).field("neurons_total", st.neurons_total);
+    j.field("connections", st.connections).field("connection_candidates", st.connection_candidates);
+    j.field("resident_bytes", st.bytes).field("bytes_per_neuron", kNeuronBytes).field("bytes_per_connection", kConnectionBytes);
+    j.field("cpu_bytes", st.cpu_bytes).field("max_contribution", static_cast<double>(sc.max_contribution()));
+    j.key("bounds").begin_object().key("min").begin_array();
+    for (float v : lo) j.value(static_cast<double>(v));
+    j.end_array().key("max").begin_array();
+    for (float v : hi) j.value(static_cast<double>(v));
+    j.end_array().end_object();
+    j.key("ops_without_connector").begin_array();
+    for (const auto& [op, n] : st.unconnected_ops) j.begin_object().field("op", op).field("tensors", n).end_object();
+    j.end_array();
+    j.key("warnings").begin_array();
+    for (const auto& w : st.warnings) j.value(w);
+    j.end_array();
+    j.key("tensors").begin_array();
+    for (const scene::Segment& s : sc.segments()) {
+      const Tensor& t = g.tensors[s.tensor];
+      j.begin_object().field("name", t.name).field("op", op_of(g, s.tensor)).field("layer", s.layer).key("shape");
+      write_shape(j, t);
+      j.field("neurons", static_cast<uint64_t>(s.neuron_count)).field("neurons_total", s.neuron_total);
+      j.field("candidates", s.connection_candidates).field("connections", static_cast<uint64_t>(s.connection_count));
+      j.field("value_min", static_cast<double>(s.value_min)).field("value_max", static_cast<double>(s.value_max));
+      j.end_object();
+    }
+    j.end_array().end_object();
+    return 0;
+  }
+
+  auto& out = std::cout;
+  out << "scene of " << g.source << " (top-" << top_k << ", budget " << grouped(static_cast<int64_t>(budget)) << ", "
+      << threads << (threads == 1 ? " thread" : " threads") << ")\n";
+  out << std::left << std::setw(40) << "tensor" << std::setw(20) << "op" << std::right << std::setw(13) << "neurons"
+      << std::setw(16) << "candidates" << std::setw(13) << "connections" << '\n';
+  for (const scene::Segment& s : sc.segments()) {
+    const Tensor& t = g.tensors[s.tensor];
+    std::string name = t.name.size() > 38 ? t.name.substr(0, 35) + "..." : t.name;
+    out << std::left << std::setw(40) << name << std::setw(20) << op_of(g, s.tensor) << std::right << std::setw(13)
+        << grouped(s.neuron_count) << std::setw(16) << grouped(s.connection_candidates) << std::setw(13)
+        << grouped(s.connection_count) << '\n';
+  }
+  out << std::fixed << std::setprecision(2);
+  out << "total       " << grouped(static_cast<int64_t>(st.neurons)) << " of " << grouped(static_cast<int64_t>(st.neurons_total))
+      << " neurons, " << grouped(static_cast<int64_t>(st.connections)) << " connections kept of "
+      << grouped(static_cast<int64_t>(st.connection_candidates)) << " candidates\n";
+  out << "resident    " << grouped(static_cast<int64_t>(st.bytes)) << " bytes (" << kNeuronBytes << " per neuron, "
+      << kConnectionBytes << " per connection); CPU side " << grouped(static_cast<int64_t>(st.cpu_bytes)) << " bytes\n";
+  out << "bounds      x " << lo[0] << ".." << hi[0] << " m, y " << lo[1] << ".." << hi[1] << " m, z " << lo[2] << ".." << hi[2]
+      << " m\n";
+  out << "times       load " << load_ms << " ms, inference " << run.milliseconds << " ms, layout " << st.layout_ms
+      << " ms, scoring " << st.scoring_ms << " ms, sorting " << st.sorting_ms << " ms, writing " << st.writing_ms
+      << " ms (build " << st.total_ms << " ms)\n";
+  if (!st.unconnected_ops.empty()) {
+    std::string list;
+    for (const auto& [op, n] : st.unconnected_ops) list += (list.empty() ? "" : ", ") + op + "×" + std::to_string(n);
+    out << "no connector " << list << '\n';
+  }
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int inspect_command(Args& args) {
   const bool json = args.flag("--json");
-  if (args.flag("--scene")) throw UsageError("--scene: the scene (layout and connections) is not built yet in this version");
+  const bool scene = args.flag("--scene");
   model::LoadOptions options;
   parse_dims(args, options);
+#ifdef NNXR_HAVE_RUNTIME
+  if (scene) return inspect_scene(args, json, std::move(options));
+#else
+  if (scene) throw UsageError("--scene needs the runtime, which this build leaves out");
+#endif
   auto pos = args.positionals();
   args.finish();
   if (pos.size() > 1) throw UsageError("inspect takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -19,11 +20,16 @@ namespace nnxr::scene {
 
 // The values around one node after a run. inputs[i] / outputs[i] follow Node::inputs / outputs;
 // an omitted optional tensor, a non-float tensor or one not computed has empty data.
+// int_inputs (optional, may be left empty): the contents of int64 inputs, indexed like inputs.
+// Connectors that need indices, pads or slice bounds read constant tensors from the graph first,
+// then int_inputs; without either they offer nothing (Slice, Pad) or recover the index by value
+// (Gather*, Trilu, Where).
 struct NodeValues {
   const model::Graph& graph;
   const model::Node& node;
   std::vector<TensorValue> inputs;
   std::vector<TensorValue> outputs;
+  std::vector<std::span<const int64_t>> int_inputs = {};
 };
 
 // Keeps, for each output element in [begin, end), the k candidates with the highest score.
@@ -47,9 +53,24 @@ class TopK {
   // Counts candidates enumerated in bulk by a connector that skipped offering hopeless ones.
   void count(uint64_t n) { candidates_ += n; }
 
-  // Offers one candidate of output element `out` (begin <= out < end).
+  // Offers one candidate of output element `out` (begin <= out < end). A NaN score is counted
+  // but never kept.
   void offer(int64_t out, uint32_t input, int64_t src, float score, float contribution) {
     ++candidates_;
+    if (!(score >= 0)) return;
+    insert(out, input, src, score, contribution);
+  }
+
+  // The score a candidate of `out` must exceed to be kept: the weakest kept score once k are
+  // kept, -1 before. Connectors that enumerate in bulk compare against it, call insert() for the
+  // few that pass and count() for all.
+  float threshold(int64_t out) const {
+    const size_t row = size_t(out - begin_);
+    return size_[row] == k_ ? entries_[row * size_t(k_) + size_t(k_) - 1].score : -1.f;
+  }
+
+  // offer() without counting the candidate; the caller counts it with count().
+  void insert(int64_t out, uint32_t input, int64_t src, float score, float contribution) {
     const size_t row = size_t(out - begin_);
     Entry* e = &entries_[row * size_t(k_)];
     uint8_t& n = size_[row];
@@ -86,5 +107,11 @@ using ConnectFn = void (*)(const NodeValues& values, uint32_t output, TopK& top)
 // The connector for an op, or nullptr when the op has no connection semantics (its outputs then
 // have no incoming connections; `nnxr inspect --scene` lists such ops).
 ConnectFn find_connector(std::string_view domain, std::string_view op_type);
+
+// Ops of the "" domain that have a kernel but deliberately no connector, because no output
+// element stems from particular input elements (Shape, Range, ...) or because no output is ever
+// float32 (comparisons, logic). Every op runtime::supported_ops() lists is either here or has a
+// connector (tests check it).
+std::span<const std::string_view> ops_without_connector();
 
 }  // namespace nnxr::scene

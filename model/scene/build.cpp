@@ -1,0 +1,455 @@
+// Scene::build(): rank neurons, score candidate connections through the connectors, fit the
+// budget, sort each segment and write it into the sink.
+//
+// Budget policy (elements = neurons + connections <= SceneOptions::budget):
+//   1. Neurons first. Connections can need at most top_k per neuron of a tensor whose op has a
+//      connector (C_max). Neurons get min(all, max(budget/2, budget - C_max)): every neuron when
+//      the budget allows, and never less than half of the budget while connections compete.
+//   2. When neurons must be cut, every tensor keeps the same fraction of its neurons, its strongest
+//      by |activation| (per tensor, because activation scales differ by orders of magnitude
+//      between layers; largest remainders settle the rounding).
+//   3. A kept connection needs both its neurons resident; the others are dropped before counting.
+//      The remaining budget goes to connections the same way: each tensor keeps the same fraction
+//      of its candidates-after-top-K, its strongest by |contribution|.
+// Cost: neurons and connections are ordered by stable LSD radix sorts (O(n) per segment, segments
+// in parallel); the budget cut is a prefix of those orders, so nothing is O(total log total).
+// Transient memory: 8 bytes per connection kept by top-K with both ends resident (before the
+// connection budget) and 1 byte per scored output, plus one TopK buffer per thread (chunk · k ·
+// 24 bytes).
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "model/scene/build.h"
+#include "model/scene/parallel.h"
+#include "model/scene/radix.h"
+#include "model/scene/scene_impl.h"
+
+namespace nnxr::scene {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+constexpr int64_t kChunk = 8192;  // output elements per scoring task
+
+// A kept connection before encoding: global source neuron and contribution. Its destination is
+// implicit: TaskResult::counts says how many of a task's entries belong to each output element.
+struct Pending {
+  uint32_t src;
+  float contribution;
+};
+
+struct Task {
+  size_t segment;
+  int64_t begin, end;
+};
+
+struct TaskResult {
+  std::vector<Pending> kept;     // in output element order
+  std::vector<uint8_t> counts;   // by output element of the task: its entries in kept
+  uint64_t candidates = 0;
+  float max_abs = 0;  // max |contribution| of kept
+};
+
+// Splits `budget` over `counts` in proportion, each share <= its count, the sum == min(budget,
+// total); largest fractional remainders (then lower index) get the units left by rounding down.
+std::vector<uint64_t> apportion(const std::vector<uint64_t>& counts, uint64_t budget) {
+  const uint64_t total = std::accumulate(counts.begin(), counts.end(), uint64_t{0});
+  if (total <= budget) return counts;
+  std::vector<uint64_t> share(counts.size());
+  std::vector<std::pair<double, size_t>> rest;
+  uint64_t given = 0;
+  const long double ratio = static_cast<long double>(budget) / static_cast<long double>(total);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const long double exact = static_cast<long double>(counts[i]) * ratio;
+    share[i] = std::min<uint64_t>(counts[i], uint64_t(std::floor(exact)));
+    given += share[i];
+    rest.push_back({double(exact - static_cast<long double>(share[i])), i});
+  }
+  std::stable_sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t j = 0; given < budget && j < rest.size(); ++j)
+    if (share[rest[j].second] < counts[rest[j].second]) ++share[rest[j].second], ++given;
+  for (size_t i = counts.size(); given > budget && i-- > 0;)  // rounding overshoot (never in practice)
+    while (given > budget && share[i] > 0) --share[i], --given;
+  return share;
+}
+
+// Segment indices, largest work first, for balanced parallel loops.
+std::vector<size_t> by_size(const std::vector<uint64_t>& sizes) {
+  std::vector<size_t> idx(sizes.size());
+  std::iota(idx.begin(), idx.end(), size_t{0});
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  return idx;
+}
+
+}  // namespace
+
+Scene Scene::build(const model::Graph& graph, const Layout& layout, const Activations& values, const SceneOptions& options,
+                   SceneSink& sink) {
+  return SceneBuilder::build(graph, layout, values, options, sink, &find_connector);
+}
+
+Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const Activations& values,
+                          const SceneOptions& options, SceneSink& sink, ConnectorLookup lookup) {
+  const auto start = Clock::now();
+  Scene scene;
+  Scene::Impl& im = *scene.impl_;
+  BuildStats& st = im.stats;
+  st.layout_ms = layout.build_ms();
+  const int k = std::clamp(options.top_k, 1, 16);
+  const int threads = std::clamp(options.threads, 1, 256);
+  auto progress = [&](float p) {
+    if (options.progress) options.progress(std::clamp(p, 0.f, 1.f));
+  };
+  progress(0);
+
+  // ---- segments: one per laid-out tensor with values ------------------------------------------
+  im.segment_of.assign(graph.tensors.size(), -1);
+  for (const Block& b : layout.blocks()) {
+    if (b.tensor >= graph.tensors.size() || b.tensor >= values.size()) continue;
+    const model::Tensor& t = graph.tensors[b.tensor];
+    const TensorValue& v = values[b.tensor];
+    if (v.data.empty()) continue;
+    const auto n = int64_t(v.data.size());
+    const auto laid = t.elements();
+    if (!laid || *laid != n) {
+      st.warnings.push_back("tensor '" + t.name + "': " + std::to_string(n) + " values do not match its laid-out shape " +
+                            model::shape_string(t.shape) + "; not shown");
+      continue;
+    }
+    if (uint64_t(n) > std::numeric_limits<uint32_t>::max()) {
+      st.warnings.push_back("tensor '" + t.name + "': " + std::to_string(n) + " elements are too many to index; not shown");
+      continue;
+    }
+    Segment s;
+    s.tensor = b.tensor;
+    s.layer = b.layer;
+    s.neuron_total = n;
+    if (n > int64_t(kMaxSegmentNeurons))
+      st.warnings.push_back("tensor '" + t.name + "': " + std::to_string(n) + " neurons, only the strongest " +
+                            std::to_string(kMaxSegmentNeurons) + " can be shown");
+    SegmentData d;
+    d.tensor_name = t.name;
+    if (t.producer != model::kNone && t.producer < graph.nodes.size()) {
+      d.node_name = graph.nodes[t.producer].name;
+      d.op_type = graph.nodes[t.producer].op_type;
+    }
+    d.shape.assign(v.shape.begin(), v.shape.end());
+    im.segment_of[b.tensor] = int32_t(im.segments.size());
+    im.segments.push_back(s);
+    im.data.push_back(std::move(d));
+  }
+  const size_t S = im.segments.size();
+  for (size_t i = 0; i < S; ++i) {
+    const model::Tensor& t = graph.tensors[im.segments[i].tensor];
+    for (model::NodeId c : t.consumers) {
+      if (c >= graph.nodes.size()) continue;
+      for (model::TensorId out : graph.nodes[c].outputs)
+        if (out != model::kNone && out < im.segment_of.size() && im.segment_of[out] >= 0) {
+          auto& list = im.data[i].consumers;
+          if (std::find(list.begin(), list.end(), uint32_t(im.segment_of[out])) == list.end())
+            list.push_back(uint32_t(im.segment_of[out]));
+        }
+    }
+  }
+
+  // Which segments get connections, and from which node output.
+  struct Source {
+    const model::Node* node = nullptr;
+    uint32_t output = 0;
+    ConnectFn fn = nullptr;
+  };
+  std::vector<Source> sources(S);
+  std::map<std::string, int> unconnected;
+  for (size_t i = 0; i < S; ++i) {
+    const model::Tensor& t = graph.tensors[im.segments[i].tensor];
+    if (t.producer == model::kNone || t.producer >= graph.nodes.size()) continue;
+    const model::Node& node = graph.nodes[t.producer];
+    const ConnectFn fn = lookup ? lookup(node.domain, node.op_type) : nullptr;
+    if (!fn) {
+      ++unconnected[node.domain.empty() ? node.op_type : node.domain + "." + node.op_type];
+      continue;
+    }
+    const auto it = std::find(node.outputs.begin(), node.outputs.end(), im.segments[i].tensor);
+    sources[i] = {&node, uint32_t(it - node.outputs.begin()), fn};
+  }
+  st.unconnected_ops.assign(unconnected.begin(), unconnected.end());
+
+  // ---- neurons: rank by |value|, then the neuron budget ---------------------------------------
+  auto t0 = Clock::now();
+  {
+    std::vector<uint64_t> sizes(S);
+    for (size_t i = 0; i < S; ++i) sizes[i] = uint64_t(im.segments[i].neuron_total);
+    const auto order = by_size(sizes);
+    parallel_for(S, threads, [&](size_t j) {
+      const size_t i = order[j];
+      const auto data = values[im.segments[i].tensor].data;
+      const size_t n = data.size();
+      // key: ~|value| bits (descending |value|), payload: element (ties stay in element order).
+      std::vector<uint64_t> a(n), tmp;
+      for (size_t e = 0; e < n; ++e) {
+        const float x = data[e];
+        const uint32_t abs_bits = std::isnan(x) ? 0u : (std::bit_cast<uint32_t>(x) & 0x7FFFFFFFu);
+        a[e] = (uint64_t(~abs_bits) << 32) | e;
+      }
+      radix_sort(a, tmp, [](uint64_t x) { return x >> 32; }, 4, n);
+      SegmentData& d = im.data[i];
+      float lo = INFINITY, hi = -INFINITY;
+      for (float x : data)
+        if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+      im.segments[i].value_min = lo <= hi ? lo : 0;
+      im.segments[i].value_max = lo <= hi ? hi : 0;
+      d.rank.resize(n);
+      d.order.resize(n);
+      for (size_t r = 0; r < n; ++r) {
+        const auto e = uint32_t(a[r]);
+        d.order[r] = e;
+        d.rank[e] = uint32_t(r);
+      }
+    });
+  }
+  progress(0.1f);
+  uint64_t neuron_cap = 0, connection_max = 0;
+  std::vector<uint64_t> caps(S);
+  for (size_t i = 0; i < S; ++i) {
+    caps[i] = std::min<uint64_t>(uint64_t(im.segments[i].neuron_total), kMaxSegmentNeurons);
+    neuron_cap += caps[i];
+    st.neurons_total += uint64_t(im.segments[i].neuron_total);
+    if (sources[i].fn) connection_max += uint64_t(k) * caps[i];
+  }
+  const uint64_t budget = options.budget;
+  const uint64_t neuron_budget =
+      std::min(neuron_cap, std::max(budget / 2, budget - std::min(budget, connection_max)));
+  const auto resident = apportion(caps, neuron_budget);
+  uint64_t neuron_count = 0;
+  for (size_t i = 0; i < S; ++i) {
+    Segment& s = im.segments[i];
+    s.neuron_first = uint32_t(neuron_count);
+    s.neuron_count = uint32_t(resident[i]);
+    neuron_count += resident[i];
+    SegmentData& d = im.data[i];
+    d.order.resize(resident[i]);
+    d.order.shrink_to_fit();
+    const auto data = values[s.tensor].data;
+    d.values.resize(resident[i]);
+    for (size_t r = 0; r < resident[i]; ++r) d.values[r] = data[d.order[r]];
+  }
+  if (neuron_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 neurons");
+  st.sorting_ms += ms_since(t0);
+
+  // ---- scoring: top-K candidates per resident neuron, in parallel over chunks ------------------
+  t0 = Clock::now();
+  std::vector<NodeValues> node_values;
+  std::vector<int32_t> node_values_of(S, -1);
+  std::vector<Task> tasks;
+  for (size_t i = 0; i < S; ++i) {
+    if (!sources[i].fn || im.segments[i].neuron_count == 0) continue;
+    const model::Node& node = *sources[i].node;
+    NodeValues nv{graph, node, {}, {}};
+    for (model::TensorId in : node.inputs) nv.inputs.push_back(in != model::kNone && in < values.size() ? values[in] : TensorValue{});
+    for (model::TensorId out : node.outputs) nv.outputs.push_back(out != model::kNone && out < values.size() ? values[out] : TensorValue{});
+    node_values_of[i] = int32_t(node_values.size());
+    node_values.push_back(std::move(nv));
+    for (int64_t b = 0; b < im.segments[i].neuron_total; b += kChunk)
+      tasks.push_back({i, b, std::min(im.segments[i].neuron_total, b + kChunk)});
+  }
+  // Per node input slot: where its tensor's neurons are (total 0: the slot has no segment).
+  struct Slot {
+    const uint32_t* rank = nullptr;
+    int64_t total = 0;
+    uint32_t first = 0, resident = 0;
+  };
+  std::vector<std::vector<Slot>> slots_of(S);
+  for (size_t i = 0; i < S; ++i) {
+    if (node_values_of[i] < 0) continue;
+    for (model::TensorId in : sources[i].node->inputs) {
+      Slot sl;
+      if (in != model::kNone && in < im.segment_of.size() && im.segment_of[in] >= 0) {
+        const size_t si = size_t(im.segment_of[in]);
+        sl = {im.data[si].rank.data(), im.segments[si].neuron_total, im.segments[si].neuron_first, im.segments[si].neuron_count};
+      }
+      slots_of[i].push_back(sl);
+    }
+  }
+  std::vector<TaskResult> results(tasks.size());
+  parallel_for(
+      tasks.size(), threads,
+      [&](size_t ti) {
+        const Task& task = tasks[ti];
+        const size_t i = task.segment;
+        const Source& src = sources[i];
+        const NodeValues& nv = node_values[size_t(node_values_of[i])];
+        const uint32_t dst_resident = im.segments[i].neuron_count;
+        const SegmentData& d = im.data[i];
+        if (dst_resident < im.segments[i].neuron_total &&
+            std::none_of(d.rank.begin() + task.begin, d.rank.begin() + task.end, [&](uint32_t r) { return r < dst_resident; }))
+          return;  // no resident destination in this range
+        TopK top(k, task.begin, task.end);
+        try {
+          src.fn(nv, src.output, top);
+        } catch (const std::exception& e) {
+          throw std::runtime_error("scene: connections of node '" + src.node->name + "' (" + src.node->op_type + "): " + e.what());
+        }
+        TaskResult& r = results[ti];
+        r.candidates = top.candidates();
+        const std::vector<Slot>& slots = slots_of[i];
+        r.kept.reserve(size_t(task.end - task.begin) * size_t(k));
+        r.counts.assign(size_t(task.end - task.begin), 0);
+        float max_abs = 0;
+        for (int64_t out = task.begin; out < task.end; ++out) {
+          if (d.rank[size_t(out)] >= dst_resident) continue;
+          const size_t before = r.kept.size();
+          for (const TopK::Entry& e : top.kept(out)) {
+            if (e.input >= slots.size()) continue;
+            const Slot& sl = slots[e.input];
+            if (uint64_t(e.src) >= uint64_t(sl.total) || !std::isfinite(e.contribution)) continue;  // also: no segment
+            const uint32_t rank = sl.rank[size_t(e.src)];
+            if (rank >= sl.resident) continue;
+            r.kept.push_back({sl.first + rank, e.contribution});
+            max_abs = std::max(max_abs, std::fabs(e.contribution));
+          }
+          r.counts[size_t(out - task.begin)] = uint8_t(r.kept.size() - before);
+        }
+        r.max_abs = max_abs;
+      },
+      [&](size_t done) { progress(0.1f + 0.7f * float(done) / float(std::max<size_t>(tasks.size(), 1))); });
+  st.scoring_ms = ms_since(t0);
+  progress(0.8f);
+
+  // ---- connection budget, then sort each segment by |contribution| ----------------------------
+  // A two-pass LSD radix sort on the 16-bit score key, reading the task results directly and
+  // writing the final connections (only the resident prefix) into the CPU connection array.
+  t0 = Clock::now();
+  std::vector<uint64_t> kept(S, 0);
+  std::vector<float> segment_max(S, 0.f);
+  std::vector<std::vector<size_t>> tasks_of(S);
+  for (size_t ti = 0; ti < tasks.size(); ++ti) {
+    const size_t i = tasks[ti].segment;
+    kept[i] += results[ti].kept.size();
+    segment_max[i] = std::max(segment_max[i], results[ti].max_abs);
+    im.segments[i].connection_candidates += int64_t(results[ti].candidates);
+    st.connection_candidates += results[ti].candidates;
+    tasks_of[i].push_back(ti);
+  }
+  const auto conn_resident = apportion(kept, budget - std::min(budget, neuron_count));
+  uint64_t connection_count = 0;
+  float max_abs = 0;
+  for (size_t i = 0; i < S; ++i) {
+    Segment& s = im.segments[i];
+    s.connection_first = uint32_t(connection_count);
+    s.connection_count = uint32_t(conn_resident[i]);
+    connection_count += conn_resident[i];
+    if (conn_resident[i] > 0) max_abs = std::max(max_abs, segment_max[i]);  // a segment's strongest is resident
+  }
+  if (connection_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 connections");
+  im.max_contribution = max_abs;
+  im.connections.resize(connection_count);
+  {
+    const auto order = by_size(kept);
+    parallel_for(S, threads, [&](size_t j) {
+      const size_t i = order[j];
+      const size_t n = kept[i], keep = conn_resident[i];
+      if (n == 0) return;
+      // One counting-sort pass on the 16-bit key (descending), stable in destination order;
+      // only the resident prefix is written. Small segments: a comparison sort.
+      auto key = [](const Pending& p) { return uint16_t(~score_key(std::fabs(p.contribution))); };
+      SegmentData& d = im.data[i];
+      d.connection_keys.resize(keep);
+      Connection* out = im.connections.data() + im.segments[i].connection_first;
+      // Calls fn(dst, pending) for every entry of task ti, in order, then frees the task's memory.
+      auto drain = [&](size_t ti, auto&& fn) {
+        TaskResult& r = results[ti];
+        size_t e = 0;
+        for (size_t o = 0; o < r.counts.size(); ++o) {
+          if (r.counts[o] == 0) continue;
+          const uint32_t dst = d.rank[size_t(tasks[ti].begin) + o];
+          for (uint8_t c = 0; c < r.counts[o]; ++c) fn(dst, r.kept[e++]);
+        }
+        std::vector<Pending>().swap(r.kept);
+        std::vector<uint8_t>().swap(r.counts);
+      };
+      if (n < 8192) {
+        struct Full {
+          Pending p;
+          uint32_t dst;
+        };
+        std::vector<Full> a;
+        a.reserve(n);
+        for (size_t ti : tasks_of[i]) drain(ti, [&](uint32_t dst, const Pending& p) { a.push_back({p, dst}); });
+        std::stable_sort(a.begin(), a.end(), [&](const Full& x, const Full& y) { return key(x.p) < key(y.p); });
+        for (size_t c = 0; c < keep; ++c) {
+          out[c] = make_connection(a[c].p.src, a[c].dst, encode_contribution_inline(a[c].p.contribution, max_abs));
+          d.connection_keys[c] = uint16_t(~key(a[c].p));
+        }
+        return;
+      }
+      std::vector<uint32_t> pos(65536, 0);
+      for (size_t ti : tasks_of[i])
+        for (const Pending& p : results[ti].kept) ++pos[key(p)];
+      uint32_t sum = 0;
+      for (uint32_t& v : pos) sum += std::exchange(v, sum);
+      for (size_t ti : tasks_of[i])
+        drain(ti, [&](uint32_t dst, const Pending& p) {
+          const uint16_t k2 = key(p);
+          const uint32_t at = pos[k2]++;
+          if (at >= keep) return;
+          out[at] = make_connection(p.src, dst, encode_contribution_inline(p.contribution, max_abs));
+          d.connection_keys[at] = uint16_t(~k2);
+        });
+    });
+  }
+  st.sorting_ms += ms_since(t0);
+  progress(0.9f);
+
+  // ---- writing ---------------------------------------------------------------------------------
+  t0 = Clock::now();
+  const std::span<Neuron> neurons = sink.neurons(neuron_count);
+  if (neurons.size() < neuron_count)
+    throw std::runtime_error("scene: the sink holds " + std::to_string(neurons.size()) + " neurons, the scene needs " +
+                             std::to_string(neuron_count));
+  const std::span<Connection> connections = sink.connections(connection_count);
+  if (connections.size() < connection_count)
+    throw std::runtime_error("scene: the sink holds " + std::to_string(connections.size()) + " connections, the scene needs " +
+                             std::to_string(connection_count));
+  {
+    std::vector<uint64_t> sizes(S);
+    for (size_t i = 0; i < S; ++i) sizes[i] = 4 * uint64_t(im.segments[i].neuron_count) + im.segments[i].connection_count;
+    const auto order = by_size(sizes);
+    parallel_for(S, threads, [&](size_t j) {
+      const size_t i = order[j];
+      const Segment& s = im.segments[i];
+      const SegmentData& d = im.data[i];
+      for (uint32_t r = 0; r < s.neuron_count; ++r) {
+        const auto p = layout.position(s.tensor, d.order[r]);
+        neurons[s.neuron_first + r] = {p[0], p[1], p[2], d.values[r]};
+      }
+      std::copy_n(im.connections.data() + s.connection_first, s.connection_count, connections.data() + s.connection_first);
+    });
+  }
+  st.writing_ms = ms_since(t0);
+
+  st.neurons = neuron_count;
+  st.connections = connection_count;
+  st.bytes = neuron_count * sizeof(Neuron) + connection_count * sizeof(Connection);
+  uint64_t cpu = im.connections.size() * sizeof(Connection) + im.segment_of.size() * sizeof(int32_t);
+  for (const SegmentData& d : im.data)
+    cpu += d.rank.size() * 4 + d.order.size() * 4 + d.values.size() * 4 + d.connection_keys.size() * 2;
+  st.cpu_bytes = cpu;
+  const DrawCounts counts = scene.counts(Filter{});
+  sink.publish(im.segments, counts, max_abs);
+  st.total_ms = ms_since(start);
+  progress(1);
+  return scene;
+}
+
+}  // namespace nnxr::scene

@@ -1,0 +1,247 @@
+// Layout: where every element of every laid-out tensor stands (DESIGN.md "Layout").
+//
+// Axes: X is depth (layers in order, layer_spacing apart; layers without laid-out tensors take no
+// room, and very deep graphs get a narrower spacing), Y is up, Z is to the right of a viewer
+// looking down +X.
+// A tensor's shape folds to `tiles` tiles of tile_h × tile_w (leading dims of size 1 are dropped;
+// the last two dims make a tile, the dims before them count tiles; vectors, 1×1 tiles and rows
+// become one near-square tile). Tiles sit in a near-square grid, row-major from the top left, with
+// a gap that grows with the tile so that feature maps read as separate images. Blocks of the same
+// layer stand side by side along Z, the row centred on Z = 0; each block is centred on Y = 0.
+// Weight blocks (LayoutOptions::weights) stand half a layer before their first consumer.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "model/scene/scene.h"
+
+namespace nnxr::scene {
+
+namespace {
+
+// How one block turns element indices into positions.
+struct Placement {
+  float x = 0;
+  float z0 = 0, y0 = 0;         // the first element of the first tile
+  float step = 0;               // neuron spacing
+  float tile_dz = 0, tile_dy = 0;  // tile pitch
+  int64_t elements = 0;
+  int64_t tile_h = 1, tile_w = 1, tiles = 1, tiles_x = 1;
+  int64_t gap = 0;  // in steps
+};
+
+struct Fold {
+  int64_t tiles = 1, tile_h = 1, tile_w = 1;
+};
+
+Fold near_square(int64_t n) {
+  const auto w = std::max<int64_t>(1, int64_t(std::ceil(std::sqrt(double(n)))));
+  return {1, (n + w - 1) / w, w};
+}
+
+Fold fold(std::span<const int64_t> shape, int64_t elements) {
+  size_t first = 0;
+  while (first + 1 < shape.size() && shape[first] == 1) ++first;
+  const auto dims = shape.subspan(first);
+  if (dims.size() <= 1) return near_square(elements);
+  const int64_t h = dims[dims.size() - 2], w = dims[dims.size() - 1];
+  if (h <= 1 || w <= 1) {
+    if (dims.size() == 2 || h * w == 1) return near_square(elements);
+    return {elements / (h * w), h, w};  // e.g. C tiles of 1×L
+  }
+  return {elements / (h * w), h, w};
+}
+
+std::array<float, 3> place(const Placement& p, int64_t e) {
+  const int64_t per_tile = p.tile_h * p.tile_w;
+  const int64_t t = e / per_tile, rem = e % per_tile;
+  const int64_t r = rem / p.tile_w, c = rem % p.tile_w;
+  const int64_t tx = t % p.tiles_x, ty = t / p.tiles_x;
+  return {p.x, p.y0 - float(ty) * p.tile_dy - float(r) * p.step, p.z0 + float(tx) * p.tile_dz + float(c) * p.step};
+}
+
+}  // namespace
+
+struct Layout::Impl {
+  LayoutOptions options;
+  std::vector<Block> blocks;
+  std::vector<Placement> placements;  // parallel to blocks
+  std::vector<int32_t> block_of;      // by TensorId; -1 when not laid out
+  std::array<float, 3> min{}, max{};
+  double build_ms = 0;
+};
+
+Layout::Layout() : impl_(std::make_unique<Impl>()) {}
+Layout::~Layout() = default;
+Layout::Layout(Layout&&) noexcept = default;
+Layout& Layout::operator=(Layout&&) noexcept = default;
+
+const std::vector<Block>& Layout::blocks() const { return impl_->blocks; }
+const LayoutOptions& Layout::options() const { return impl_->options; }
+std::array<float, 3> Layout::bounds_min() const { return impl_->min; }
+std::array<float, 3> Layout::bounds_max() const { return impl_->max; }
+double Layout::build_ms() const { return impl_->build_ms; }
+
+const Block* Layout::block(model::TensorId tensor) const {
+  if (tensor >= impl_->block_of.size() || impl_->block_of[tensor] < 0) return nullptr;
+  return &impl_->blocks[size_t(impl_->block_of[tensor])];
+}
+
+std::array<float, 3> Layout::position(model::TensorId tensor, int64_t element) const {
+  if (tensor >= impl_->block_of.size() || impl_->block_of[tensor] < 0) return {0, 0, 0};
+  const Placement& p = impl_->placements[size_t(impl_->block_of[tensor])];
+  return place(p, std::clamp<int64_t>(element, 0, p.elements - 1));
+}
+
+Layout Layout::build(const model::Graph& graph, const LayoutOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Layout layout;
+  Impl& im = *layout.impl_;
+  im.options = options;
+  const float step = options.neuron_spacing > 0 && std::isfinite(options.neuron_spacing) ? options.neuron_spacing : 0.004f;
+  const float pitch = options.layer_spacing > 0 && std::isfinite(options.layer_spacing) ? options.layer_spacing : 25 * step;
+  im.block_of.assign(graph.tensors.size(), -1);
+
+  // Which tensors, and at which slot along X (2·layer for activations, one less for weights).
+  struct Item {
+    int slot;
+    model::TensorId id;
+    int64_t elements;
+  };
+  std::vector<Item> items;
+  for (model::TensorId id = 0; id < graph.tensors.size(); ++id) {
+    const model::Tensor& t = graph.tensors[id];
+    if (t.dtype != model::DType::Float || !t.rank_known) continue;
+    const auto n = t.elements();
+    if (!n || *n <= 0) continue;
+    const bool weight = t.kind == model::TensorKind::Initializer || t.kind == model::TensorKind::Constant;
+    if (weight) {
+      if (!options.weights || t.consumers.empty()) continue;
+      int first = std::numeric_limits<int>::max();
+      for (model::NodeId c : t.consumers)
+        if (c < graph.nodes.size()) first = std::min(first, graph.nodes[c].layer);
+      if (first == std::numeric_limits<int>::max()) continue;
+      items.push_back({2 * first - 1, id, *n});
+    } else {
+      items.push_back({2 * t.layer, id, *n});
+    }
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.slot < b.slot; });
+
+  im.min = {INFINITY, INFINITY, INFINITY};
+  im.max = {-INFINITY, -INFINITY, -INFINITY};
+  const float branch_gap = std::max(0.05f, 12 * step);
+  // X keeps the order of layers but gives room only to layers that have blocks (graphs full of
+  // integer shape arithmetic have many layers without float tensors), and the whole depth is
+  // capped at kMaxDepth metres by narrowing the pitch (never below a quarter of it).
+  std::vector<int> slots;
+  for (const Item& it : items)
+    if (slots.empty() || slots.back() != it.slot) slots.push_back(it.slot);
+  float depth_pitch = pitch;
+  double steps = 0;  // in pitches: a weight slot is half a pitch before its layer
+  for (size_t i = 1; i < slots.size(); ++i) steps += slots[i] - slots[i - 1] == 1 ? 0.5 : 1.0;
+  constexpr float kMaxDepth = 20.f;
+  if (steps * pitch > kMaxDepth) depth_pitch = std::max(pitch / 4, float(kMaxDepth / steps));
+  float x = 0;
+  for (size_t first = 0; first < items.size();) {
+    size_t last = first;
+    while (last < items.size() && items[last].slot == items[first].slot) ++last;
+    // Fold every block of this slot, then stand them side by side.
+    std::vector<Placement> row;
+    std::vector<float> widths, heights;
+    float total = 0;
+    for (size_t i = first; i < last; ++i) {
+      const model::Tensor& t = graph.tensors[items[i].id];
+      const Fold f = fold(t.shape, items[i].elements);
+      Placement p;
+      p.step = step;
+      p.elements = items[i].elements;
+      p.tile_h = f.tile_h;
+      p.tile_w = f.tile_w;
+      p.tiles = f.tiles;
+      p.gap = std::max<int64_t>(2, std::max(f.tile_h, f.tile_w) / 12);
+      p.tile_dz = float(f.tile_w + p.gap) * step;
+      p.tile_dy = float(f.tile_h + p.gap) * step;
+      const double tx = std::round(std::sqrt(double(f.tiles) * p.tile_dy / p.tile_dz));
+      p.tiles_x = std::clamp<int64_t>(int64_t(tx), 1, f.tiles);
+      const int64_t tiles_y = (f.tiles + p.tiles_x - 1) / p.tiles_x;
+      const float w = float(p.tiles_x) * p.tile_dz - float(p.gap + 1) * step;
+      const float h = float(tiles_y) * p.tile_dy - float(p.gap + 1) * step;
+      row.push_back(p);
+      widths.push_back(w);
+      heights.push_back(h);
+      total += w;
+    }
+    total += branch_gap * float(row.size() - 1);
+    float z = -total / 2;
+    if (first > 0) x += items[first].slot - items[first - 1].slot == 1 ? 0.5f * depth_pitch : depth_pitch;
+    for (size_t i = 0; i < row.size(); ++i) {
+      Placement& p = row[i];
+      p.x = x;
+      p.z0 = z;
+      p.y0 = heights[i] / 2;
+      Block b;
+      b.tensor = items[first + i].id;
+      b.layer = graph.tensors[b.tensor].layer;
+      // Bounds from the extreme grid corners, computed as place() computes positions.
+      const int64_t tiles_y = (p.tiles + p.tiles_x - 1) / p.tiles_x;
+      b.min = {x, p.y0 - float(tiles_y - 1) * p.tile_dy - float(p.tile_h - 1) * p.step, p.z0};
+      b.max = {x, p.y0, p.z0 + float(p.tiles_x - 1) * p.tile_dz + float(p.tile_w - 1) * p.step};
+      b.tiles = p.tiles;
+      b.tile_h = p.tile_h;
+      b.tile_w = p.tile_w;
+      b.tiles_x = p.tiles_x;
+      b.tiles_y = (p.tiles + p.tiles_x - 1) / p.tiles_x;
+      for (int a = 0; a < 3; ++a) {
+        im.min[size_t(a)] = std::min(im.min[size_t(a)], b.min[size_t(a)]);
+        im.max[size_t(a)] = std::max(im.max[size_t(a)], b.max[size_t(a)]);
+      }
+      im.block_of[b.tensor] = int32_t(im.blocks.size());
+      im.blocks.push_back(b);
+      im.placements.push_back(p);
+      z += widths[i] + branch_gap;
+    }
+    first = last;
+  }
+  if (im.blocks.empty()) im.min = im.max = {0, 0, 0};
+  im.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return layout;
+}
+
+std::optional<Layout::Hit> Layout::pick(std::array<float, 3> origin, std::array<float, 3> direction, float radius) const {
+  const float len = std::sqrt(direction[0] * direction[0] + direction[1] * direction[1] + direction[2] * direction[2]);
+  if (!(len > 0) || !std::isfinite(len) || !(radius >= 0)) return std::nullopt;
+  const std::array<float, 3> d = {direction[0] / len, direction[1] / len, direction[2] / len};
+  if (std::abs(d[0]) < 1e-6f) return std::nullopt;  // parallel to every block
+  std::optional<Hit> best;
+  for (size_t i = 0; i < impl_->blocks.size(); ++i) {
+    const Block& b = impl_->blocks[i];
+    const Placement& p = impl_->placements[i];
+    const float t = (p.x - origin[0]) / d[0];
+    if (t < -radius) continue;
+    const float y = origin[1] + t * d[1], z = origin[2] + t * d[2];
+    const float slack = radius / std::abs(d[0]);  // in-plane reach of the radius for an oblique ray
+    if (y < b.min[1] - slack || y > b.max[1] + slack || z < b.min[2] - slack || z > b.max[2] + slack) continue;
+    // The element nearest to the hit point in the plane.
+    const double u = (z - p.z0) / p.step, v = (p.y0 - y) / p.step;
+    const double pw = double(p.tile_w + p.gap), ph = double(p.tile_h + p.gap);
+    const int64_t tiles_y = (p.tiles + p.tiles_x - 1) / p.tiles_x;
+    const int64_t tx = std::clamp<int64_t>(int64_t(std::floor((u + 0.5 * double(p.gap)) / pw)), 0, p.tiles_x - 1);
+    const int64_t ty = std::clamp<int64_t>(int64_t(std::floor((v + 0.5 * double(p.gap)) / ph)), 0, tiles_y - 1);
+    const int64_t c = std::clamp<int64_t>(std::llround(u - double(tx) * pw), 0, p.tile_w - 1);
+    const int64_t r = std::clamp<int64_t>(std::llround(v - double(ty) * ph), 0, p.tile_h - 1);
+    const int64_t tile = std::min(ty * p.tiles_x + tx, p.tiles - 1);
+    const int64_t e = std::min(tile * p.tile_h * p.tile_w + r * p.tile_w + c, p.elements - 1);
+    const auto q = place(p, e);
+    const std::array<float, 3> w = {q[0] - origin[0], q[1] - origin[1], q[2] - origin[2]};
+    const float along = w[0] * d[0] + w[1] * d[1] + w[2] * d[2];
+    if (along < 0) continue;
+    const std::array<float, 3> perp = {w[0] - along * d[0], w[1] - along * d[1], w[2] - along * d[2]};
+    const float dist = std::sqrt(perp[0] * perp[0] + perp[1] * perp[1] + perp[2] * perp[2]);
+    if (dist > radius) continue;
+    if (!best || along < best->distance) best = Hit{b.tensor, e, along};
+  }
+  return best;
+}
+
+}  // namespace nnxr::scene

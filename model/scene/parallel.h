@@ -1,0 +1,55 @@
+// Internal to model/scene: a fork-join loop over independent items, with no global state.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace nnxr::scene {
+
+// Calls fn(i) once for every i in [0, n), on `threads` threads including the caller's (threads
+// <= 1: the caller alone). Items are claimed in increasing order. After each item the caller's
+// thread itself ran, it calls on_caller(done) with the number of items finished so far (so that
+// progress is reported from the building thread only). The first exception thrown by fn stops
+// the claiming of further items and is rethrown here after every thread has stopped.
+template <class Fn, class Progress>
+void parallel_for(size_t n, int threads, Fn&& fn, Progress&& on_caller) {
+  std::atomic<size_t> next{0}, done{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&](bool caller) {
+    for (;;) {
+      const size_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= n) return;
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next.store(n, std::memory_order_relaxed);
+        return;
+      }
+      const size_t finished = done.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (caller) on_caller(finished);
+    }
+  };
+  {
+    std::vector<std::jthread> helpers;
+    const size_t extra = std::min<size_t>(n > 0 ? n - 1 : 0, size_t(std::max(threads, 1) - 1));
+    helpers.reserve(extra);
+    for (size_t t = 0; t < extra; ++t) helpers.emplace_back([&] { work(false); });
+    work(true);
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+template <class Fn>
+void parallel_for(size_t n, int threads, Fn&& fn) {
+  parallel_for(n, threads, std::forward<Fn>(fn), [](size_t) {});
+}
+
+}  // namespace nnxr::scene

@@ -1,0 +1,64 @@
+// Internal to model/scene: what a built Scene keeps on the CPU (filters, find(), trace()).
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/scene/scene.h"
+
+namespace nnxr::scene {
+
+// A connection's score as kept for filtering: the upper 16 bits of the float |score| (sign,
+// exponent and 7 mantissa bits), so keys order like scores to within 2^-7 relative. Two bytes per
+// connection instead of four, and a two-pass radix sort. NaN scores never reach a key.
+inline uint16_t score_key(float score) {
+  if (!(score > 0)) return 0;
+  return uint16_t(std::bit_cast<uint32_t>(score) >> 16);
+}
+
+// encode_contribution() (scene.h), inline for the build's per-connection loop. level = 127 +
+// 8·log2(|c| / max_abs) rounded on the float's bits: the exponent gives whole octaves, the
+// mantissa is compared with the half-step boundaries 2^((j + 0.5)/8) of its octave.
+inline uint8_t encode_contribution_inline(float contribution, float max_abs) {
+  if (!(max_abs > 0) || !std::isfinite(max_abs) || std::isnan(contribution)) return 0;
+  const uint8_t sign = std::signbit(contribution) ? 0x80 : 0;
+  const float r = std::fabs(contribution) / max_abs;
+  if (!(r >= 0x1p-126f)) return r > 0 ? sign : 0;  // far below the smallest code (or zero)
+  if (r >= 1) return uint8_t(sign | 127);
+  const uint32_t bits = std::bit_cast<uint32_t>(r);
+  const int octave = int(bits >> 23) - 127;  // r = m · 2^octave, m in [1, 2)
+  const float m = std::bit_cast<float>((bits & 0x7FFFFFu) | 0x3F800000u);
+  constexpr float kHalfSteps[8] = {1.0442738f, 1.1387886f, 1.2418578f, 1.3542555f,
+                                   1.4768261f, 1.6104903f, 1.7562522f, 1.9152066f};
+  int steps = 0;
+  for (float h : kHalfSteps) steps += m >= h;
+  const int level = 127 + 8 * octave + steps;
+  return level <= 0 ? sign : uint8_t(sign | (level > 127 ? 127 : level));
+}
+
+struct SegmentData {
+  std::string tensor_name, node_name, op_type;  // node/op empty for graph inputs and weights
+  std::vector<int64_t> shape;
+  std::vector<uint32_t> rank;   // by element: position in the |value| order (resident iff < neuron_count)
+  std::vector<uint32_t> order;  // by resident neuron: its element
+  std::vector<float> values;    // by resident neuron: its activation (sorted by |value|, descending)
+  std::vector<uint16_t> connection_keys;  // by resident connection: score_key (descending)
+  std::vector<uint32_t> consumers;        // segments of tensors computed from this one
+};
+
+struct Scene::Impl {
+  std::vector<Segment> segments;
+  std::vector<SegmentData> data;          // parallel to segments
+  std::vector<int32_t> segment_of;        // by TensorId; -1: no segment
+  std::vector<Connection> connections;    // the connection array as written to the sink
+  BuildStats stats;
+  float max_contribution = 0;
+
+  // The segment holding neuron `index` (which must be < the neuron count).
+  size_t segment_of_neuron(uint32_t index) const;
+};
+
+}  // namespace nnxr::scene

@@ -1,0 +1,164 @@
+// Layout invariants: blocks never overlap, positions are deterministic, distinct within a tensor
+// and inside the bounds; feature maps read as images; pick() finds the element a ray points at.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <tuple>
+
+#include "model/load.h"
+#include "model/scene/scene.h"
+#include "tests/scene/test_scene_util.h"
+
+namespace nnxr::scene {
+namespace {
+
+using model::Graph;
+
+bool overlap(const Block& a, const Block& b) {
+  if (a.min[0] != b.min[0]) return false;  // blocks are planar: different X never overlap
+  return a.min[1] < b.max[1] && b.min[1] < a.max[1] && a.min[2] < b.max[2] && b.min[2] < a.max[2];
+}
+
+void check_invariants(const Graph& g, const Layout& layout, bool check_distinct) {
+  const auto& blocks = layout.blocks();
+  for (size_t i = 0; i < blocks.size(); ++i)
+    for (size_t j = i + 1; j < blocks.size(); ++j)
+      EXPECT_FALSE(overlap(blocks[i], blocks[j])) << g.tensors[blocks[i].tensor].name << " and " << g.tensors[blocks[j].tensor].name;
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  for (const Block& b : blocks) {
+    ASSERT_EQ(layout.block(b.tensor), &b);
+    const int64_t n = *g.tensors[b.tensor].elements();
+    EXPECT_GE(b.tiles * b.tile_h * b.tile_w, n);
+    EXPECT_EQ(b.min[0], b.max[0]);
+    std::set<std::tuple<float, float, float>> seen;
+    for (int64_t e = 0; e < n; e += check_distinct ? 1 : std::max<int64_t>(1, n / 997)) {
+      const auto p = layout.position(b.tensor, e);
+      for (int a = 0; a < 3; ++a) {
+        EXPECT_GE(p[a], b.min[a] - 1e-5f) << g.tensors[b.tensor].name << " element " << e;
+        EXPECT_LE(p[a], b.max[a] + 1e-5f) << g.tensors[b.tensor].name << " element " << e;
+        EXPECT_GE(p[a], lo[a]);
+        EXPECT_LE(p[a], hi[a]);
+      }
+      if (check_distinct) {
+        EXPECT_TRUE(seen.insert({p[0], p[1], p[2]}).second) << g.tensors[b.tensor].name << " element " << e;
+      }
+    }
+  }
+}
+
+TEST(Layout, BranchyGraphInvariants) {
+  const Graph g = model::load_model_from_text(test::kBranchy);
+  const Layout layout = Layout::build(g, {});
+  // Float inputs and activations: X V U A B T W R C D.
+  EXPECT_EQ(layout.blocks().size(), 10u);
+  check_invariants(g, layout, true);
+  // Layers increase along X; blocks are ordered by layer.
+  for (size_t i = 1; i < layout.blocks().size(); ++i) EXPECT_LE(layout.blocks()[i - 1].layer, layout.blocks()[i].layer);
+  EXPECT_LT(layout.block(g.find("X"))->min[0], layout.block(g.find("A"))->min[0]);
+  EXPECT_LT(layout.block(g.find("A"))->min[0], layout.block(g.find("C"))->min[0]);
+  // The parallel branches A, B, T, W, R share X and stand side by side.
+  for (const char* n : {"B", "T", "W", "R"}) EXPECT_EQ(layout.block(g.find(n))->min[0], layout.block(g.find("A"))->min[0]);
+}
+
+TEST(Layout, FeatureMapsAreTiles) {
+  const Graph g = model::load_model_from_text(test::kBranchy);
+  const Layout layout = Layout::build(g, {.neuron_spacing = 0.01f});
+  const Block& x = *layout.block(g.find("X"));  // [1,3,5,7]: 3 tiles of 5×7
+  EXPECT_EQ(x.tiles, 3);
+  EXPECT_EQ(x.tile_h, 5);
+  EXPECT_EQ(x.tile_w, 7);
+  EXPECT_EQ(x.tiles_x * x.tiles_y >= 3, true);
+  const auto p00 = layout.position(g.find("X"), 0), p01 = layout.position(g.find("X"), 1), p10 = layout.position(g.find("X"), 7);
+  EXPECT_NEAR(p01[2] - p00[2], 0.01f, 1e-6f);  // next column: one spacing to the right
+  EXPECT_NEAR(p00[1] - p10[1], 0.01f, 1e-6f);  // next row: one spacing down
+  EXPECT_EQ(p01[1], p00[1]);
+  // The next tile starts more than one spacing away from the last element of the previous one.
+  const auto t0_end = layout.position(g.find("X"), 34), t1_start = layout.position(g.find("X"), 35);
+  EXPECT_GT(std::abs(t1_start[2] - t0_end[2]) + std::abs(t1_start[1] - t0_end[1]), 0.015f);
+  const Block& v = *layout.block(g.find("V"));  // vector [6]: one near-square tile 2×3
+  EXPECT_EQ(v.tiles, 1);
+  EXPECT_EQ(v.tile_h * v.tile_w >= 6 && v.tile_w <= 3, true);
+  const Block& u = *layout.block(g.find("U"));  // [2,3,4]: 2 tiles of 3×4
+  EXPECT_EQ(u.tiles, 2);
+  EXPECT_EQ(u.tile_h, 3);
+  EXPECT_EQ(u.tile_w, 4);
+}
+
+TEST(Layout, Deterministic) {
+  const Graph g = model::load_model_from_text(test::kBranchy);
+  const Layout a = Layout::build(g, {}), b = Layout::build(g, {});
+  ASSERT_EQ(a.blocks().size(), b.blocks().size());
+  for (size_t i = 0; i < a.blocks().size(); ++i) {
+    EXPECT_EQ(a.blocks()[i].tensor, b.blocks()[i].tensor);
+    EXPECT_EQ(a.blocks()[i].min, b.blocks()[i].min);
+    EXPECT_EQ(a.blocks()[i].max, b.blocks()[i].max);
+    for (int64_t e = 0; e < *g.tensors[a.blocks()[i].tensor].elements(); ++e)
+      EXPECT_EQ(a.position(a.blocks()[i].tensor, e), b.position(b.blocks()[i].tensor, e));
+  }
+}
+
+TEST(Layout, WeightsAreOptionalBlocks) {
+  const Graph g = model::load_model_from_text(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,4] X) => (float[1,2] Y) <float[4,2] W = {1, 2, 3, 4, 5, 6, 7, 8}> {
+      Y = MatMul(X, W)
+    })");
+  EXPECT_EQ(Layout::build(g, {}).block(g.find("W")), nullptr);
+  const Layout with = Layout::build(g, {.weights = true});
+  ASSERT_NE(with.block(g.find("W")), nullptr);
+  EXPECT_LT(with.block(g.find("W"))->min[0], with.block(g.find("Y"))->min[0]);
+  check_invariants(g, with, true);
+}
+
+TEST(Layout, PickFindsTheElementUnderTheRay) {
+  const Graph g = model::load_model_from_text(test::kBranchy);
+  const Layout layout = Layout::build(g, {});
+  for (const char* name : {"X", "A", "T", "C", "W", "R"}) {
+    const model::TensorId id = g.find(name);
+    const int64_t n = *g.tensors[id].elements();
+    for (int64_t e : {int64_t(0), n / 2, n - 1}) {
+      const auto p = layout.position(id, e);
+      // From in front of the network (lower X), straight along +X, slightly off-centre.
+      const auto hit = layout.pick({-1.f, p[1] + 0.0005f, p[2] - 0.0005f}, {1, 0, 0}, 0.0015f);
+      ASSERT_TRUE(hit) << name << " " << e;
+      // Blocks at lower X come first along the ray; only the first layer's blocks are unobstructed.
+      if (layout.block(id)->min[0] == layout.bounds_min()[0]) {
+        EXPECT_EQ(hit->tensor, id);
+        EXPECT_EQ(hit->element, e);
+      }
+      EXPECT_NEAR(layout.position(hit->tensor, hit->element)[0] + 1.f, hit->distance, 1e-4f);
+    }
+  }
+  // An oblique ray through one element of the deepest block, from behind (larger X).
+  const model::TensorId d = g.find("D");
+  const auto p = layout.position(d, 17);
+  const std::array<float, 3> dir = {-1.f, 0.2f, 0.1f};
+  const std::array<float, 3> origin = {p[0] - 0.5f * dir[0], p[1] - 0.5f * dir[1], p[2] - 0.5f * dir[2]};
+  const auto hit = layout.pick(origin, dir, 0.001f);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->tensor, d);
+  EXPECT_EQ(hit->element, 17);
+  EXPECT_FALSE(layout.pick({-1, 100, 100}, {1, 0, 0}, 0.01f));
+  EXPECT_FALSE(layout.pick({-1, 0, 0}, {0, 0, 0}, 0.01f));
+}
+
+TEST(Layout, MobileNetSpansARoom) {
+  const std::filesystem::path path = std::filesystem::path(NNXR_SHARED_MODELS) / "arch/mobilenet_v2-op13.onnx";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent";
+  const Graph g = model::load_model(path);
+  const Layout layout = Layout::build(g, {});
+  int64_t elements = 0;
+  for (const Block& b : layout.blocks()) elements += *g.tensors[b.tensor].elements();
+  EXPECT_GT(elements, 13'000'000);
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  for (int a = 0; a < 3; ++a) {
+    EXPECT_GT(hi[a] - lo[a], 1.f) << "axis " << a;
+    EXPECT_LT(hi[a] - lo[a], 16.f) << "axis " << a;
+  }
+  check_invariants(g, layout, false);
+}
+
+}  // namespace
+}  // namespace nnxr::scene
