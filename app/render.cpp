@@ -1,11 +1,161 @@
-// nnxr render: not implemented yet.
+// `nnxr render [MODEL] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE]
+//  [--random SEED] [--neuron-threshold Q] [--connection-threshold Q] [--budget N]`: runs the model,
+// lays the network out, builds the scene and renders it offscreen to a PNG (no window needed).
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
 #include "app/commands.h"
+#include "app/inputs.h"
+#include "assets/assets.h"
+#include "engine/camera.h"
+#include "engine/device.h"
+#include "engine/offscreen.h"
+#include "engine/renderer.h"
+#include "engine/scene_buffers.h"
+#include "model/runtime/runtime.h"
+#include "model/scene/scene.h"
 
 namespace nnxr::app {
+namespace {
+
+float parse_quantile(Args& args, std::string_view name, float fallback) {
+  auto text = args.option(name);
+  if (!text) return fallback;
+  char* end = nullptr;
+  const float q = std::strtof(text->c_str(), &end);
+  if (end == text->c_str() || *end != '\0' || !(q >= 0 && q <= 1))
+    throw UsageError(std::string(name) + " takes a quantile between 0 and 1, got '" + *text + "'");
+  return q;
+}
+
+// Progress on stderr for work that takes a while: one line per stage, and percentages for the
+// scene build when it is slow.
+class Progress {
+ public:
+  void stage(const std::string& what) {
+    std::cerr << "render: " << what << '\n';
+    start_ = std::chrono::steady_clock::now();
+    last_percent_ = -10;
+  }
+  void fraction(float f) {
+    const int percent = int(f * 100);
+    if (percent < last_percent_ + 10) return;
+    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
+    last_percent_ = percent;
+    std::cerr << "render:   " << percent << "%\n";
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  int last_percent_ = 0;
+};
+
+}  // namespace
 
 int render_command(Args& args) {
-  (void)args;
-  throw UsageError("'nnxr render' is not available yet in this version (see nnxr --help)");
+  const auto out = args.option("--out");
+  const uint32_t width = uint32_t(args.int_option("--width", 16, 16384).value_or(1600));
+  const uint32_t height = uint32_t(args.int_option("--height", 16, 16384).value_or(900));
+  const std::string camera_name = args.option("--camera").value_or("overview");
+  const auto preset = engine::parse_camera_preset(camera_name);
+  if (!preset)
+    throw UsageError("unknown camera '" + camera_name + "' (choose one of " + engine::camera_preset_names() + ")");
+  model::LoadOptions options;
+  parse_dims(args, options);
+  auto specs = parse_input_specs(args);
+  const ImageOptions image = parse_image_options(args);
+  std::optional<uint32_t> seed;
+  if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = uint32_t(*s);
+  const float neuron_q = parse_quantile(args, "--neuron-threshold", 0.0f);
+  const float connection_q = parse_quantile(args, "--connection-threshold", 0.6f);
+  const uint64_t budget = uint64_t(args.int_option("--budget", 1, 1'000'000'000).value_or(20'000'000));
+  const int threads = int(args.int_option("--threads", 0, 256).value_or(1));
+  auto pos = args.positionals();
+  args.finish();
+  if (!out) throw UsageError("render needs --out FILE.png");
+  if (pos.size() > 1) throw UsageError("render takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
+  const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
+  if (!model_path && specs.empty() && !seed)  // the default model shows a sample digit
+    specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
+
+  Progress progress;
+  // Vulkan first: a machine without a device fails in milliseconds, before any inference.
+  engine::Instance instance(engine::InstanceOptions{});
+  engine::Device device(instance, engine::DeviceOptions{});
+  progress.stage("Vulkan device " + device.name());
+
+  model::Graph graph = load_model_arg(model_path, options, /*quiet=*/true);
+  std::vector<std::string> names;
+  for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
+  InputSet inputs(std::move(specs), names);
+  const size_t shapes_before = options.input_shapes.size();
+  inputs.add_shapes(options);
+  if (options.input_shapes.size() != shapes_before) graph = load_model_arg(model_path, options, /*quiet=*/true);
+  print_warnings(graph);
+  const auto feeds = inputs.resolve(graph, seed, image, /*quiet=*/false);
+
+  progress.stage("running " + graph.source);
+  auto plan = runtime::Plan::build(std::move(graph));
+  runtime::Session session(plan, {.threads = threads});
+  for (const auto& [name, t] : feeds) session.set_input(name, t.dtype, t.shape, t.bytes);
+  try {
+    session.run();
+  } catch (const runtime::UnsupportedError& e) {
+    std::cerr << "nnxr: warning: " << e.what() << "; showing the tensors that were computed\n";
+  }
+  const model::Graph& g = plan->graph();
+
+  progress.stage("laying out and building the scene");
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const scene::Activations values = scene::activations_of(session);
+  const uint64_t limit = device.properties().limits.maxStorageBufferRange / sizeof(scene::Neuron);
+  uint64_t resident = budget;
+  if (resident > limit) {
+    std::cerr << "render: budget " << budget << " lowered to " << limit << ", the most " << device.name()
+              << " can address\n";
+    resident = limit;
+  }
+  engine::SceneBuffers buffers(device, {.element_budget = resident, .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)), .frames_in_flight = 1});
+  scene::SceneOptions scene_options;
+  scene_options.budget = resident;
+  scene_options.threads = std::max(threads, 1);
+  scene_options.progress = [&](float f) { progress.fraction(f); };
+  const scene::Scene scene = scene::Scene::build(g, layout, values, scene_options, buffers);
+  scene::Filter filter;
+  filter.neuron_threshold = neuron_q;
+  filter.connection_threshold = connection_q;
+  const scene::DrawCounts counts = scene.counts(filter);
+  buffers.write_counts(counts);
+  uint64_t shown_neurons = 0, shown_connections = 0;
+  for (uint32_t n : counts.neurons) shown_neurons += n;
+  for (uint32_t c : counts.connections) shown_connections += c;
+
+  progress.stage("rendering " + std::to_string(width) + "x" + std::to_string(height));
+  const engine::RendererConfig config{.frames_in_flight = 1};
+  engine::Renderer renderer(device, buffers, config);
+  engine::Offscreen offscreen(device, config, {width, height});
+  std::vector<glm::vec3> corners;  // of every block: frames the network tighter than its bounds
+  for (const scene::Block& b : layout.blocks())
+    for (int i = 0; i < 8; ++i)
+      corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
+  const float aspect = float(width) / float(height);
+  const engine::Camera camera = engine::frame_points(*preset, corners, aspect);
+  engine::FrameParams params;
+  params.view[0] = camera.view();
+  params.projection[0] = camera.projection(aspect);
+  params.neuron_size = layout.options().neuron_spacing * 0.8f;
+  params.min_neuron_pixels = 2.5f;
+  params.connection_alpha = 0.35f;
+  const float distance = glm::length(camera.eye - camera.target);
+  params.fog_start = distance;
+  params.fog_end = distance * 4;
+  const engine::RgbaImage picture = offscreen.render(renderer, buffers, params);
+  device.wait_idle();
+  engine::write_png(*out, picture);
+  std::cout << "wrote " << *out << " (" << width << "x" << height << ", " << shown_neurons << " neurons, "
+            << shown_connections << " connections shown)\n";
+  return 0;
 }
 
 }  // namespace nnxr::app

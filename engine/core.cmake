@@ -1,1 +1,17 @@
-# Vulkan core: defines nnxr_engine.
+# Vulkan core: defines nnxr_engine (device, memory, scene buffers, pipelines, renderer, offscreen
+# render, camera presets). The SPIR-V comes from nnxr_shaders (shaders/).
+add_library(nnxr_engine STATIC
+  vk.cpp
+  device.cpp
+  memory.cpp
+  scene_buffers.cpp
+  pipelines.cpp
+  renderer.cpp
+  offscreen.cpp
+  png.cpp
+  camera.cpp
+)
+target_include_directories(nnxr_engine PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(nnxr_engine
+  PUBLIC Vulkan::Vulkan glm::glm nnxr_scene nnxr_model nnxr_runtime Threads::Threads
+  PRIVATE nnxr_shaders PkgConfig::STB nnxr_warnings)

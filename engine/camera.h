@@ -1,0 +1,41 @@
+// Camera presets that frame a network's bounding box, for the offscreen renderer and as the
+// desktop viewer's starting views. Coordinates are the layout's: X is depth (input → output), Y
+// up, Z across. Projections are right-handed, Vulkan clip space (Y down, depth 0..1).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <glm/glm.hpp>
+
+namespace nnxr::engine {
+
+enum class CameraPreset {
+  Overview,  // above and to the side of the input end, the whole network in view (default)
+  Front,     // looking down the depth axis from before the input
+  Side,      // from the side, depth running left to right
+  Top,       // from above, depth running left to right
+};
+
+std::optional<CameraPreset> parse_camera_preset(std::string_view name);  // nullopt: unknown
+std::string camera_preset_names();  // "overview, front, side, top"
+
+struct Camera {
+  glm::vec3 eye{0}, target{0}, up{0, 1, 0};
+  float fov_y = 0.6f;  // radians
+  float near = 0.01f, far = 100.0f;
+
+  glm::mat4 view() const;
+  glm::mat4 projection(float aspect) const;  // Vulkan clip space
+};
+
+// A camera of `preset` whose view contains the box [min, max] for a target of aspect w/h.
+Camera frame_bounds(CameraPreset preset, glm::vec3 min, glm::vec3 max, float aspect);
+// The same for a set of points (e.g. the corners of every tensor block): a tighter framing when
+// the box has empty corners.
+Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect);
+
+}  // namespace nnxr::engine

@@ -1,0 +1,50 @@
+// The scene pipelines and their layouts (engine-private). Descriptor set 0 is per frame slot
+// (frame uniforms, highlight list), set 1 per element region (neurons, connections, segment
+// table); see shaders/scene.glsl.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <glm/glm.hpp>
+
+#include "engine/renderer.h"
+#include "engine/vk.h"
+
+namespace nnxr::engine {
+
+class Device;
+
+// std140 mirror of FrameUniforms in shaders/scene.glsl.
+struct FrameUniforms {
+  glm::mat4 view[kMaxViews];
+  glm::mat4 projection[kMaxViews];
+  glm::mat4 world;
+  glm::vec4 background;
+  glm::vec4 sizes;  // neuron radius (world m), min radius (px), viewport height (px), connection alpha
+  glm::vec4 fog;    // start, end
+};
+
+// Mirror of Push in shaders/scene.glsl.
+struct PushConstants {
+  uint32_t colour_range = 0;
+  float value_range = 0;
+  float dim = 1;
+  uint32_t pad = 0;
+};
+
+// Header of the highlight storage buffer; the indices follow.
+struct HighlightHeader {
+  uint32_t neuron_count = 0, connection_count = 0, pad[2]{};
+};
+
+struct Pipelines {
+  DescriptorSetLayout frame_layout;   // set 0
+  DescriptorSetLayout region_layout;  // set 1
+  PipelineLayout layout;
+  Pipeline neurons, connections;                          // indirect scene draws
+  Pipeline highlight_neurons, highlight_connections;      // highlight list draws
+};
+
+Pipelines create_pipelines(const Device& device, const RendererConfig& config);
+
+}  // namespace nnxr::engine

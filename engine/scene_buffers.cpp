@@ -1,0 +1,227 @@
+#include "engine/scene_buffers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "engine/device.h"
+
+namespace nnxr::engine {
+
+namespace {
+constexpr VkDeviceSize kNeuronBytes = sizeof(scene::Neuron);
+constexpr VkDeviceSize kConnectionBytes = sizeof(scene::Connection);
+}  // namespace
+
+SceneBuffers::SceneBuffers(const Device& device, const SceneBufferConfig& config) : device_(device), config_(config) {
+  if (config.element_budget == 0) throw std::invalid_argument("scene buffers: the element budget must be at least 1");
+  if (config.max_segments == 0) throw std::invalid_argument("scene buffers: max_segments must be at least 1");
+  if (config.frames_in_flight == 0) throw std::invalid_argument("scene buffers: frames_in_flight must be at least 1");
+  const VkDeviceSize region_bytes = config.element_budget * kNeuronBytes;
+  const VkDeviceSize limit = device.properties().limits.maxStorageBufferRange;
+  if (region_bytes > limit)
+    throw std::invalid_argument("scene buffers: an element budget of " + std::to_string(config.element_budget) +
+                                " needs storage buffers of " + std::to_string(region_bytes >> 20) + " MiB; " +
+                                device.name() + " allows at most " + std::to_string(limit >> 20) + " MiB (budget " +
+                                std::to_string(limit / kNeuronBytes) + ")");
+  const VkDeviceSize table_bytes = sizeof(SceneHeaderGpu) + VkDeviceSize(config.max_segments) * sizeof(SegmentGpu);
+  for (RegionState& r : regions_) {
+    r.elements = create_mapped_buffer(device, region_bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    r.table = create_mapped_buffer(device, table_bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    std::memset(r.table.mapped, 0, table_bytes);
+  }
+  slot_bytes_ = 2 * VkDeviceSize(config.max_segments) * sizeof(VkDrawIndirectCommand);
+  slots_.resize(config.frames_in_flight + 2);
+  commands_ = create_mapped_buffer(device, slot_bytes_ * slots_.size(), VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT);
+  std::memset(commands_.mapped, 0, slot_bytes_ * slots_.size());
+}
+
+SceneBuffers::~SceneBuffers() = default;
+
+uint32_t SceneBuffers::writing_region() {
+  if (pending_region_ >= 0) return uint32_t(pending_region_);
+  std::unique_lock lock(mutex_);
+  const uint32_t r = generation_ == 0 ? 0 : 1 - current_region_;
+  retired_cv_.wait(lock, [&] { return stopped_ || regions_[r].last_use <= retired_; });
+  if (stopped_) throw std::runtime_error("scene buffers stopped");
+  lock.unlock();
+  pending_region_ = int(r);
+  regions_[r].neurons_written = 0;
+  regions_[r].connections_written = 0;
+  return r;
+}
+
+std::span<scene::Neuron> SceneBuffers::neurons(uint64_t count) {
+  RegionState& r = regions_[writing_region()];
+  if (count * kNeuronBytes + r.connections_written * kConnectionBytes > r.elements.size)
+    throw std::runtime_error("scene buffers: " + std::to_string(count) + " neurons and " +
+                             std::to_string(r.connections_written) + " connections exceed the element budget of " +
+                             std::to_string(config_.element_budget));
+  r.neurons_written = count;
+  return {static_cast<scene::Neuron*>(r.elements.mapped), size_t(count)};
+}
+
+std::span<scene::Connection> SceneBuffers::connections(uint64_t count) {
+  RegionState& r = regions_[writing_region()];
+  if (r.neurons_written * kNeuronBytes + count * kConnectionBytes > r.elements.size)
+    throw std::runtime_error("scene buffers: " + std::to_string(r.neurons_written) + " neurons and " +
+                             std::to_string(count) + " connections exceed the element budget of " +
+                             std::to_string(config_.element_budget));
+  r.connections_written = count;
+  auto* end = static_cast<std::byte*>(r.elements.mapped) + r.elements.size;
+  return {reinterpret_cast<scene::Connection*>(end - count * kConnectionBytes), size_t(count)};
+}
+
+uint32_t SceneBuffers::free_slot(std::unique_lock<std::mutex>& lock) {
+  uint32_t found = 0;
+  retired_cv_.wait(lock, [&] {
+    if (stopped_) return true;
+    for (uint32_t i = 0; i < slots_.size(); ++i)
+      if (i != current_slot_ && slots_[i].last_use <= retired_) {
+        found = i;
+        return true;
+      }
+    return false;
+  });
+  if (stopped_) throw std::runtime_error("scene buffers stopped");
+  return found;
+}
+
+void SceneBuffers::write_commands(uint32_t slot, const scene::DrawCounts& counts, std::span<const SegmentGpu> segments,
+                                  std::span<const uint32_t> neuron_limit, std::span<const uint32_t> connection_limit) {
+  const size_t n = segments.size();
+  if (counts.neurons.size() != n || counts.connections.size() != n)
+    throw std::runtime_error("scene buffers: draw counts for " + std::to_string(counts.neurons.size()) + "/" +
+                             std::to_string(counts.connections.size()) + " segments, the scene has " +
+                             std::to_string(n));
+  for (size_t i = 0; i < n; ++i)
+    if (counts.neurons[i] > neuron_limit[i] || counts.connections[i] > connection_limit[i])
+      throw std::runtime_error("scene buffers: draw counts of segment " + std::to_string(i) +
+                               " exceed the segment's elements");
+  auto* base = reinterpret_cast<VkDrawIndirectCommand*>(static_cast<std::byte*>(commands_.mapped) + slot * slot_bytes_);
+  VkDrawIndirectCommand* neuron_cmds = base;
+  VkDrawIndirectCommand* connection_cmds = base + config_.max_segments;
+  for (size_t i = 0; i < n; ++i) {
+    neuron_cmds[i] = {6 * counts.neurons[i], 1, 6 * segments[i].neuron_first, uint32_t(i)};
+    connection_cmds[i] = {2 * counts.connections[i], 1, 2 * segments[i].connection_first, uint32_t(i)};
+  }
+  last_count_bytes_ = 2 * n * sizeof(VkDrawIndirectCommand);
+}
+
+void SceneBuffers::publish(std::span<const scene::Segment> segments, const scene::DrawCounts& counts,
+                           float max_contribution) {
+  const uint32_t region = writing_region();
+  RegionState& r = regions_[region];
+  if (segments.size() > config_.max_segments)
+    throw std::runtime_error("scene buffers: " + std::to_string(segments.size()) + " segments exceed the maximum of " +
+                             std::to_string(config_.max_segments));
+  std::vector<SegmentGpu> gpu(segments.size());
+  std::vector<uint32_t> neuron_sizes(segments.size()), connection_sizes(segments.size());
+  SceneHeaderGpu header;
+  header.connection_base = uint32_t((r.elements.size - r.connections_written * kConnectionBytes) / kConnectionBytes);
+  header.neuron_count = uint32_t(r.neurons_written);
+  header.connection_count = uint32_t(r.connections_written);
+  header.segment_count = uint32_t(segments.size());
+  header.max_contribution = max_contribution;
+  uint64_t neuron_end = 0, connection_end = 0;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const scene::Segment& s = segments[i];
+    const std::string name = "scene buffers: segment " + std::to_string(i);
+    if (uint64_t(s.neuron_first) + s.neuron_count > r.neurons_written ||
+        uint64_t(s.connection_first) + s.connection_count > r.connections_written)
+      throw std::runtime_error(name + " lies outside the elements written");
+    if (s.neuron_first < neuron_end || s.connection_first < connection_end)
+      throw std::runtime_error(name + " is not in ascending array order");
+    neuron_end = uint64_t(s.neuron_first) + s.neuron_count;
+    connection_end = uint64_t(s.connection_first) + s.connection_count;
+    gpu[i] = {s.neuron_first, s.connection_first, s.value_min, s.value_max, uint32_t(std::max(s.layer, 0)),
+              uint32_t(s.tensor), {}};
+    neuron_sizes[i] = s.neuron_count;
+    connection_sizes[i] = s.connection_count;
+    header.value_min = i == 0 ? s.value_min : std::min(header.value_min, s.value_min);
+    header.value_max = i == 0 ? s.value_max : std::max(header.value_max, s.value_max);
+  }
+  header.value_abs_max = std::max(std::abs(header.value_min), std::abs(header.value_max));
+  // Validates counts against the new segments before anything becomes visible.
+  std::unique_lock lock(mutex_);
+  const uint32_t slot = free_slot(lock);
+  lock.unlock();
+  write_commands(slot, counts, gpu, neuron_sizes, connection_sizes);
+  std::memcpy(r.table.mapped, &header, sizeof header);
+  std::memcpy(static_cast<std::byte*>(r.table.mapped) + sizeof header, gpu.data(), gpu.size() * sizeof(SegmentGpu));
+
+  lock.lock();
+  current_region_ = region;
+  current_slot_ = slot;
+  current_segments_ = uint32_t(segments.size());
+  ++generation_;
+  lock.unlock();
+  pending_region_ = -1;
+  published_segments_ = std::move(gpu);
+  published_neurons_ = std::move(neuron_sizes);
+  published_connections_ = std::move(connection_sizes);
+}
+
+void SceneBuffers::write_counts(const scene::DrawCounts& counts) {
+  if (generation() == 0) throw std::runtime_error("scene buffers: draw counts written before any publish");
+  std::unique_lock lock(mutex_);
+  const uint32_t slot = free_slot(lock);
+  lock.unlock();
+  write_commands(slot, counts, published_segments_, published_neurons_, published_connections_);
+  lock.lock();
+  current_slot_ = slot;
+}
+
+SceneFrame SceneBuffers::acquire(uint64_t serial) {
+  std::lock_guard lock(mutex_);
+  SceneFrame f;
+  f.serial = serial;
+  f.generation = generation_;
+  if (generation_ == 0) return f;
+  regions_[current_region_].last_use = std::max(regions_[current_region_].last_use, serial);
+  slots_[current_slot_].last_use = std::max(slots_[current_slot_].last_use, serial);
+  f.region = current_region_;
+  f.segment_count = current_segments_;
+  f.commands = commands_.buffer.get();
+  f.neuron_commands = current_slot_ * slot_bytes_;
+  f.connection_commands = f.neuron_commands + VkDeviceSize(config_.max_segments) * sizeof(VkDrawIndirectCommand);
+  return f;
+}
+
+void SceneBuffers::retire(uint64_t serial) {
+  {
+    std::lock_guard lock(mutex_);
+    retired_ = std::max(retired_, serial);
+  }
+  retired_cv_.notify_all();
+}
+
+void SceneBuffers::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  retired_cv_.notify_all();
+}
+
+SceneBuffers::Region SceneBuffers::region(uint32_t index) const {
+  const RegionState& r = regions_[index];
+  return {r.elements.buffer.get(), r.elements.size, r.table.buffer.get(), r.table.size};
+}
+
+uint64_t SceneBuffers::generation() const {
+  std::lock_guard lock(mutex_);
+  return generation_;
+}
+
+uint64_t SceneBuffers::bytes_allocated() const {
+  uint64_t total = commands_.size;
+  for (const RegionState& r : regions_) total += r.elements.size + r.table.size;
+  return total;
+}
+
+bool SceneBuffers::device_local() const { return regions_[0].elements.device_local; }
+
+}  // namespace nnxr::engine

@@ -1,0 +1,95 @@
+// Shared declarations of the scene shaders. Mirrors engine/scene_buffers.h (SceneHeaderGpu,
+// SegmentGpu), model/scene/scene.h (Neuron, Connection) and engine/renderer.cpp (FrameUniforms,
+// Push), std140/std430.
+#extension GL_EXT_multiview : require
+
+// Set 0: per frame slot.
+layout(set = 0, binding = 0, std140) uniform FrameUniforms {
+  mat4 view[2];        // world → eye, per view
+  mat4 projection[2];  // eye → clip, per view
+  mat4 world;          // network → world
+  vec4 background;     // rgb: background and fog colour (linear)
+  vec4 sizes;          // x: neuron radius (world m), y: min radius (px), z: viewport height (px), w: connection alpha
+  vec4 fog;            // x: start, y: end (eye distance, world m)
+} frame;
+
+// Highlighted neuron indices, then connection indices.
+layout(set = 0, binding = 1, std430) readonly buffer Highlight {
+  uint neuron_count;
+  uint connection_count;
+  uint pad0, pad1;
+  uint items[];
+} highlight;
+
+// Set 1: one element region (one generation).
+struct Segment {
+  uint neuron_first;
+  uint connection_first;
+  float value_min, value_max;
+  uint layer;
+  uint tensor;
+  uint pad0, pad1;
+};
+layout(set = 1, binding = 0, std430) readonly buffer Neurons { vec4 neurons[]; };  // xyz, value
+layout(set = 1, binding = 1, std430) readonly buffer Connections { uvec2 connections[]; };  // src, dst|code<<24
+layout(set = 1, binding = 2, std430) readonly buffer Table {
+  uint connection_base;
+  uint neuron_count;
+  uint connection_count;
+  uint segment_count;
+  float max_contribution;
+  float value_min, value_max, value_abs_max;
+  Segment segments[];
+} table;
+
+layout(push_constant) uniform Push {
+  uint colour_range;   // 0: per tensor, 1: global
+  float value_range;   // global range; <= 0: the generation's max |value|
+  float dim;           // colour factor for the non-highlighted scene
+  uint pad;
+} push;
+
+// Diverging colour map, t in [-1, 1]: negative blue, zero grey, positive red (linear RGB).
+vec3 diverging(float t) {
+  t = clamp(t, -1.0, 1.0);
+  float a = pow(abs(t), 0.6);
+  const vec3 zero = vec3(0.16, 0.16, 0.18);
+  const vec3 positive = vec3(1.0, 0.10, 0.04);
+  const vec3 negative = vec3(0.03, 0.22, 1.0);
+  return mix(zero, t >= 0.0 ? positive : negative, a);
+}
+
+// The value range that maps to full colour for a segment.
+float colour_range(uint segment) {
+  if (push.colour_range == 1u) {
+    float r = push.value_range > 0.0 ? push.value_range : table.value_abs_max;
+    return r > 0.0 ? r : 1.0;
+  }
+  Segment s = table.segments[segment];
+  float r = max(abs(s.value_min), abs(s.value_max));
+  return r > 0.0 ? r : 1.0;
+}
+
+float fog_factor(float eye_distance) {
+  return clamp((eye_distance - frame.fog.x) / max(frame.fog.y - frame.fog.x, 1e-6), 0.0, 1.0);
+}
+
+// Segment holding neuron n / connection c (segments are in ascending array order).
+uint segment_of_neuron(uint n) {
+  uint lo = 0u, hi = table.segment_count;
+  while (hi - lo > 1u) {
+    uint mid = (lo + hi) / 2u;
+    if (table.segments[mid].neuron_first <= n) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+uint segment_of_connection(uint c) {
+  uint lo = 0u, hi = table.segment_count;
+  while (hi - lo > 1u) {
+    uint mid = (lo + hi) / 2u;
+    if (table.segments[mid].connection_first <= c) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+vec4 neuron_at(uint n) { return neurons[min(n, max(table.neuron_count, 1u) - 1u)]; }
