@@ -13,18 +13,44 @@ namespace {
 constexpr const char* kHelp = R"(nnxr — walk through a real neural network
 
 usage:
-  nnxr [view] [MODEL.onnx] [--input FILE | --random SEED] [--xr | --desktop] [--budget N]
-  nnxr inspect [MODEL.onnx] [--json] [--dim NAME=VALUE]...
+  nnxr [view] [MODEL.onnx] [--input FILE | --random SEED] [--desktop] [--budget N] [--frames N [--stats]] ...
+  nnxr inspect [MODEL.onnx] [--json] [--dim NAME=VALUE]... [--scene [--input FILE] [--random SEED] [--budget N] [--top-k K]]
   nnxr run [MODEL.onnx] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N] [--dump DIR] [--json]
-  nnxr render [MODEL.onnx] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE]
+  nnxr render [MODEL.onnx] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE] ...
   nnxr help | --help | --version
 
 Without MODEL, nnxr uses its embedded default model (an 8x8 handwritten-digit CNN).
+
+view      (the default command) loads the model, runs it, lays the network out and shows it in a
+          desktop window: WASD + mouse to fly, scroll to scale, [ ] neuron threshold, , . connection
+          threshold, click to select a neuron, R to reset, F12 to save a screenshot, drop an image
+          to use it as the input. Without a display it renders offscreen to a PNG instead.
+          --desktop             require the desktop window (error when there is no display)
+          --xr                  require a headset (not supported yet in this version: error)
+          --input FILE | --random SEED   as for run (default model: a sample digit)
+          --budget N            resident neurons + connections (default 2000000; lowered to what
+                                the Vulkan device can hold)
+          --threads N           threads for inference and the scene build (default 2)
+          --width W --height H  window or image size (default 1280x720)
+          --frames N            exit after N frames once the scene is shown
+          --stats               with --frames: print one JSON line (frame CPU time median/p99,
+                                frames, resident and drawn elements, world transform, thresholds,
+                                selection, errors)
+          --out FILE.png        save the last frame (default without a display: nnxr-view.png)
+          --validation          enable the Vulkan validation layers
 
 inspect   producer, opsets, inputs and outputs with shapes, node count by op type, layers,
           parameters, activation elements, and the ops the runtime cannot execute yet.
           --json          every tensor with name, dtype, shape, layer, kind and producing op
           --dim NAME=N    value for a symbolic input dimension (default 1, with a warning)
+          --scene         run the model and build the scene instead: per tensor its neurons,
+                          candidate and kept connections; totals, resident bytes, stage times,
+                          and the ops without connection semantics
+            --input [NAME=]FILE | --random SEED   as for run (default model: a sample digit;
+                                  otherwise seeded random values, seed 0)
+            --budget N    resident neurons + connections (default 20000000)
+            --top-k K     incoming connections kept per neuron, 1..16 (default 8)
+            --threads N   threads for inference and the scene build (default 1; 0 = all cores)
 
 run       runs the model on the CPU and reports its outputs; every tensor is kept.
           --input [NAME=]FILE   .npy, ONNX TensorProto .pb, or an image (.png/.jpg), in input order
@@ -36,7 +62,16 @@ run       runs the model on the CPU and reports its outputs; every tensor is kep
           --dump DIR      write every computed tensor as .npy, with DIR/index.json
           --json          one JSON object instead of text
 
-`view` and `render` arrive with the renderer; until then `nnxr` alone runs `inspect`.
+render    runs the model, lays the network out and renders it offscreen to a PNG (no display
+          needed; any Vulkan device, e.g. Mesa's lavapipe).
+          --out FILE.png        the image to write (required)
+          --width W --height H  image size in pixels (default 1600x900)
+          --camera PRESET       overview (default), front, side or top; frames the whole network
+          --input FILE | --random SEED   as for run (default model: a sample digit)
+          --neuron-threshold Q  per-tensor quantile of neurons to hide (default 0: show all)
+          --connection-threshold Q  per-tensor quantile of connections to hide (default 0.6)
+          --budget N            resident neurons + connections (default 20000000)
+          --threads N           threads for inference and the scene build (default 1)
 
 exit status: 0 success, 1 the model or input is at fault, 2 the command line is at fault.
 )";

@@ -1,11 +1,169 @@
-// nnxr view: not implemented yet.
+// `nnxr view [MODEL] [--input FILE | --random SEED] [--xr | --desktop] [--budget N]
+//            [--frames N --stats] [--width W --height H] [--out FILE.png] [--threads N]`:
+// the fly-through viewer. The headset path does not exist yet: `view` uses the desktop window,
+// and without a display it renders offscreen to a PNG (with --desktop, no display is an error).
+//
+// --frames N: exit after N frames. In a window, the frames are counted once the model's scene is
+// shown (or loading failed); frames drawn while it loads come on top (frames_total). Without a
+// display, N offscreen frames are drawn after the worker has finished, and the last one is
+// written to --out (default nnxr-view.png); in a window, --out saves the last of the N frames.
+// --stats prints one JSON line on stdout at exit.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
 #include "app/commands.h"
+#include "app/inputs.h"
+#include "app/json.h"
+#include "assets/assets.h"
+#include "engine/desktop.h"
 
 namespace nnxr::app {
+namespace {
+
+// The model and input sources for the worker. Both run on the worker thread, one after the
+// other; `inputs` passes the parsed input files from the first to the second.
+struct Sources {
+  engine::ModelSource model;
+  engine::InputSource input;
+};
+
+Sources make_sources(const std::optional<std::string>& path, std::vector<InputSpec> specs, std::optional<uint32_t> seed,
+                     ImageOptions image, model::LoadOptions options) {
+  if (!path && specs.empty() && !seed)  // the default model shows a sample digit
+    specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
+  auto inputs = std::make_shared<std::optional<InputSet>>();
+  Sources s;
+  s.model.name = path ? std::filesystem::path(*path).filename().string() : "digits (embedded)";
+  s.model.load = [path, specs, options, inputs]() mutable {
+    model::Graph graph = load_model_arg(path, options, /*quiet=*/true);
+    std::vector<std::string> names;
+    for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
+    inputs->emplace(specs, names);
+    const size_t before = options.input_shapes.size();
+    (*inputs)->add_shapes(options);
+    if (options.input_shapes.size() != before) graph = load_model_arg(path, options, /*quiet=*/true);
+    print_warnings(graph);
+    return graph;
+  };
+  s.input = [inputs, seed, image](const model::Graph& graph) {
+    engine::Feeds feeds;
+    for (auto& [name, t] : (*inputs)->resolve(graph, seed, image, /*quiet=*/false)) feeds[name] = std::move(t);
+    return feeds;
+  };
+  return s;
+}
+
+// An input image (or .npy/.pb) dropped on the window, for the current model's first input.
+engine::InputSource dropped_input(const std::string& file, const ImageOptions& image) {
+  return [file, image](const model::Graph& graph) {
+    std::vector<std::string> names;
+    for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
+    InputSet set({InputSpec{.name = "", .file = file}}, names);
+    engine::Feeds feeds;
+    for (auto& [name, t] : set.resolve(graph, std::nullopt, image, /*quiet=*/false)) feeds[name] = std::move(t);
+    return feeds;
+  };
+}
+
+void print_stats(const engine::ViewStats& s, const char* mode) {
+  JsonWriter j(std::cout);
+  j.begin_object().field("mode", mode).field("model", s.model);
+  j.field("frames", s.frames).field("frames_total", s.frames_total);
+  j.key("cpu_ms").begin_object().field("median", s.cpu_median_ms).field("p99", s.cpu_p99_ms).end_object();
+  j.field("first_frame_ms", s.first_frame_ms).field("first_scene_ms", s.first_scene_ms);
+  j.key("resident").begin_object().field("neurons", s.resident_neurons).field("connections", s.resident_connections).end_object();
+  j.key("drawn").begin_object().field("neurons", s.drawn_neurons).field("connections", s.drawn_connections).end_object();
+  j.key("world").begin_object();
+  j.key("translation").begin_array().value(double(s.world.translation.x)).value(double(s.world.translation.y)).value(double(s.world.translation.z)).end_array();
+  j.key("rotation").begin_array();  // w, x, y, z
+  j.value(double(s.world.rotation.w)).value(double(s.world.rotation.x)).value(double(s.world.rotation.y)).value(double(s.world.rotation.z));
+  j.end_array().field("scale", double(s.world.scale)).end_object();
+  j.key("thresholds").begin_object().field("neuron", double(s.neuron_threshold)).field("connection", double(s.connection_threshold)).end_object();
+  j.key("selected");
+  if (s.selection) {
+    j.begin_object().field("tensor", s.selection->tensor_name).field("node", s.selection->node_name).field("op", s.selection->op_type);
+    j.key("index").begin_array();
+    for (int64_t i : s.selection->index) j.value(i);
+    j.end_array().field("value", double(s.selection->value)).end_object();
+  } else {
+    j.null();
+  }
+  j.key("errors").begin_array();
+  for (const std::string& e : s.errors) j.value(e);
+  j.end_array().field("validation_errors", s.validation_errors).end_object();  // ends the line
+  std::cout << std::flush;
+}
+
+}  // namespace
 
 int view_command(Args& args) {
-  (void)args;
-  throw UsageError("'nnxr view' is not available yet in this version (see nnxr --help)");
+  const bool xr = args.flag("--xr");
+  const bool desktop = args.flag("--desktop");
+  const bool stats = args.flag("--stats");
+  model::LoadOptions load_options;
+  parse_dims(args, load_options);
+  auto specs = parse_input_specs(args);
+  const ImageOptions image = parse_image_options(args);
+  std::optional<uint32_t> seed;
+  if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = static_cast<uint32_t>(*s);
+  engine::ViewerOptions options;
+  const auto budget = args.int_option("--budget", 1, 1'000'000'000);
+  options.worker.scene.budget = static_cast<uint64_t>(budget.value_or(2'000'000));
+  options.budget_explicit = budget.has_value();
+  options.worker.threads = static_cast<int>(args.int_option("--threads", 1, 256).value_or(2));
+  const auto frames = args.int_option("--frames", 1, 100'000'000);
+  options.max_frames = static_cast<uint64_t>(frames.value_or(0));
+  options.width = static_cast<uint32_t>(args.int_option("--width", 16, 8192).value_or(1280));
+  options.height = static_cast<uint32_t>(args.int_option("--height", 16, 8192).value_or(720));
+  options.validation = args.flag("--validation");
+  const auto out_option = args.option("--out");
+  const std::string out = out_option.value_or("nnxr-view.png");
+  if (out_option) options.final_screenshot = *out_option;
+  auto pos = args.positionals();
+  args.finish();
+  if (pos.size() > 1) throw UsageError("view takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
+  if (xr && desktop) throw UsageError("--xr and --desktop exclude each other");
+  if (stats && !frames) throw UsageError("--stats needs --frames N");
+  if (xr) throw std::runtime_error("--xr: this version has no OpenXR runtime support yet; use --desktop");
+  if (!desktop) std::cerr << "nnxr: no headset support in this version yet; using the desktop window\n";
+
+  const std::optional<std::string> path = pos.empty() ? std::nullopt : std::optional(pos[0]);
+  Sources sources = make_sources(path, std::move(specs), seed, image, load_options);
+
+  std::string why_headless = "no display (DISPLAY and WAYLAND_DISPLAY are unset)";
+  if (engine::display_available()) {
+    std::unique_ptr<engine::DesktopViewer> viewer;
+    try {
+      viewer = std::make_unique<engine::DesktopViewer>(options);
+    } catch (const engine::NoDisplayError& e) {
+      why_headless = e.what();
+    }
+    if (viewer) {
+      viewer->load(std::move(sources.model), std::move(sources.input));
+      engine::Worker& worker = viewer->worker();
+      viewer->on_drop([&worker, image](const std::vector<std::string>& files) {
+        std::cerr << "nnxr: input " << files[0] << '\n';
+        worker.set_input(dropped_input(files[0], image));
+      });
+      viewer->run();
+      const engine::ViewStats s = viewer->stats();
+      viewer.reset();
+      if (stats) print_stats(s, "desktop");
+      return s.errors.empty() || s.resident_neurons > 0 ? 0 : 1;
+    }
+  }
+
+  if (desktop) throw std::runtime_error("--desktop: cannot open a window: " + why_headless);
+  std::cerr << "nnxr: " << why_headless << "; rendering offscreen to " << out << '\n';
+  engine::OffscreenViewer viewer(options);
+  viewer.load(std::move(sources.model), std::move(sources.input));
+  viewer.run();
+  viewer.write_png(out);
+  std::cerr << "nnxr: wrote " << out << '\n';
+  const engine::ViewStats s = viewer.stats();
+  if (stats) print_stats(s, "offscreen");
+  return s.errors.empty() || s.resident_neurons > 0 ? 0 : 1;
 }
 
 }  // namespace nnxr::app

@@ -39,8 +39,8 @@ Result nnxr(const std::string& args) {
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
-TEST(Cli, NoArgumentsInspectsTheDefaultModel) {
-  Result r = nnxr("");
+TEST(Cli, InspectWithoutModelShowsTheDefaultModel) {
+  Result r = nnxr("inspect");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("digits.onnx"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("digit  float32 [1, 1, 8, 8]"), std::string::npos) << r.out;

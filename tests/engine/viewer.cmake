@@ -1,1 +1,12 @@
 # Worker, interaction and desktop window tests.
+nnxr_test(test_interaction LABEL engine PREFIX "viewer." test_interaction.cpp)
+target_link_libraries(test_interaction PRIVATE nnxr_interaction)
+nnxr_test(test_worker LABEL engine PREFIX "viewer." test_worker.cpp)
+target_link_libraries(test_worker PRIVATE ${NNXR_VIEWER_LIB})
+if(TARGET nnxr_engine)
+  # Window tests start their own Xvfb (tests/engine/xvfb.h) unless DISPLAY is set; Vulkan
+  # validation is on in every viewer they create.
+  nnxr_test(test_desktop LABEL engine PREFIX "viewer." test_desktop.cpp)
+  target_link_libraries(test_desktop PRIVATE nnxr_engine PkgConfig::STB)
+  add_dependencies(test_desktop nnxr)
+endif()

@@ -1,0 +1,226 @@
+#include "engine/interaction.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <glm/gtc/matrix_transform.hpp>
+
+namespace nnxr::engine {
+
+// ---- WorldTransform ----------------------------------------------------------------------------
+
+glm::mat4 WorldTransform::matrix() const {
+  return glm::translate(glm::mat4(1), translation) * glm::mat4_cast(rotation) * glm::scale(glm::mat4(1), glm::vec3(scale));
+}
+
+glm::vec3 WorldTransform::to_world(glm::vec3 network) const { return translation + rotation * (scale * network); }
+
+glm::vec3 WorldTransform::to_network(glm::vec3 world) const {
+  return (glm::inverse(rotation) * (world - translation)) / scale;
+}
+
+Ray WorldTransform::to_network(const Ray& world) const {
+  return {to_network(world.origin), glm::normalize(glm::inverse(rotation) * world.direction)};
+}
+
+// ---- FlyCamera ----------------------------------------------------------------------------------
+
+glm::vec3 FlyCamera::forward() const {
+  return {std::sin(yaw) * std::cos(pitch), std::sin(pitch), -std::cos(yaw) * std::cos(pitch)};
+}
+
+glm::vec3 FlyCamera::right() const { return {std::cos(yaw), 0, std::sin(yaw)}; }
+
+glm::vec3 FlyCamera::up() const { return glm::cross(right(), forward()); }
+
+glm::mat4 FlyCamera::view() const { return glm::lookAtRH(position, position + forward(), glm::vec3(0, 1, 0)); }
+
+glm::mat4 FlyCamera::projection(float aspect) const {
+  glm::mat4 p = glm::perspectiveRH_ZO(fov_y, aspect > 0 ? aspect : 1.0f, near_plane, far_plane);
+  p[1][1] *= -1;  // Vulkan framebuffer Y points down
+  return p;
+}
+
+Ray FlyCamera::ray_through(float x, float y, float width, float height) const {
+  const glm::mat4 inv = glm::inverse(projection(width / height) * view());
+  const glm::vec2 ndc(2 * x / width - 1, 2 * y / height - 1);
+  glm::vec4 a = inv * glm::vec4(ndc, 0, 1);
+  glm::vec4 b = inv * glm::vec4(ndc, 1, 1);
+  const glm::vec3 near_point = glm::vec3(a) / a.w;
+  const glm::vec3 far_point = glm::vec3(b) / b.w;
+  return {position, glm::normalize(far_point - near_point)};
+}
+
+// ---- Thresholds ---------------------------------------------------------------------------------
+
+const std::vector<float>& Thresholds::ladder() {
+  static const std::vector<float> rungs = [] {
+    std::vector<float> r;
+    for (int i = 0; i < 20; ++i) r.push_back(static_cast<float>(i) * 0.05f);
+    for (float q : {0.98f, 0.99f, 0.995f, 0.999f}) r.push_back(q);
+    return r;
+  }();
+  return rungs;
+}
+
+float Thresholds::neuron() const { return ladder()[static_cast<size_t>(neuron_rung)]; }
+float Thresholds::connection() const { return ladder()[static_cast<size_t>(connection_rung)]; }
+
+// ---- Interaction --------------------------------------------------------------------------------
+
+namespace {
+
+int clamp_rung(int rung) { return std::clamp(rung, 0, static_cast<int>(Thresholds::ladder().size()) - 1); }
+
+}  // namespace
+
+Interaction::Interaction(InteractionOptions options) : options_(options) {
+  thresholds_.neuron_rung = clamp_rung(options_.initial_neuron_rung);
+  thresholds_.connection_rung = clamp_rung(options_.initial_connection_rung);
+  reset_view();
+}
+
+float Interaction::extent() const { return std::max(glm::length(max_ - min_), 1e-3f); }
+
+void Interaction::set_bounds(glm::vec3 min, glm::vec3 max) {
+  min_ = glm::min(min, max);
+  max_ = glm::max(min, max);
+  home_.reset();
+  reset_view();
+}
+
+void Interaction::set_home(glm::vec3 eye, glm::vec3 target, float fov_y) {
+  if (!(glm::length(target - eye) > 0) || !(fov_y > 0 && fov_y < 3.1f)) return;
+  home_ = {eye, target};
+  home_fov_y_ = fov_y;
+  reset_view();
+}
+
+void Interaction::reset_view() {
+  world_ = {};
+  camera_ = FlyCamera{};
+  const float distance_to_bounds = glm::length((min_ + max_) * 0.5f - (home_ ? home_->first : glm::vec3(0)));
+  if (home_) {
+    const glm::vec3 d = glm::normalize(home_->second - home_->first);
+    camera_.position = home_->first;
+    camera_.fov_y = home_fov_y_;
+    camera_.yaw = std::atan2(d.x, -d.z);
+    camera_.pitch = std::asin(std::clamp(d.y, -1.0f, 1.0f));
+    camera_.near_plane = std::max(extent() * 1e-4f, 1e-4f);
+    camera_.far_plane = (distance_to_bounds + extent()) * 100;
+    return;
+  }
+  // A three-quarter view from the input side, a little above: layers recede to the right.
+  camera_.yaw = glm::radians(35.0f);
+  camera_.pitch = glm::radians(-20.0f);
+  const glm::vec3 centre = (min_ + max_) * 0.5f;
+  const float radius = extent() * 0.5f;
+  const float distance = radius / std::sin(camera_.fov_y * 0.5f);
+  camera_.position = centre - camera_.forward() * distance;
+  camera_.near_plane = std::max(distance * 1e-3f, 1e-4f);
+  camera_.far_plane = distance * 100;
+}
+
+void Interaction::fly(glm::vec3 move, float seconds) {
+  const float speed = options_.fly_speed * extent() * world_.scale;
+  camera_.position += (camera_.right() * move.x + glm::vec3(0, 1, 0) * move.y + camera_.forward() * move.z) * speed * seconds;
+}
+
+void Interaction::look(float dx_pixels, float dy_pixels) {
+  camera_.yaw = std::remainder(camera_.yaw + dx_pixels * options_.look_radians_per_pixel, 2 * glm::pi<float>());
+  const float limit = glm::radians(89.0f);
+  camera_.pitch = std::clamp(camera_.pitch - dy_pixels * options_.look_radians_per_pixel, -limit, limit);
+}
+
+void Interaction::scale_about(glm::vec3 pivot, float factor) {
+  if (!(factor > 0) || !std::isfinite(factor)) return;
+  const float scale = std::clamp(world_.scale * factor, options_.min_scale, options_.max_scale);
+  const float f = scale / world_.scale;
+  world_.translation = pivot + f * (world_.translation - pivot);
+  world_.scale = scale;
+}
+
+void Interaction::move_network(const glm::mat4& delta) {
+  const glm::quat r = glm::normalize(glm::quat_cast(glm::mat3(delta)));
+  world_.translation = r * world_.translation + glm::vec3(delta[3]);
+  world_.rotation = glm::normalize(r * world_.rotation);
+}
+
+bool Interaction::step_neuron_threshold(int rungs) {
+  const int next = clamp_rung(thresholds_.neuron_rung + rungs);
+  if (next == thresholds_.neuron_rung) return false;
+  thresholds_.neuron_rung = next;
+  ++filter_serial_;
+  return true;
+}
+
+bool Interaction::step_connection_threshold(int rungs) {
+  const int next = clamp_rung(thresholds_.connection_rung + rungs);
+  if (next == thresholds_.connection_rung) return false;
+  thresholds_.connection_rung = next;
+  ++filter_serial_;
+  return true;
+}
+
+scene::Filter Interaction::filter() const {
+  scene::Filter f;
+  f.neuron_mode = scene::Filter::Mode::Quantile;
+  f.neuron_threshold = thresholds_.neuron();
+  f.connection_mode = scene::Filter::Mode::Quantile;
+  f.connection_threshold = thresholds_.connection();
+  return f;
+}
+
+// ---- DesktopControls ----------------------------------------------------------------------------
+
+Command DesktopControls::key(Key key, Press press) {
+  Command c;
+  if (key == Key::Other) return c;
+  held_[static_cast<int>(key)] = press != Press::Up;
+  if (press == Press::Up) return c;
+  switch (key) {
+    case Key::R:
+      if (press == Press::Down) interaction_.reset_view();
+      break;
+    case Key::LeftBracket: c.filter_changed = interaction_.step_neuron_threshold(-1); break;
+    case Key::RightBracket: c.filter_changed = interaction_.step_neuron_threshold(+1); break;
+    case Key::Comma: c.filter_changed = interaction_.step_connection_threshold(-1); break;
+    case Key::Period: c.filter_changed = interaction_.step_connection_threshold(+1); break;
+    case Key::F12: c.screenshot = press == Press::Down; break;
+    case Key::Escape: c.quit = true; break;
+    default: break;
+  }
+  return c;
+}
+
+Command DesktopControls::button(Button button, Press press, float x, float y) {
+  Command c;
+  last_x_ = x, last_y_ = y;
+  if (button == Button::Right) looking_ = press == Press::Down;
+  if (button == Button::Left && press == Press::Down) c.select = interaction_.camera().ray_through(x, y, width_, height_);
+  return c;
+}
+
+void DesktopControls::cursor(float x, float y) {
+  if (looking_) interaction_.look(x - last_x_, y - last_y_);
+  last_x_ = x, last_y_ = y;
+}
+
+void DesktopControls::scroll(float notches, float x, float y) {
+  // Scale about the point under the cursor at the depth of the network's centre, so that what
+  // the cursor points at stays put.
+  const Ray ray = interaction_.camera().ray_through(x, y, width_, height_);
+  const glm::vec3 centre = interaction_.world().to_world((interaction_.bounds_min() + interaction_.bounds_max()) * 0.5f);
+  const float depth = std::max(glm::dot(centre - ray.origin, interaction_.camera().forward()), interaction_.camera().near_plane);
+  const float along = depth / std::max(glm::dot(ray.direction, interaction_.camera().forward()), 1e-3f);
+  interaction_.scale_about(ray.origin + ray.direction * along, std::pow(interaction_.options().scroll_factor, notches));
+}
+
+void DesktopControls::update(float seconds) {
+  auto held = [this](Key k) { return held_[static_cast<int>(k)] ? 1.0f : 0.0f; };
+  const glm::vec3 move(held(Key::D) - held(Key::A), held(Key::E) - held(Key::Q), held(Key::W) - held(Key::S));
+  if (move == glm::vec3(0)) return;
+  interaction_.fly(move, seconds * (held(Key::Shift) > 0 ? 4.0f : 1.0f));
+}
+
+}  // namespace nnxr::engine

@@ -1,0 +1,180 @@
+// Interaction: where the viewer stands, where the network stands and how big it is, the filter
+// thresholds, and what is selected. Pure logic (no Vulkan, no window): the desktop window feeds it
+// keys and mouse motion through DesktopControls; the XR layer will feed the same verbs (grab,
+// scale_about, step thresholds, select) from controllers.
+//
+// Spaces: "network space" is where scene::Layout puts neurons (metres at scale 1, X is depth);
+// "world space" is the room/viewer space. WorldTransform maps network → world. The camera lives in
+// world space, Y up, looking down −Z when yaw = pitch = 0.
+//
+// Threads: one owner (the frame thread); no internal locking. Lives as long as the viewer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <glm/glm.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+#include "model/scene/scene.h"
+
+namespace nnxr::engine {
+
+struct Ray {
+  glm::vec3 origin{0};
+  glm::vec3 direction{0, 0, -1};  // unit length
+};
+
+// Network → world: world = translation + rotation · (scale · network).
+struct WorldTransform {
+  glm::vec3 translation{0};
+  glm::quat rotation{1, 0, 0, 0};
+  float scale = 1;
+
+  glm::mat4 matrix() const;
+  glm::vec3 to_world(glm::vec3 network) const;
+  glm::vec3 to_network(glm::vec3 world) const;
+  Ray to_network(const Ray& world) const;  // direction stays unit length
+};
+
+// A fly camera: position and yaw/pitch (radians; pitch clamped short of ±90°).
+struct FlyCamera {
+  glm::vec3 position{0, 0, 1};
+  float yaw = 0, pitch = 0;
+  float fov_y = glm::radians(60.0f);
+  float near_plane = 0.01f, far_plane = 1000.0f;
+
+  glm::vec3 forward() const;
+  glm::vec3 right() const;
+  glm::vec3 up() const;
+  glm::mat4 view() const;
+  // Vulkan clip space: depth 0..1, Y pointing down in framebuffer coordinates.
+  glm::mat4 projection(float aspect) const;
+  // The world-space ray through pixel (x, y) of a width × height framebuffer (origin top left).
+  Ray ray_through(float x, float y, float width, float height) const;
+};
+
+// Filter thresholds as positions on a ladder of quantiles (0, 0.05, ..., 0.95, 0.98, 0.99,
+// 0.995, 0.999): each key press moves one rung, clamped at both ends.
+struct Thresholds {
+  static const std::vector<float>& ladder();
+  int neuron_rung = 0;
+  int connection_rung = 0;
+  float neuron() const;
+  float connection() const;
+};
+
+// The selected neuron, as shown to the user (from Worker's Selection).
+struct SelectionState {
+  std::string tensor_name, node_name, op_type;
+  std::vector<int64_t> index;
+  int64_t element = 0;
+  float value = 0;
+  std::optional<uint32_t> neuron;  // resident neuron index (highlighted)
+};
+
+struct InteractionOptions {
+  float fly_speed = 0.5f;               // fraction of the network's extent per second
+  float look_radians_per_pixel = 0.004f;
+  float scroll_factor = 1.1f;           // scale per scroll notch
+  float min_scale = 1e-3f, max_scale = 1e3f;
+  int initial_neuron_rung = 0;
+  int initial_connection_rung = 10;     // the strongest half of each segment's connections
+};
+
+class Interaction {
+ public:
+  explicit Interaction(InteractionOptions options = {});
+
+  // The network's bounds in network space; puts the camera at the home view.
+  void set_bounds(glm::vec3 min, glm::vec3 max);
+  // Where reset_view() puts the camera; by default a three-quarter view of the whole network.
+  void set_home(glm::vec3 eye, glm::vec3 target, float fov_y);
+  // Home view: identity world transform, camera at the home eye looking at its target.
+  void reset_view();
+
+  // Continuous motion. `move` is camera-local (x right, y up, z forward), each −1..1.
+  void fly(glm::vec3 move, float seconds);
+  void look(float dx_pixels, float dy_pixels);
+  // Scales the network about a world-space point (the point stays where it is).
+  void scale_about(glm::vec3 pivot, float factor);
+  // Applies a rigid world-space motion to the network (XR grab: the hand's motion this frame).
+  void move_network(const glm::mat4& delta);
+  // Replaces the world transform (XR: the gesture tracker owns it while a grab is active).
+  void set_world(const WorldTransform& world) { world_ = world; }
+
+  // Threshold steps (+1 / −1 rungs). Return true when the threshold changed.
+  bool step_neuron_threshold(int rungs);
+  bool step_connection_threshold(int rungs);
+  // The filter the thresholds describe; filter_serial() grows by one on every change.
+  scene::Filter filter() const;
+  uint64_t filter_serial() const { return filter_serial_; }
+
+  void select(std::optional<SelectionState> selection) { selection_ = std::move(selection); }
+
+  const FlyCamera& camera() const { return camera_; }
+  const WorldTransform& world() const { return world_; }
+  const Thresholds& thresholds() const { return thresholds_; }
+  const std::optional<SelectionState>& selection() const { return selection_; }
+  glm::vec3 bounds_min() const { return min_; }
+  glm::vec3 bounds_max() const { return max_; }
+  const InteractionOptions& options() const { return options_; }
+  float extent() const;  // diagonal of the bounds (network space, ≥ a small minimum)
+
+ private:
+  InteractionOptions options_;
+  glm::vec3 min_{-0.5f}, max_{0.5f};
+  std::optional<std::pair<glm::vec3, glm::vec3>> home_;  // eye, target
+  float home_fov_y_ = glm::radians(60.0f);
+  FlyCamera camera_;
+  WorldTransform world_;
+  Thresholds thresholds_;
+  uint64_t filter_serial_ = 0;
+  std::optional<SelectionState> selection_;
+};
+
+// ---- desktop bindings --------------------------------------------------------------------------
+
+enum class Key : uint8_t { W, A, S, D, Q, E, Shift, R, LeftBracket, RightBracket, Comma, Period, F12, Escape, Other };
+enum class Button : uint8_t { Left, Right, Other };
+enum class Press : uint8_t { Down, Up, Repeat };
+
+// What the frame loop must do after an input event beyond what Interaction already changed.
+struct Command {
+  bool filter_changed = false;
+  bool screenshot = false;
+  bool quit = false;
+  std::optional<Ray> select;  // world-space pick ray (left click)
+};
+
+// Desktop keyboard and mouse bindings (DESIGN.md "Interaction"): WASD (+Q/E down/up, Shift fast)
+// fly, right-drag looks around, scroll scales the network about the point under the cursor, R
+// resets, [ ] step the neuron threshold, , . the connection threshold, left click selects, F12
+// saves a screenshot, Escape quits. Frame thread only.
+class DesktopControls {
+ public:
+  explicit DesktopControls(Interaction& interaction) : interaction_(interaction) {}
+
+  void set_framebuffer(float width, float height) { width_ = width, height_ = height; }
+  Command key(Key key, Press press);
+  Command button(Button button, Press press, float x, float y);
+  void cursor(float x, float y);
+  void scroll(float notches, float x, float y);
+  // Applies held keys for `seconds` of motion (once per frame).
+  void update(float seconds);
+  bool looking() const { return looking_; }
+
+ private:
+  Interaction& interaction_;
+  float width_ = 1, height_ = 1;
+  bool held_[static_cast<int>(Key::Other)] = {};
+  bool looking_ = false;
+  float last_x_ = 0, last_y_ = 0;
+  float press_x_ = 0, press_y_ = 0;
+};
+
+}  // namespace nnxr::engine

@@ -1,0 +1,177 @@
+#include "engine/viewer_state.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "engine/camera.h"
+
+namespace nnxr::engine {
+namespace {
+
+std::string index_string(const std::vector<int64_t>& index) {
+  std::string s = "[";
+  for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+std::string count_string(uint64_t n) {
+  char buf[32];
+  if (n >= 10'000'000) std::snprintf(buf, sizeof buf, "%.0fM", static_cast<double>(n) / 1e6);
+  else if (n >= 1'000'000) std::snprintf(buf, sizeof buf, "%.1fM", static_cast<double>(n) / 1e6);
+  else if (n >= 10'000) std::snprintf(buf, sizeof buf, "%.0fk", static_cast<double>(n) / 1e3);
+  else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5));
+  return v[i];
+}
+
+}  // namespace
+
+ViewerState::ViewerState(Worker& worker, Interaction& interaction, Renderer& renderer)
+    : worker_(worker), interaction_(interaction), renderer_(renderer) {
+  filter_requested_ = worker_.filter(interaction_.filter());
+}
+
+void ViewerState::take_in(float aspect) {
+  for (WorkerEvent& event : worker_.take_events()) {
+    if (auto* e = std::get_if<ModelLoaded>(&event)) {
+      model_ = e->name;
+      neuron_spacing_ = e->neuron_spacing > 0 ? e->neuron_spacing : neuron_spacing_;
+      const glm::vec3 min(e->bounds_min[0], e->bounds_min[1], e->bounds_min[2]);
+      const glm::vec3 max(e->bounds_max[0], e->bounds_max[1], e->bounds_max[2]);
+      interaction_.set_bounds(min, max);
+      const Camera home = frame_bounds(CameraPreset::Overview, min, max, aspect);
+      interaction_.set_home(home.eye, home.target, home.fov_y);
+      interaction_.select(std::nullopt);
+      renderer_.clear_highlight();
+      std::cerr << "nnxr: " << e->name << ": " << e->nodes << " nodes, " << e->layers << " layers, loaded in "
+                << static_cast<int>(e->milliseconds) << " ms\n";
+    } else if (auto* e = std::get_if<SceneBuilt>(&event)) {
+      generation_ = e->generation;
+      resident_neurons_ = e->neurons;
+      resident_connections_ = e->connections;
+      interaction_.select(std::nullopt);
+      renderer_.clear_highlight();
+      std::cerr << "nnxr: scene " << e->generation << ": " << e->neurons << " neurons, " << e->connections
+                << " connections resident (inference " << static_cast<int>(e->infer_ms) << " ms, scene "
+                << static_cast<int>(e->build_ms) << " ms: layout " << static_cast<int>(e->stats.layout_ms) << ", scoring "
+                << static_cast<int>(e->stats.scoring_ms) << ", sorting " << static_cast<int>(e->stats.sorting_ms) << ", writing "
+                << static_cast<int>(e->stats.writing_ms) << ")\n";
+    } else if (auto* e = std::get_if<CountsApplied>(&event)) {
+      filter_applied_ = std::max(filter_applied_, e->serial);
+      drawn_neurons_ = e->neurons;
+      drawn_connections_ = e->connections;
+    } else if (auto* e = std::get_if<Selected>(&event)) {
+      if (e->serial != select_requested_) continue;  // a newer click is on its way
+      if (!e->selection) {
+        interaction_.select(std::nullopt);
+        renderer_.clear_highlight();
+        std::cout << "nothing selected\n" << std::flush;
+        continue;
+      }
+      const Selection& s = *e->selection;
+      SelectionState state{s.tensor_name, s.node_name, s.op_type, s.index, s.element, s.value, s.neuron};
+      interaction_.select(state);
+      std::cout << "selected " << (s.op_type.empty() ? std::string("input") : s.op_type)
+                << (s.node_name.empty() ? "" : " '" + s.node_name + "'") << " tensor '" << s.tensor_name << "' index "
+                << index_string(s.index) << " value " << s.value;
+      if (s.neuron) {
+        std::cout << " (trace: " << s.trace.neurons.size() << " neurons, " << s.trace.connections.size() << " connections)";
+        renderer_.set_highlight(Highlight{e->generation, s.trace.neurons, s.trace.connections});
+      } else {
+        std::cout << " (not resident: below the budget)";
+        renderer_.clear_highlight();
+      }
+      std::cout << '\n' << std::flush;
+    } else if (auto* e = std::get_if<Failed>(&event)) {
+      last_error_ = e->message;
+      errors_.push_back(e->message);
+      std::cerr << "nnxr: " << e->message << '\n';
+    } else if (auto* e = std::get_if<Warning>(&event)) {
+      std::cerr << "warning: " << e->message << '\n';
+    }
+  }
+}
+
+void ViewerState::apply(const Command& command) {
+  if (command.filter_changed) filter_requested_ = worker_.filter(interaction_.filter());
+  if (command.select) {
+    const Ray r = interaction_.world().to_network(*command.select);
+    // A pick radius of most of a neuron spacing: the nearest neuron under the cursor, at any zoom.
+    select_requested_ = worker_.select({r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z},
+                                       neuron_spacing_ * 0.75f);
+  }
+}
+
+FrameParams ViewerState::frame_params(float aspect) const {
+  FrameParams p;
+  const FlyCamera& c = interaction_.camera();
+  p.view[0] = p.view[1] = c.view();
+  p.projection[0] = p.projection[1] = c.projection(aspect);
+  p.world = interaction_.world().matrix();
+  p.neuron_size = neuron_spacing_ * 0.75f;
+  // Fog scaled to the network as seen: it starts beyond the network's far side at the home view.
+  const float extent = interaction_.extent() * interaction_.world().scale;
+  p.fog_start = extent * 2;
+  p.fog_end = extent * 20;
+  return p;
+}
+
+bool ViewerState::settled() const {
+  return !worker_.progress().busy && (generation_ > 0 || !errors_.empty());
+}
+
+void ViewerState::frame_done(double cpu_ms, uint64_t generation) {
+  const double since = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+  if (frames_total_++ == 0) first_frame_ms_ = since;
+  if (generation > 0 && first_scene_ms_ == 0) first_scene_ms_ = since;
+  if (settled()) cpu_ms_.push_back(cpu_ms);
+  last_cpu_ms_ = cpu_ms;
+}
+
+std::string ViewerState::title() const {
+  std::ostringstream t;
+  t << "nnxr — " << model_;
+  const Thresholds& th = interaction_.thresholds();
+  char q[64];
+  std::snprintf(q, sizeof q, " — neurons q≥%.3g, connections q≥%.3g", th.neuron(), th.connection());
+  t << q;
+  if (generation_ > 0) t << " (" << count_string(drawn_neurons_) << " + " << count_string(drawn_connections_) << " drawn)";
+  char ms[32];
+  std::snprintf(ms, sizeof ms, " — %.2f ms", last_cpu_ms_);
+  t << ms;
+  const Progress p = worker_.progress();
+  if (p.busy && p.stage != Stage::Idle) t << " — " << stage_name(p.stage) << ' ' << static_cast<int>(p.fraction * 100) << '%';
+  if (!last_error_.empty()) t << " — error: " << last_error_;
+  return t.str();
+}
+
+ViewStats ViewerState::stats() const {
+  ViewStats s;
+  s.frames = cpu_ms_.size();
+  s.frames_total = frames_total_;
+  s.cpu_median_ms = percentile(cpu_ms_, 0.5);
+  s.cpu_p99_ms = percentile(cpu_ms_, 0.99);
+  s.first_frame_ms = first_frame_ms_;
+  s.first_scene_ms = first_scene_ms_;
+  s.resident_neurons = resident_neurons_;
+  s.resident_connections = resident_connections_;
+  s.drawn_neurons = drawn_neurons_;
+  s.drawn_connections = drawn_connections_;
+  s.world = interaction_.world();
+  s.neuron_threshold = interaction_.thresholds().neuron();
+  s.connection_threshold = interaction_.thresholds().connection();
+  s.selection = interaction_.selection();
+  s.errors = errors_;
+  s.model = model_;
+  return s;
+}
+
+}  // namespace nnxr::engine

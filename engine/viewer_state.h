@@ -1,0 +1,84 @@
+// What the frame thread knows about the viewer beyond the GPU: the interaction state, what the
+// worker has published (model, resident and drawn counts, errors, progress), the selection, and
+// per-frame timings. Shared by the desktop window and the offscreen loop; owns no Vulkan object.
+//
+// Threads: frame thread only. The Worker, Interaction and Renderer it is handed outlive it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/interaction.h"
+#include "engine/renderer.h"
+#include "engine/worker.h"
+
+namespace nnxr::engine {
+
+// The numbers `--frames N --stats` prints.
+struct ViewStats {
+  uint64_t frames = 0;        // frames drawn once the scene was shown (or loading failed)
+  uint64_t frames_total = 0;  // including the frames drawn while loading
+  double cpu_median_ms = 0, cpu_p99_ms = 0;  // frame-thread CPU time per frame
+  double first_frame_ms = 0;                 // from viewer start to the first frame submitted
+  double first_scene_ms = 0;                 // ... to the first frame that drew a scene (0: none)
+  uint64_t resident_neurons = 0, resident_connections = 0;
+  uint64_t drawn_neurons = 0, drawn_connections = 0;
+  WorldTransform world;
+  float neuron_threshold = 0, connection_threshold = 0;
+  std::optional<SelectionState> selection;
+  std::vector<std::string> errors;
+  uint64_t validation_errors = 0;
+  std::string model;
+};
+
+class ViewerState {
+ public:
+  using Clock = std::chrono::steady_clock;
+  ViewerState(Worker& worker, Interaction& interaction, Renderer& renderer);
+
+  // Frame stage "take in published results": worker events → interaction, highlight, messages.
+  // `aspect` frames the home view of a newly loaded model. Never blocks.
+  void take_in(float aspect);
+  // Passes a desktop command on (filter change → worker, pick ray → worker).
+  void apply(const Command& command);
+  // Frame stage "update uniforms".
+  FrameParams frame_params(float aspect) const;
+
+  // Bookkeeping for a frame that was submitted and drew `generation` (0: none).
+  void frame_done(double cpu_ms, uint64_t generation);
+  std::string title() const;
+  ViewStats stats() const;
+
+  uint64_t filter_requested() const { return filter_requested_; }
+  uint64_t filter_applied() const { return filter_applied_; }
+  uint64_t scene_generation() const { return generation_; }
+  bool failed() const { return !errors_.empty(); }
+  // The worker is idle and has shown a scene or failed: what the user asked for is on screen.
+  bool settled() const;
+  uint64_t settled_frames() const { return cpu_ms_.size(); }
+  Clock::time_point start() const { return start_; }
+
+ private:
+  Worker& worker_;
+  Interaction& interaction_;
+  Renderer& renderer_;
+  Clock::time_point start_ = Clock::now();
+  std::string model_ = "(loading)";
+  float neuron_spacing_ = 0.004f;
+  uint64_t generation_ = 0;
+  uint64_t resident_neurons_ = 0, resident_connections_ = 0;
+  uint64_t drawn_neurons_ = 0, drawn_connections_ = 0;
+  uint64_t filter_requested_ = 0, filter_applied_ = 0;
+  uint64_t select_requested_ = 0;
+  std::vector<std::string> errors_;
+  std::string last_error_;
+  std::vector<double> cpu_ms_;  // of settled frames
+  uint64_t frames_total_ = 0;
+  double first_frame_ms_ = 0, first_scene_ms_ = 0;
+  double last_cpu_ms_ = 0;
+};
+
+}  // namespace nnxr::engine

@@ -1,0 +1,213 @@
+// The worker pipeline: one thread that loads a model, runs inference, builds the scene into the
+// engine's scene buffers and applies filter changes, from requests posted by the frame thread.
+//
+//   Worker worker(scene_buffers, {});
+//   worker.load({"squeezenet.onnx", [] { return model::load_model("squeezenet.onnx"); }}, inputs);
+//   ...frame loop: worker.filter(f); for (auto& e : worker.take_events()) ...; worker.progress();
+//
+// Requests are kept in one slot per kind (load, input, scene options, filter, selection): a newer
+// request of a kind replaces a queued older one, so moving a slider quickly queues one rebuild,
+// not fifty. Pending work is done in pipeline order (load → infer → scene → filter → select),
+// each stage invalidating the ones after it, so a filter change always applies to the newest
+// scene and a selection always refers to the scene that is (or is about to be) published.
+//
+// Threads: every public member may be called from any thread; they hold an internal mutex for a
+// few instructions only (the worker never holds it while it works). progress() reads atomics;
+// take_events() uses try_lock and returns nothing when the worker is posting at that instant. The
+// caller's thread never waits on the pipeline except in wait_idle() (tests, scripted runs) and
+// the destructor, which finishes the stage in progress and drops the rest.
+//
+// The SceneSink is used from the worker thread only; the Worker does not own it and it must
+// outlive the Worker. Model and input sources run on the worker thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "model/graph.h"
+#include "model/scene/scene.h"
+
+namespace nnxr::engine {
+
+// Tensors for the graph inputs, by input name.
+using Feeds = std::map<std::string, model::TensorData>;
+
+// Where a model comes from. `load` runs on the worker thread and throws (std::exception) for a
+// model that cannot be loaded; `name` names it in the title and in messages.
+struct ModelSource {
+  std::string name;
+  std::function<model::Graph()> load;
+};
+
+// Makes the input tensors for a loaded graph; runs on the worker thread, throws on bad input.
+using InputSource = std::function<Feeds(const model::Graph&)>;
+
+enum class Stage : uint8_t { Idle, Load, Infer, Scene, Filter, Select };
+const char* stage_name(Stage stage);  // "idle", "load", "infer", "scene", "filter", "select"
+
+struct Progress {
+  Stage stage = Stage::Idle;
+  float fraction = 0;  // of the current stage, 0..1
+  bool busy = false;   // a stage runs or work is pending
+};
+
+// ---- results, posted by the worker and taken by the frame thread ------------------------------
+
+struct ModelLoaded {
+  std::string name;
+  std::array<float, 3> bounds_min{}, bounds_max{};  // network space, metres at scale 1
+  float neuron_spacing = 0;
+  int layers = 0;
+  size_t nodes = 0;
+  double milliseconds = 0;  // load + plan + layout
+};
+
+struct SceneBuilt {
+  uint64_t generation = 0;  // 1, 2, ... per successful build
+  uint64_t neurons = 0, connections = 0;  // resident
+  size_t segments = 0;
+  double infer_ms = 0, build_ms = 0;
+  scene::BuildStats stats;  // the scene build's own breakdown
+};
+
+// A filter's counts were written to the sink (the frame after this shows them).
+struct CountsApplied {
+  uint64_t serial = 0;      // of the filter() request
+  uint64_t generation = 0;  // scene they apply to
+  uint64_t neurons = 0, connections = 0;  // drawn with this filter
+};
+
+// What a pick ray hit. `neuron` is set when the element is resident in the scene buffers; then
+// `trace` holds the neurons and connections that fed it (for the renderer's highlight).
+struct Selection {
+  model::TensorId tensor = model::kNone;
+  int64_t element = 0;
+  std::string tensor_name, node_name, op_type;  // node/op empty for inputs and weights
+  std::vector<int64_t> index;
+  float value = 0;
+  std::optional<uint32_t> neuron;
+  scene::Trace trace;
+};
+
+struct Selected {
+  uint64_t serial = 0;                 // of the select() request
+  uint64_t generation = 0;             // scene the neuron indices refer to
+  std::optional<Selection> selection;  // nullopt: the ray hit nothing
+};
+
+struct Failed {
+  Stage stage = Stage::Idle;
+  std::string message;  // one line
+};
+
+struct Warning {
+  std::string message;  // one line; the pipeline went on (e.g. unsupported ops)
+};
+
+using WorkerEvent = std::variant<ModelLoaded, SceneBuilt, CountsApplied, Selected, Failed, Warning>;
+
+struct WorkerOptions {
+  int threads = 1;                    // inference and scene-build threads
+  scene::LayoutOptions layout;
+  scene::SceneOptions scene;          // top_k, budget (progress is set by the worker)
+  bool print_progress = true;         // stage lines on stderr for work longer than print_after_ms
+  double print_after_ms = 500;
+};
+
+// The work behind each stage, run on the worker thread only. SceneStages (below) is the real
+// pipeline; tests substitute their own to control timing. A stage throws std::exception to fail
+// (the Worker posts Failed and carries on); `progress` takes 0..1 of the current stage.
+class Stages {
+ public:
+  using ProgressFn = std::function<void(float)>;
+  using PostFn = std::function<void(WorkerEvent)>;
+  virtual ~Stages() = default;
+  // Loads and lays out a model; on success it replaces the current one.
+  virtual void load(const ModelSource& model, const ProgressFn& progress, const PostFn& post) = 0;
+  // Runs inference on the current model. Returns false when there is no model yet.
+  virtual bool infer(const InputSource& input, const ProgressFn& progress, const PostFn& post) = 0;
+  // Builds and publishes the scene of the last inference with `filter` applied. Returns false
+  // when there is nothing inferred yet.
+  virtual bool build(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
+                     const ProgressFn& progress, const PostFn& post) = 0;
+  // Applies a filter to the current scene. Returns false when there is no scene yet.
+  virtual bool filter(const scene::Filter& filter, uint64_t serial, const PostFn& post) = 0;
+  virtual void select(std::array<float, 3> origin, std::array<float, 3> direction, float radius, uint64_t serial,
+                      const PostFn& post) = 0;
+};
+
+// The real pipeline: model/ loader → runtime::Session → scene::Layout/Scene → `sink`. The sink
+// must outlive it; it is called from the worker thread only.
+std::unique_ptr<Stages> make_scene_stages(scene::SceneSink& sink, const WorkerOptions& options);
+
+class Worker {
+ public:
+  Worker(scene::SceneSink& sink, WorkerOptions options);
+  Worker(std::unique_ptr<Stages> stages, WorkerOptions options);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Replaces the model (and, when given, the input source). The previous model stays shown until
+  // the new scene is published; if loading fails it stays for good and a Failed event is posted.
+  void load(ModelSource model, InputSource input = {});
+  // Replaces the input and reruns inference and the scene build.
+  void set_input(InputSource input);
+  // Rebuilds the scene with another connection fan-in / element budget.
+  void rebuild(int top_k, uint64_t budget);
+  // Applies a filter to the current scene (and to every later one). Returns its serial.
+  uint64_t filter(scene::Filter filter);
+  // Picks along a ray in network space (the caller undoes the world transform). Returns its serial.
+  uint64_t select(std::array<float, 3> origin, std::array<float, 3> direction, float radius);
+
+  Progress progress() const;
+  // Events posted since the last call, oldest first; empty when none or when the worker holds
+  // the mailbox at this instant (they come next time).
+  std::vector<WorkerEvent> take_events();
+  // Blocks until no stage runs and nothing is pending. Not for the frame thread.
+  void wait_idle();
+
+ private:
+  struct Pending;
+  void run();
+  bool next(Stage& stage);
+  void run_stage(Stage stage);
+  void post(WorkerEvent event);
+  void set_stage(Stage stage, float fraction);
+
+  std::unique_ptr<Stages> stages_;
+  WorkerOptions options_;
+
+  mutable std::mutex mutex_;  // guards pending_, stopping_, working_
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::unique_ptr<Pending> pending_;
+  bool stopping_ = false;
+  bool working_ = false;
+
+  std::mutex events_mutex_;
+  std::vector<WorkerEvent> events_;
+
+  std::atomic<Stage> stage_{Stage::Idle};
+  std::atomic<float> fraction_{0};
+  std::atomic<bool> busy_{false};
+  std::atomic<uint64_t> filter_serial_{0}, select_serial_{0};
+
+  // Worker thread only: what the stage about to run takes.
+  struct Taken;
+  std::unique_ptr<Taken> taken_;
+  std::thread thread_;  // last: started once everything above exists
+};
+
+}  // namespace nnxr::engine

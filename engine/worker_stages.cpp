@@ -1,0 +1,193 @@
+// The real pipeline behind the Worker: model/ loader → runtime::Session → scene::Layout/Scene →
+// the engine's SceneSink.
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <span>
+
+#include "engine/worker.h"
+#include "model/runtime/runtime.h"
+
+namespace nnxr::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+uint64_t sum(const std::vector<uint32_t>& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); }
+
+// Holds back the publish of a build so that its first counts are those of the current filter:
+// Scene::build publishes unfiltered counts, and the scene's counts() exist only once it returns.
+class HeldPublish final : public scene::SceneSink {
+ public:
+  explicit HeldPublish(scene::SceneSink& target) : target_(target) {}
+  std::span<scene::Neuron> neurons(uint64_t count) override { return target_.neurons(count); }
+  std::span<scene::Connection> connections(uint64_t count) override { return target_.connections(count); }
+  void publish(std::span<const scene::Segment> segments, const scene::DrawCounts&, float max_contribution) override {
+    segments_.assign(segments.begin(), segments.end());
+    max_contribution_ = max_contribution;
+    published_ = true;
+  }
+  void write_counts(const scene::DrawCounts& counts) override { target_.write_counts(counts); }
+
+  // Publishes what build() wrote, with `counts`.
+  void release(const scene::DrawCounts& counts) {
+    if (published_) target_.publish(segments_, counts, max_contribution_);
+  }
+
+ private:
+  scene::SceneSink& target_;
+  std::vector<scene::Segment> segments_;
+  float max_contribution_ = 0;
+  bool published_ = false;
+};
+
+class SceneStages final : public Stages {
+ public:
+  SceneStages(scene::SceneSink& sink, const WorkerOptions& options) : sink_(sink), options_(options) {}
+
+  void load(const ModelSource& model, const ProgressFn& progress, const PostFn& post) override {
+    const auto start = Clock::now();
+    if (!model.load) throw std::runtime_error(model.name + ": no loader given");
+    model::Graph graph = model.load();
+    progress(0.4f);
+    auto plan = runtime::Plan::build(std::move(graph));
+    progress(0.6f);
+    scene::Layout layout = scene::Layout::build(plan->graph(), options_.layout);
+    progress(0.9f);
+    auto session = std::make_unique<runtime::Session>(plan, runtime::SessionOptions{.threads = std::max(1, options_.threads)});
+
+    // Committed. The old scene stays in the sink (and on screen) until the new one is
+    // published, but it can no longer be filtered or picked.
+    scene_.reset();
+    inferred_ = false;
+    session_ = std::move(session);
+    layout_ = std::move(layout);
+    plan_ = std::move(plan);
+    name_ = model.name;
+    const model::Graph& g = plan_->graph();
+    post(ModelLoaded{.name = name_,
+                     .bounds_min = layout_->bounds_min(),
+                     .bounds_max = layout_->bounds_max(),
+                     .neuron_spacing = layout_->options().neuron_spacing,
+                     .layers = g.layer_count,
+                     .nodes = g.nodes.size(),
+                     .milliseconds = ms_since(start)});
+    if (!plan_->unsupported().empty()) {
+      std::string ops;
+      for (const auto& u : plan_->unsupported()) ops += (ops.empty() ? "" : ", ") + u.op_type + " x" + std::to_string(u.count);
+      post(Warning{name_ + ": the runtime cannot execute " + ops + "; what depends on them stays dark"});
+    }
+  }
+
+  bool infer(const InputSource& input, const ProgressFn& progress, const PostFn& post) override {
+    if (!session_) return false;  // the input waits for a model
+    if (!input) throw std::runtime_error(name_ + ": no input given");
+    const auto start = Clock::now();
+    inferred_ = false;
+    scene_.reset();
+    const Feeds feeds = input(plan_->graph());
+    for (const auto& [name, t] : feeds) session_->set_input(name, t.dtype, t.shape, t.bytes);
+    progress(0.1f);
+    try {
+      session_->run();
+    } catch (const runtime::UnsupportedError& e) {
+      post(Warning{e.what()});  // what could run did; the rest stays dark
+    }
+    infer_ms_ = ms_since(start);
+    inferred_ = true;
+    return true;
+  }
+
+  bool build(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
+             const ProgressFn& progress, const PostFn& post) override {
+    if (!inferred_) return false;
+    const auto start = Clock::now();
+    scene_.reset();
+    scene::SceneOptions o = options;
+    o.progress = progress;
+    HeldPublish held(sink_);
+    const scene::Activations values = scene::activations_of(*session_);
+    auto built = std::make_unique<scene::Scene>(scene::Scene::build(plan_->graph(), *layout_, values, o, held));
+    const scene::DrawCounts counts = built->counts(filter);
+    held.release(counts);
+    scene_ = std::move(built);
+    ++generation_;
+    const scene::BuildStats& st = scene_->stats();
+    post(SceneBuilt{.generation = generation_,
+                    .neurons = st.neurons,
+                    .connections = st.connections,
+                    .segments = scene_->segments().size(),
+                    .infer_ms = infer_ms_,
+                    .build_ms = ms_since(start),
+                    .stats = st});
+    post(CountsApplied{filter_serial, generation_, sum(counts.neurons), sum(counts.connections)});
+    return true;
+  }
+
+  bool filter(const scene::Filter& filter, uint64_t serial, const PostFn& post) override {
+    if (!scene_) return false;
+    const scene::DrawCounts counts = scene_->counts(filter);
+    sink_.write_counts(counts);
+    post(CountsApplied{serial, generation_, sum(counts.neurons), sum(counts.connections)});
+    return true;
+  }
+
+  void select(std::array<float, 3> origin, std::array<float, 3> direction, float radius, uint64_t serial,
+              const PostFn& post) override {
+    Selected out{.serial = serial, .generation = generation_};
+    const auto hit = scene_ && layout_ ? layout_->pick(origin, direction, radius) : std::nullopt;
+    if (hit) out.selection = describe(hit->tensor, hit->element);
+    post(std::move(out));
+  }
+
+ private:
+  Selection describe(model::TensorId tensor, int64_t element) const {
+    const model::Graph& g = plan_->graph();
+    const model::Tensor& t = g.tensors.at(tensor);
+    Selection sel;
+    sel.tensor = tensor;
+    sel.element = element;
+    sel.tensor_name = t.name;
+    if (t.producer != model::kNone) {
+      sel.node_name = g.nodes[t.producer].name;
+      sel.op_type = g.nodes[t.producer].op_type;
+    }
+    int64_t rest = element;
+    sel.index.assign(t.shape.size(), 0);
+    for (size_t i = t.shape.size(); i-- > 0;) {
+      const int64_t d = std::max<int64_t>(1, t.shape[i]);
+      sel.index[i] = rest % d;
+      rest /= d;
+    }
+    if (const runtime::Value* v = session_->value(tensor); v && v->dtype() == model::DType::Float && element < v->elements())
+      sel.value = v->as<float>()[static_cast<size_t>(element)];
+    if (auto n = scene_->find(tensor, element)) {
+      sel.neuron = *n;
+      sel.trace = scene_->trace(*n);
+    }
+    return sel;
+  }
+
+  scene::SceneSink& sink_;
+  WorkerOptions options_;
+  std::string name_;
+  std::shared_ptr<const runtime::Plan> plan_;
+  std::optional<scene::Layout> layout_;
+  std::unique_ptr<runtime::Session> session_;
+  bool inferred_ = false;
+  double infer_ms_ = 0;
+  std::unique_ptr<scene::Scene> scene_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Stages> make_scene_stages(scene::SceneSink& sink, const WorkerOptions& options) {
+  return std::make_unique<SceneStages>(sink, options);
+}
+
+Worker::Worker(scene::SceneSink& sink, WorkerOptions options) : Worker(make_scene_stages(sink, options), options) {}
+
+}  // namespace nnxr::engine

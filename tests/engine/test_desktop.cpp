@@ -1,0 +1,339 @@
+// The desktop viewer under a private Xvfb with lavapipe and the Vulkan validation layer: the
+// window opens, draws and closes with no validation error; keys change thresholds and the draw
+// counts; clicks select; F12 writes a picture of the network; `nnxr view` prints its --stats line,
+// falls back to offscreen without a display, and refuses --xr.
+#include <stb_image.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "assets/assets.h"
+#include "engine/desktop.h"
+#include "model/load.h"
+#include "model/scene/scene.h"
+#include "tests/engine/xvfb.h"
+
+namespace nnxr::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+test::Xvfb* g_xvfb = nullptr;
+
+class XvfbEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { g_xvfb = new test::Xvfb(); }
+  void TearDown() override {
+    delete g_xvfb;
+    g_xvfb = nullptr;
+  }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new XvfbEnvironment);
+
+model::Graph digits() {
+  return model::load_model_from_memory(assets::default_model().bytes, "digits.onnx");
+}
+
+// Deterministic pseudo-random inputs for every graph input (float32 only).
+Feeds random_feeds(const model::Graph& g) {
+  Feeds feeds;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (auto id : g.inputs) {
+    const model::Tensor& t = g.tensors[id];
+    model::TensorData d;
+    d.dtype = model::DType::Float;
+    d.shape = t.shape;
+    for (int64_t& s : d.shape) s = std::max<int64_t>(s, 1);
+    const int64_t n = d.elements();
+    d.bytes.resize(static_cast<size_t>(n) * 4);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = u(rng);
+      std::memcpy(d.bytes.data() + i * 4, &v, 4);
+    }
+    feeds[t.name] = std::move(d);
+  }
+  return feeds;
+}
+
+ViewerOptions test_options() {
+  ViewerOptions o;
+  o.width = 640;
+  o.height = 400;
+  o.validation = true;
+  o.vsync = false;
+  o.worker.print_progress = false;
+  o.worker.scene.budget = 200'000;
+  return o;
+}
+
+#define REQUIRE_DISPLAY()                                                       \
+  do {                                                                          \
+    if (!g_xvfb || !g_xvfb->ok()) GTEST_SKIP() << "Xvfb could not be started"; \
+  } while (0)
+
+// Draws frames until `done` holds (at most 30 s).
+template <class Done>
+bool frames_until(DesktopViewer& v, Done done) {
+  const auto limit = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < limit) {
+    if (!v.frame()) return false;
+    if (done()) return true;
+  }
+  return false;
+}
+
+bool settle(DesktopViewer& v) {
+  return frames_until(v, [&] { return v.state().settled(); });
+}
+
+TEST(Desktop, OpensDrawsAndClosesWithoutValidationErrors) {
+  REQUIRE_DISPLAY();
+  ViewStats stats;
+  {
+    DesktopViewer v(test_options());
+    v.load({"digits", digits}, random_feeds);
+    ASSERT_TRUE(settle(v)) << "the scene never appeared";
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(v.frame());
+    stats = v.stats();
+    // The title shows the model, the filter state and the frame time.
+    const std::string title = v.state().title();
+    EXPECT_NE(title.find("digits"), std::string::npos) << title;
+    EXPECT_NE(title.find("neurons q≥0,"), std::string::npos) << title;
+    EXPECT_NE(title.find("connections q≥0.5"), std::string::npos) << title;
+    EXPECT_NE(title.find(" ms"), std::string::npos) << title;
+    EXPECT_EQ(title.find("error"), std::string::npos) << title;
+    EXPECT_EQ(v.validation_errors(), 0u);
+  }
+  EXPECT_EQ(stats.model, "digits");
+  EXPECT_GE(stats.frames, 10u);
+  EXPECT_GE(stats.frames_total, stats.frames);
+  EXPECT_GT(stats.resident_neurons, 0u);
+  EXPECT_GT(stats.drawn_neurons, 0u);
+  EXPECT_GT(stats.first_scene_ms, 0);
+  EXPECT_TRUE(stats.errors.empty());
+  EXPECT_GT(stats.cpu_median_ms, 0);
+  EXPECT_GE(stats.cpu_p99_ms, stats.cpu_median_ms);
+}
+
+TEST(Desktop, ThresholdKeysChangeTheDrawCounts) {
+  REQUIRE_DISPLAY();
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  const ViewStats before = v.stats();
+  ASSERT_GT(before.drawn_neurons, 0u);
+  // Raise the neuron threshold 10 rungs (q = 0.5): about half of each tensor's neurons remain.
+  for (int i = 0; i < 10; ++i) v.key(Key::RightBracket, Press::Down);
+  v.key(Key::RightBracket, Press::Up);
+  ASSERT_TRUE(frames_until(v, [&] { return v.state().filter_applied() >= v.state().filter_requested(); }));
+  const ViewStats raised = v.stats();
+  EXPECT_NEAR(raised.neuron_threshold, 0.5f, 1e-6);
+  EXPECT_LT(raised.drawn_neurons, before.drawn_neurons);
+  EXPECT_GT(raised.drawn_neurons, before.drawn_neurons / 4);
+  EXPECT_EQ(raised.resident_neurons, before.resident_neurons);  // a filter never rebuilds
+  // Connections: the period key raises their threshold; counts fall.
+  for (int i = 0; i < 8; ++i) v.key(Key::Period, Press::Down);
+  ASSERT_TRUE(frames_until(v, [&] { return v.state().filter_applied() >= v.state().filter_requested(); }));
+  const ViewStats conn = v.stats();
+  EXPECT_GT(conn.connection_threshold, before.connection_threshold);
+  if (before.drawn_connections > 0) {
+    EXPECT_LT(conn.drawn_connections, before.drawn_connections);
+  }
+  EXPECT_EQ(conn.drawn_neurons, raised.drawn_neurons);
+  // Back down to zero: everything resident is drawn again.
+  for (int i = 0; i < 30; ++i) v.key(Key::LeftBracket, Press::Down);
+  ASSERT_TRUE(frames_until(v, [&] { return v.state().filter_applied() >= v.state().filter_requested(); }));
+  EXPECT_EQ(v.stats().drawn_neurons, before.resident_neurons);
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+TEST(Desktop, ClickingANeuronSelectsIt) {
+  REQUIRE_DISPLAY();
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  // The middle element of the deepest laid-out block, projected through the viewer's camera.
+  const scene::Block& block = layout.blocks().back();
+  const int64_t elements = block.tiles * block.tile_h * block.tile_w;
+  const auto p = layout.position(block.tensor, elements / 2);
+
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  const FlyCamera& c = v.interaction().camera();
+  const glm::vec4 clip = c.projection(640.0f / 400.0f) * c.view() * glm::vec4(p[0], p[1], p[2], 1);
+  const float x = (clip.x / clip.w + 1) * 0.5f * 640, y = (clip.y / clip.w + 1) * 0.5f * 400;
+  ASSERT_TRUE(x >= 0 && x < 640 && y >= 0 && y < 400) << "the neuron is off screen at " << x << ", " << y;
+  v.click(Button::Left, Press::Down, x, y);
+  v.click(Button::Left, Press::Up, x, y);
+  ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; }));
+  const SelectionState& s = *v.interaction().selection();
+  EXPECT_EQ(s.tensor_name, g.tensors[block.tensor].name);
+  EXPECT_EQ(s.element, elements / 2);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());  // the highlight draws
+  EXPECT_EQ(v.validation_errors(), 0u);
+  // A click into empty space clears it.
+  v.click(Button::Left, Press::Down, 2, 2);
+  ASSERT_TRUE(frames_until(v, [&] { return !v.interaction().selection().has_value(); }));
+}
+
+TEST(Desktop, ScreenshotShowsTheNetwork) {
+  REQUIRE_DISPLAY();
+  const fs::path dir = fs::temp_directory_path() / ("nnxr-desktop-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  ViewerOptions o = test_options();
+  o.screenshot_dir = dir.string();
+  DesktopViewer v(o);
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  v.key(Key::F12, Press::Down);  // F12, as the user would
+  ASSERT_TRUE(frames_until(v, [&] { return !v.last_screenshot().empty(); }));
+  const std::string path = v.last_screenshot();
+  EXPECT_EQ(fs::path(path).parent_path(), dir);
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load(path.c_str(), &w, &h, &n, 4);
+  ASSERT_NE(px, nullptr) << path;
+  EXPECT_EQ(w, 640);
+  EXPECT_EQ(h, 400);
+  // The background is a dark blue-grey; the network is lit. Count pixels clearly above it.
+  const unsigned char* bg = px + 0;  // top-left corner: background at the home view
+  size_t lit = 0;
+  for (int i = 0; i < w * h; ++i) {
+    const unsigned char* q = px + i * 4;
+    if (std::abs(q[0] - bg[0]) + std::abs(q[1] - bg[1]) + std::abs(q[2] - bg[2]) > 60) ++lit;
+  }
+  stbi_image_free(px);
+  EXPECT_GT(lit, 200u) << "the screenshot " << path << " shows almost nothing";
+  EXPECT_LT(lit, size_t(w * h) / 2) << path;
+  EXPECT_EQ(v.validation_errors(), 0u);
+  if (!HasFailure()) fs::remove_all(dir);
+}
+
+TEST(Desktop, ResizeRecreatesTheSwapchain) {
+  REQUIRE_DISPLAY();
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  v.set_window_size(500, 300);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(v.frame());
+  const std::string path = (fs::temp_directory_path() / ("nnxr-resize-" + std::to_string(getpid()) + ".png")).string();
+  v.screenshot(path);
+  ASSERT_TRUE(frames_until(v, [&] { return !v.last_screenshot().empty(); }));
+  int w = 0, h = 0, n = 0;
+  ASSERT_TRUE(stbi_info(path.c_str(), &w, &h, &n)) << path;
+  EXPECT_EQ(w, 500);
+  EXPECT_EQ(h, 300);
+  fs::remove(path);
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+// ---- the command line ---------------------------------------------------------------------------
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+Result nnxr(const std::string& args, const std::string& env = "") {
+  const fs::path dir = fs::temp_directory_path() / ("nnxr-view-cli-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string cmd = "cd '" + dir.string() + "' && " + env + " '" + NNXR_BINARY + "' " + args + " >out 2>err </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+// The value after "key": in a one-line JSON object (numbers only).
+double json_number(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return NAN;
+  return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+std::string last_line(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  const auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+TEST(ViewCli, DesktopFramesStatsPrintsOneJsonLine) {
+  REQUIRE_DISPLAY();
+  const Result r = nnxr("view --desktop --frames 5 --stats --budget 100000 --width 320 --height 200 --validation");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  ASSERT_EQ(json.front(), '{') << r.out;
+  ASSERT_EQ(json.back(), '}') << r.out;
+  EXPECT_NE(json.find(R"("mode":"desktop")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"x("model":"digits (embedded)")x"), std::string::npos) << json;
+  EXPECT_EQ(json_number(json, "frames"), 5) << json;
+  EXPECT_GT(json_number(json, "median"), 0) << json;
+  EXPECT_GT(json_number(json, "neurons"), 0) << json;  // resident, first in the line
+  EXPECT_NE(json.find(R"("thresholds":{"neuron":0,"connection":0.5)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("scale":1)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("selected":null)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("errors":[])"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("validation_errors":0)"), std::string::npos) << json;
+  EXPECT_EQ(r.err.find("headset"), std::string::npos) << "--desktop asked for the window: " << r.err;
+}
+
+TEST(ViewCli, WithoutADisplayItRendersOffscreen) {
+  const fs::path png = fs::temp_directory_path() / ("nnxr-offscreen-" + std::to_string(getpid()) + ".png");
+  const Result r = nnxr("view --frames 3 --stats --budget 100000 --width 320 --height 200 --out '" + png.string() + "'",
+                        "env -u DISPLAY -u WAYLAND_DISPLAY");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("no headset support"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no display"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(png.string()), std::string::npos) << "says where the PNG goes: " << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_NE(json.find(R"("mode":"offscreen")"), std::string::npos) << json;
+  EXPECT_EQ(json_number(json, "frames"), 3) << json;
+  EXPECT_GT(json_number(json, "neurons"), 0) << json;
+  int w = 0, h = 0, n = 0;
+  ASSERT_TRUE(stbi_info(png.string().c_str(), &w, &h, &n)) << png;
+  EXPECT_EQ(w, 320);
+  EXPECT_EQ(h, 200);
+  fs::remove(png);
+}
+
+TEST(ViewCli, XrIsAClearError) {
+  const Result r = nnxr("view --xr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no OpenXR runtime support yet"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(ViewCli, BadModelFailsWithOneLine) {
+  const Result r = nnxr("view --frames 2 --stats /nonexistent/model.onnx", "env -u DISPLAY -u WAYLAND_DISPLAY");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/model.onnx"), std::string::npos) << r.err;
+  EXPECT_NE(last_line(r.out).find(R"("errors":[")"), std::string::npos) << r.out;
+}
+
+TEST(ViewCli, StatsNeedFrames) {
+  const Result r = nnxr("view --stats");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--stats needs --frames"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace nnxr::engine

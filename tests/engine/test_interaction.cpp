@@ -1,0 +1,314 @@
+// Interaction: camera and world-transform math, every desktop binding, threshold ladder.
+#include <cmath>
+
+#include <glm/gtc/matrix_transform.hpp>
+#include <gtest/gtest.h>
+
+#include "engine/interaction.h"
+
+namespace nnxr::engine {
+namespace {
+
+constexpr float kEps = 1e-4f;
+
+void expect_near(glm::vec3 a, glm::vec3 b, float eps = kEps) {
+  EXPECT_NEAR(a.x, b.x, eps);
+  EXPECT_NEAR(a.y, b.y, eps);
+  EXPECT_NEAR(a.z, b.z, eps);
+}
+
+// Where a world point lands in the framebuffer (pixels), the naive way: view, projection, divide.
+glm::vec2 project(const FlyCamera& c, glm::vec3 p, float w, float h) {
+  const glm::vec4 clip = c.projection(w / h) * c.view() * glm::vec4(p, 1);
+  const glm::vec2 ndc = glm::vec2(clip) / clip.w;
+  return {(ndc.x + 1) * 0.5f * w, (ndc.y + 1) * 0.5f * h};
+}
+
+TEST(WorldTransform, MatrixMatchesToWorldAndInverts) {
+  WorldTransform t{.translation = {1, -2, 3}, .rotation = glm::angleAxis(0.7f, glm::normalize(glm::vec3(1, 2, 3))), .scale = 2.5f};
+  const glm::vec3 p(0.3f, -0.4f, 5);
+  expect_near(glm::vec3(t.matrix() * glm::vec4(p, 1)), t.to_world(p));
+  expect_near(t.to_network(t.to_world(p)), p);
+  const Ray r = t.to_network(Ray{t.to_world(p), glm::normalize(glm::vec3(1, 1, 0))});
+  expect_near(r.origin, p);
+  EXPECT_NEAR(glm::length(r.direction), 1.0f, kEps);
+  // Direction maps back through the rotation only.
+  expect_near(glm::normalize(t.rotation * r.direction), glm::normalize(glm::vec3(1, 1, 0)));
+}
+
+TEST(FlyCamera, ForwardRightUpAreOrthonormal) {
+  FlyCamera c;
+  c.yaw = 0.9f, c.pitch = -0.4f;
+  EXPECT_NEAR(glm::length(c.forward()), 1, kEps);
+  EXPECT_NEAR(glm::length(c.right()), 1, kEps);
+  EXPECT_NEAR(glm::dot(c.forward(), c.right()), 0, kEps);
+  EXPECT_NEAR(glm::dot(c.forward(), c.up()), 0, kEps);
+  EXPECT_GT(c.up().y, 0);
+  c.yaw = 0, c.pitch = 0;
+  expect_near(c.forward(), {0, 0, -1});
+  expect_near(c.right(), {1, 0, 0});
+}
+
+TEST(FlyCamera, ProjectionIsVulkanClipSpace) {
+  FlyCamera c;
+  c.position = {0, 0, 0};
+  c.near_plane = 0.1f, c.far_plane = 100;
+  const glm::mat4 vp = c.projection(2.0f) * c.view();
+  auto depth = [&](glm::vec3 p) {
+    glm::vec4 clip = vp * glm::vec4(p, 1);
+    return clip.z / clip.w;
+  };
+  EXPECT_NEAR(depth({0, 0, -0.1f}), 0, 1e-4);
+  EXPECT_NEAR(depth({0, 0, -100}), 1, 1e-4);
+  // A point above the view axis lands in the upper half of the framebuffer (small y).
+  EXPECT_LT(project(c, {0, 1, -5}, 800, 400).y, 200);
+  EXPECT_GT(project(c, {1, 0, -5}, 800, 400).x, 400);
+}
+
+TEST(FlyCamera, RayThroughPixelHitsWhatProjectsThere) {
+  FlyCamera c;
+  c.position = {1, 2, 3};
+  c.yaw = 0.5f, c.pitch = -0.3f;
+  const float w = 640, h = 480;
+  const glm::vec3 target = c.position + 7.0f * glm::normalize(glm::vec3(0.4f, -0.5f, -1));
+  const glm::vec2 px = project(c, target, w, h);
+  const Ray r = c.ray_through(px.x, px.y, w, h);
+  expect_near(r.origin, c.position);
+  expect_near(r.direction, glm::normalize(target - c.position), 1e-3f);
+  // The centre pixel looks straight ahead.
+  expect_near(c.ray_through(w / 2, h / 2, w, h).direction, c.forward(), 1e-4f);
+}
+
+TEST(Interaction, HomeViewSeesTheWholeNetwork) {
+  Interaction in;
+  in.set_bounds({0, -1, -1}, {10, 1, 1});
+  const FlyCamera& c = in.camera();
+  for (float x : {0.0f, 10.0f})
+    for (float y : {-1.0f, 1.0f})
+      for (float z : {-1.0f, 1.0f}) {
+        const glm::vec2 px = project(c, {x, y, z}, 1280, 720);
+        EXPECT_GE(px.x, 0);
+        EXPECT_LE(px.x, 1280);
+        EXPECT_GE(px.y, 0);
+        EXPECT_LE(px.y, 720);
+      }
+  // The centre is straight ahead.
+  const glm::vec3 to_centre = glm::normalize(glm::vec3(5, 0, 0) - c.position);
+  expect_near(to_centre, c.forward(), 1e-4f);
+}
+
+TEST(Interaction, SetHomeLooksFromEyeToTarget) {
+  Interaction in;
+  in.set_bounds({0, -1, -1}, {10, 1, 1});
+  const glm::vec3 eye(-3, 4, 6), target(5, 0, 0);
+  in.set_home(eye, target, 0.8f);
+  expect_near(in.camera().position, eye);
+  expect_near(in.camera().forward(), glm::normalize(target - eye), 1e-5f);
+  EXPECT_FLOAT_EQ(in.camera().fov_y, 0.8f);
+  in.fly({0, 0, 1}, 1);
+  in.reset_view();
+  expect_near(in.camera().position, eye);
+  // A degenerate home is ignored.
+  in.set_home(eye, eye, 0.8f);
+  expect_near(in.camera().forward(), glm::normalize(target - eye), 1e-5f);
+}
+
+TEST(Interaction, ScaleAboutKeepsThePivotFixed) {
+  Interaction in;
+  in.set_bounds({0, 0, 0}, {1, 1, 1});
+  const glm::vec3 pivot(0.3f, 0.2f, 0.1f);
+  const glm::vec3 network_point = in.world().to_network(pivot);
+  in.scale_about(pivot, 2);
+  EXPECT_FLOAT_EQ(in.world().scale, 2);
+  expect_near(in.world().to_world(network_point), pivot);
+  // Another point moved away from the pivot by the factor.
+  const glm::vec3 q(1, 1, 1);
+  expect_near(in.world().to_world(q) - pivot, 2.0f * (q - pivot));
+  // Clamped at the limits, ignored when not positive.
+  in.scale_about(pivot, 1e9f);
+  EXPECT_FLOAT_EQ(in.world().scale, in.options().max_scale);
+  in.scale_about(pivot, -1);
+  in.scale_about(pivot, NAN);
+  EXPECT_FLOAT_EQ(in.world().scale, in.options().max_scale);
+}
+
+TEST(Interaction, MoveNetworkComposesRigidMotion) {
+  Interaction in;
+  in.scale_about({0, 0, 0}, 3);
+  const glm::vec3 p(1, 2, 3);
+  const glm::vec3 before = in.world().to_world(p);
+  const glm::mat4 delta = glm::translate(glm::mat4(1), glm::vec3(0.5f, 0, -1)) * glm::rotate(glm::mat4(1), 0.8f, glm::vec3(0, 1, 0));
+  in.move_network(delta);
+  expect_near(in.world().to_world(p), glm::vec3(delta * glm::vec4(before, 1)), 1e-3f);
+  EXPECT_FLOAT_EQ(in.world().scale, 3);
+}
+
+TEST(Thresholds, LadderIsIncreasingWithinZeroAndOne) {
+  const auto& l = Thresholds::ladder();
+  ASSERT_GE(l.size(), 20u);
+  EXPECT_EQ(l.front(), 0);
+  EXPECT_LT(l.back(), 1);
+  for (size_t i = 1; i < l.size(); ++i) EXPECT_GT(l[i], l[i - 1]);
+  EXPECT_NEAR(l[1], 0.05f, 1e-6);
+}
+
+class Controls : public ::testing::Test {
+ protected:
+  Controls() : controls(in) {
+    in.set_bounds({0, -1, -1}, {10, 1, 1});
+    controls.set_framebuffer(800, 600);
+  }
+  Interaction in;
+  DesktopControls controls;
+};
+
+TEST_F(Controls, BracketsStepTheNeuronThreshold) {
+  const float start = in.thresholds().neuron();
+  const uint64_t serial = in.filter_serial();
+  Command c = controls.key(Key::RightBracket, Press::Down);
+  EXPECT_TRUE(c.filter_changed);
+  EXPECT_NEAR(in.thresholds().neuron(), start + 0.05f, 1e-6);
+  EXPECT_NEAR(in.filter().neuron_threshold, start + 0.05f, 1e-6);
+  EXPECT_EQ(in.filter().neuron_mode, scene::Filter::Mode::Quantile);
+  EXPECT_EQ(in.filter_serial(), serial + 1);
+  controls.key(Key::RightBracket, Press::Repeat);  // held key repeats
+  EXPECT_NEAR(in.thresholds().neuron(), start + 0.10f, 1e-6);
+  controls.key(Key::LeftBracket, Press::Down);
+  controls.key(Key::LeftBracket, Press::Down);
+  EXPECT_NEAR(in.thresholds().neuron(), start, 1e-6);
+  // Clamped at 0: no change reported.
+  while (in.thresholds().neuron_rung > 0) controls.key(Key::LeftBracket, Press::Down);
+  const uint64_t at_zero = in.filter_serial();
+  EXPECT_FALSE(controls.key(Key::LeftBracket, Press::Down).filter_changed);
+  EXPECT_EQ(in.filter_serial(), at_zero);
+  EXPECT_EQ(in.thresholds().neuron(), 0);
+  // Clamped at the top.
+  for (int i = 0; i < 100; ++i) controls.key(Key::RightBracket, Press::Down);
+  EXPECT_EQ(in.thresholds().neuron(), Thresholds::ladder().back());
+  EXPECT_FALSE(controls.key(Key::RightBracket, Press::Down).filter_changed);
+}
+
+TEST_F(Controls, CommaPeriodStepTheConnectionThreshold) {
+  const float neuron = in.thresholds().neuron();
+  const float start = in.thresholds().connection();
+  EXPECT_TRUE(controls.key(Key::Period, Press::Down).filter_changed);
+  EXPECT_NEAR(in.filter().connection_threshold, start + 0.05f, 1e-6);
+  EXPECT_TRUE(controls.key(Key::Comma, Press::Down).filter_changed);
+  EXPECT_TRUE(controls.key(Key::Comma, Press::Down).filter_changed);
+  EXPECT_NEAR(in.filter().connection_threshold, start - 0.05f, 1e-6);
+  EXPECT_EQ(in.thresholds().neuron(), neuron);  // untouched
+  EXPECT_FALSE(controls.key(Key::Comma, Press::Up).filter_changed);  // releases do nothing
+}
+
+TEST_F(Controls, WasdFliesAlongTheCameraAxes) {
+  const glm::vec3 start = in.camera().position;
+  const glm::vec3 forward = in.camera().forward();
+  const glm::vec3 right = in.camera().right();
+  controls.key(Key::W, Press::Down);
+  controls.update(0.5f);
+  const float step = in.options().fly_speed * in.extent() * 0.5f;
+  expect_near(in.camera().position, start + forward * step, 1e-3f);
+  controls.key(Key::W, Press::Up);
+  controls.update(0.5f);  // released: no motion
+  expect_near(in.camera().position, start + forward * step, 1e-3f);
+  controls.key(Key::D, Press::Down);
+  controls.key(Key::Shift, Press::Down);
+  controls.update(0.25f);
+  expect_near(in.camera().position, start + forward * step + right * step * 2.0f, 1e-3f);  // 4x for 1/2 the time
+  controls.key(Key::D, Press::Up);
+  controls.key(Key::Shift, Press::Up);
+  controls.key(Key::A, Press::Down);
+  controls.key(Key::S, Press::Down);
+  controls.update(0.5f);
+  expect_near(in.camera().position, start + right * step, 1e-3f);
+  controls.key(Key::A, Press::Up);
+  controls.key(Key::S, Press::Up);
+  const glm::vec3 before_e = in.camera().position;
+  controls.key(Key::E, Press::Down);
+  controls.update(0.5f);
+  expect_near(in.camera().position, before_e + glm::vec3(0, step, 0), 1e-3f);
+}
+
+TEST_F(Controls, RightDragLooksLeftDragDoesNot) {
+  const float yaw = in.camera().yaw, pitch = in.camera().pitch;
+  controls.cursor(100, 100);
+  controls.cursor(150, 100);  // no button: nothing
+  EXPECT_EQ(in.camera().yaw, yaw);
+  controls.button(Button::Right, Press::Down, 150, 100);
+  EXPECT_TRUE(controls.looking());
+  controls.cursor(200, 80);
+  EXPECT_NEAR(in.camera().yaw, yaw + 50 * in.options().look_radians_per_pixel, 1e-5);
+  EXPECT_NEAR(in.camera().pitch, pitch + 20 * in.options().look_radians_per_pixel, 1e-5);
+  controls.button(Button::Right, Press::Up, 200, 80);
+  controls.cursor(300, 300);
+  EXPECT_NEAR(in.camera().yaw, yaw + 50 * in.options().look_radians_per_pixel, 1e-5);
+  // Pitch is clamped short of straight up.
+  controls.button(Button::Right, Press::Down, 0, 10000);
+  controls.cursor(0, 0);
+  EXPECT_LT(in.camera().pitch, glm::radians(89.5f));
+  EXPECT_GT(in.camera().pitch, glm::radians(88.5f));
+}
+
+TEST_F(Controls, ScrollScalesAboutThePointUnderTheCursor) {
+  const Ray ray = in.camera().ray_through(600, 200, 800, 600);
+  controls.scroll(2, 600, 200);
+  EXPECT_NEAR(in.world().scale, 1.21f, 1e-4);
+  // A point on the cursor ray at the depth of the network centre did not move on screen: it is
+  // still on the same ray.
+  const glm::vec3 centre(5, 0, 0);
+  const float depth = glm::dot(centre - ray.origin, in.camera().forward()) / glm::dot(ray.direction, in.camera().forward());
+  const glm::vec3 pivot = ray.origin + ray.direction * depth;
+  const glm::vec3 network = WorldTransform{}.to_network(pivot);  // where it was before scaling
+  expect_near(in.world().to_world(network), pivot, 1e-3f);
+  controls.scroll(-2, 600, 200);
+  EXPECT_NEAR(in.world().scale, 1.0f, 1e-4);
+}
+
+TEST_F(Controls, RResetsViewButKeepsThresholds) {
+  const FlyCamera home = in.camera();
+  controls.key(Key::RightBracket, Press::Down);
+  controls.key(Key::W, Press::Down);
+  controls.update(1);
+  controls.key(Key::W, Press::Up);
+  controls.scroll(3, 400, 300);
+  controls.button(Button::Right, Press::Down, 0, 0);
+  controls.cursor(40, 40);
+  controls.button(Button::Right, Press::Up, 40, 40);
+  EXPECT_NE(in.world().scale, 1);
+  const float neuron = in.thresholds().neuron();
+  EXPECT_FALSE(controls.key(Key::R, Press::Down).filter_changed);
+  expect_near(in.camera().position, home.position);
+  EXPECT_EQ(in.camera().yaw, home.yaw);
+  EXPECT_EQ(in.camera().pitch, home.pitch);
+  EXPECT_EQ(in.world().scale, 1);
+  expect_near(in.world().translation, {0, 0, 0});
+  EXPECT_EQ(in.thresholds().neuron(), neuron);
+}
+
+TEST_F(Controls, LeftClickGivesAPickRayF12AScreenshotEscapeQuits) {
+  const Command c = controls.button(Button::Left, Press::Down, 400, 300);
+  ASSERT_TRUE(c.select.has_value());
+  expect_near(c.select->direction, in.camera().forward(), 1e-4f);
+  EXPECT_FALSE(controls.button(Button::Left, Press::Up, 400, 300).select.has_value());
+  EXPECT_TRUE(controls.key(Key::F12, Press::Down).screenshot);
+  EXPECT_FALSE(controls.key(Key::F12, Press::Repeat).screenshot);
+  EXPECT_TRUE(controls.key(Key::Escape, Press::Down).quit);
+  const Command other = controls.key(Key::Other, Press::Down);
+  EXPECT_FALSE(other.quit || other.screenshot || other.filter_changed);
+}
+
+TEST_F(Controls, PickRayInNetworkSpaceFollowsTheWorldTransform) {
+  in.scale_about({0, 0, 0}, 2);
+  in.move_network(glm::translate(glm::mat4(1), glm::vec3(1, 0, 0)));
+  // The network point (5, 0, 0) is now at world (11, 0, 0); a ray towards it, in network space,
+  // passes through (5, 0, 0).
+  const glm::vec3 world_target = in.world().to_world({5, 0, 0});
+  expect_near(world_target, {11, 0, 0});
+  const Ray world_ray{in.camera().position, glm::normalize(world_target - in.camera().position)};
+  const Ray r = in.world().to_network(world_ray);
+  const glm::vec3 closest = r.origin + r.direction * glm::dot(glm::vec3(5, 0, 0) - r.origin, r.direction);
+  expect_near(closest, {5, 0, 0}, 1e-3f);
+}
+
+}  // namespace
+}  // namespace nnxr::engine

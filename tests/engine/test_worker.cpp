@@ -1,0 +1,476 @@
+// Worker: supersede semantics, pipeline ordering, progress, error reporting and shutdown, with
+// scripted stages whose timing the test controls.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "assets/assets.h"
+#include "engine/worker.h"
+#include "model/load.h"
+
+namespace nnxr::engine {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A gate a stage waits at until the test opens it; `arrived` tells the test the stage is there.
+class Gate {
+ public:
+  void wait() {
+    std::unique_lock lock(m_);
+    arrived_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return open_; });
+  }
+  void wait_arrived() {
+    std::unique_lock lock(m_);
+    ASSERT_TRUE(cv_.wait_for(lock, 10s, [this] { return arrived_; })) << "the stage never reached the gate";
+  }
+  void open() {
+    std::lock_guard lock(m_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool arrived_ = false, open_ = false;
+};
+
+// Records every stage call; `scene` counts built scenes so that filters can be checked against
+// the scene they applied to. Stage calls happen on the worker thread, reads on the test thread
+// after wait_idle() (which orders them).
+class ScriptedStages final : public Stages {
+ public:
+  struct Shared {
+    std::mutex m;
+    std::vector<std::string> log;
+    Gate* build_gate = nullptr;  // builds wait here when set
+    Gate* infer_gate = nullptr;
+    float build_progress = -1;   // reported before the build gate when >= 0
+    void add(std::string s) {
+      std::lock_guard lock(m);
+      log.push_back(std::move(s));
+    }
+    std::vector<std::string> take() {
+      std::lock_guard lock(m);
+      return std::exchange(log, {});
+    }
+  };
+  explicit ScriptedStages(Shared& shared) : s_(shared) {}
+
+  void load(const ModelSource& model, const ProgressFn&, const PostFn& post) override {
+    model::Graph g = model.load();  // may block or throw
+    loaded_ = model.name;
+    scene_ = 0;
+    inferred_ = false;
+    s_.add("load " + model.name);
+    post(ModelLoaded{.name = model.name});
+  }
+  bool infer(const InputSource& input, const ProgressFn&, const PostFn&) override {
+    if (loaded_.empty()) return false;
+    if (s_.infer_gate) s_.infer_gate->wait();
+    model::Graph g;
+    const Feeds feeds = input ? input(g) : Feeds{};  // may throw
+    inferred_ = true;
+    s_.add("infer " + loaded_ + " " + (feeds.empty() ? "-" : feeds.begin()->first));
+    return true;
+  }
+  bool build(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t serial, const ProgressFn& progress,
+             const PostFn& post) override {
+    if (!inferred_) return false;
+    if (s_.build_progress >= 0) progress(s_.build_progress);
+    if (s_.build_gate) s_.build_gate->wait();
+    ++scene_;
+    s_.add("build " + std::to_string(scene_) + " budget=" + std::to_string(options.budget) + " top_k=" +
+           std::to_string(options.top_k) + " q=" + std::to_string(filter.neuron_threshold).substr(0, 4));
+    post(SceneBuilt{.generation = scene_});
+    post(CountsApplied{.serial = serial, .generation = scene_});
+    return true;
+  }
+  bool filter(const scene::Filter& filter, uint64_t serial, const PostFn& post) override {
+    if (scene_ == 0) return false;
+    s_.add("filter " + std::to_string(scene_) + " q=" + std::to_string(filter.neuron_threshold).substr(0, 4));
+    post(CountsApplied{.serial = serial, .generation = scene_});
+    return true;
+  }
+  void select(std::array<float, 3>, std::array<float, 3>, float, uint64_t serial, const PostFn& post) override {
+    s_.add("select " + std::to_string(scene_));
+    post(Selected{.serial = serial});
+  }
+
+ private:
+  Shared& s_;
+  std::string loaded_;
+  uint64_t scene_ = 0;
+  bool inferred_ = false;
+};
+
+WorkerOptions quiet() {
+  WorkerOptions o;
+  o.print_progress = false;
+  return o;
+}
+
+ModelSource model_named(std::string name, Gate* gate = nullptr) {
+  return {name, [gate] {
+            if (gate) gate->wait();
+            return model::Graph{};
+          }};
+}
+
+InputSource input_named(std::string name) {
+  return [name](const model::Graph&) {
+    Feeds f;
+    f[name] = model::TensorData{};
+    return f;
+  };
+}
+
+scene::Filter neuron_filter(float q) {
+  scene::Filter f;
+  f.neuron_threshold = q;
+  return f;
+}
+
+template <class T>
+std::vector<T> events_of(std::vector<WorkerEvent>& events) {
+  std::vector<T> out;
+  for (auto& e : events)
+    if (auto* t = std::get_if<T>(&e)) out.push_back(*t);
+  return out;
+}
+
+// take_events() may come back empty while the worker posts; after wait_idle() it cannot.
+std::vector<WorkerEvent> drain(Worker& w) {
+  w.wait_idle();
+  return w.take_events();
+}
+
+TEST(Worker, RunsThePipelineInOrder) {
+  ScriptedStages::Shared shared;
+  Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+  w.load(model_named("m"), input_named("x"));
+  w.wait_idle();
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"load m", "infer m x", "build 1 budget=20000000 top_k=8 q=0.00"}));
+  auto events = drain(w);
+  ASSERT_EQ(events_of<ModelLoaded>(events).size(), 1u);
+  ASSERT_EQ(events_of<SceneBuilt>(events).size(), 1u);
+  EXPECT_FALSE(w.progress().busy);
+  EXPECT_EQ(w.progress().stage, Stage::Idle);
+}
+
+TEST(Worker, NewerRequestsSupersedeQueuedOnesOfTheSameKind) {
+  ScriptedStages::Shared shared;
+  Gate gate;
+  Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+  w.load(model_named("m", &gate), input_named("x"));
+  gate.wait_arrived();  // the load is running; everything below queues
+  for (int i = 1; i <= 50; ++i) w.rebuild(4, static_cast<uint64_t>(i) * 1000);
+  for (int i = 1; i <= 50; ++i) w.filter(neuron_filter(static_cast<float>(i) / 100));
+  for (int i = 1; i <= 5; ++i) w.set_input(input_named("in" + std::to_string(i)));
+  gate.open();
+  w.wait_idle();
+  // One inference with the last input, one build with the last options and the last filter.
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"load m", "infer m in5", "build 1 budget=50000 top_k=4 q=0.50"}));
+  auto events = drain(w);
+  const auto applied = events_of<CountsApplied>(events);
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].serial, 50u);  // the counts the frame sees belong to the last filter
+}
+
+TEST(Worker, ANewerModelSupersedesAQueuedOne) {
+  ScriptedStages::Shared shared;
+  Gate gate;
+  Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+  w.load(model_named("a", &gate), input_named("x"));
+  gate.wait_arrived();
+  w.load(model_named("b"), input_named("y"));
+  w.load(model_named("c"));  // keeps the input source it has (y is dropped with b)
+  gate.open();
+  w.wait_idle();
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"load a", "load c", "infer c x", "build 1 budget=20000000 top_k=8 q=0.00"}));
+}
+
+TEST(Worker, AFilterAfterARebuildAppliesToTheNewScene) {
+  ScriptedStages::Shared shared;
+  Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+  w.load(model_named("m"), input_named("x"));
+  w.wait_idle();
+  shared.take();
+  drain(w);
+
+  Gate gate;
+  shared.build_gate = &gate;
+  w.rebuild(8, 1234);
+  gate.wait_arrived();  // scene 2 is being built
+  const uint64_t serial = w.filter(neuron_filter(0.9f));
+  gate.open();
+  w.wait_idle();
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"build 2 budget=1234 top_k=8 q=0.00", "filter 2 q=0.90"}));
+  auto events = drain(w);
+  const auto applied = events_of<CountsApplied>(events);
+  ASSERT_EQ(applied.size(), 2u);
+  EXPECT_EQ(applied.back().serial, serial);
+  EXPECT_EQ(applied.back().generation, 2u);
+
+  // Filter then rebuild, both queued behind a running stage: the rebuild runs first and applies
+  // the filter; no filter runs on the old scene.
+  Gate gate2;
+  shared.build_gate = nullptr;
+  shared.infer_gate = &gate2;
+  w.set_input(input_named("z"));
+  gate2.wait_arrived();
+  w.filter(neuron_filter(0.3f));
+  w.rebuild(2, 99);
+  gate2.open();
+  w.wait_idle();
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"infer m z", "build 3 budget=99 top_k=2 q=0.30"}));
+  // Later scenes keep the last filter.
+  shared.infer_gate = nullptr;
+  w.rebuild(2, 100);
+  w.wait_idle();
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"build 4 budget=100 top_k=2 q=0.30"}));
+}
+
+TEST(Worker, FiltersAndSelectionsBeforeAnySceneWait) {
+  ScriptedStages::Shared shared;
+  Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+  w.filter(neuron_filter(0.25f));
+  w.set_input(input_named("x"));
+  w.wait_idle();
+  EXPECT_TRUE(shared.take().empty());  // nothing to filter, nothing to infer yet
+  w.load(model_named("m"));
+  w.select({0, 0, 0}, {1, 0, 0}, 0.01f);
+  w.wait_idle();
+  // The input given earlier is used; the filter applies to the first scene; the selection refers
+  // to the scene that was built first.
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"load m", "infer m x", "build 1 budget=20000000 top_k=8 q=0.25", "select 1"}));
+}
+
+TEST(Worker, ProgressIsReadableWhileAStageRuns) {
+  ScriptedStages::Shared shared;
+  Gate gate;
+  shared.build_gate = &gate;
+  shared.build_progress = 0.5f;
+  Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+  w.load(model_named("m"), input_named("x"));
+  gate.wait_arrived();
+  const Progress p = w.progress();
+  EXPECT_TRUE(p.busy);
+  EXPECT_EQ(p.stage, Stage::Scene);
+  EXPECT_FLOAT_EQ(p.fraction, 0.5f);
+  EXPECT_STREQ(stage_name(p.stage), "scene");
+  gate.open();
+  w.wait_idle();
+  EXPECT_FALSE(w.progress().busy);
+  EXPECT_EQ(w.progress().stage, Stage::Idle);
+}
+
+TEST(Worker, ErrorsComeBackAsEventsAndTheWorkerGoesOn) {
+  ScriptedStages::Shared shared;
+  Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+  w.load({"bad.onnx", []() -> model::Graph { throw std::runtime_error("bad.onnx: not a model\n(details)"); }}, input_named("x"));
+  auto events = drain(w);
+  auto failed = events_of<Failed>(events);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].stage, Stage::Load);
+  EXPECT_EQ(failed[0].message, "bad.onnx: not a model (details)");  // one line
+  EXPECT_TRUE(shared.take().empty());
+
+  // A failing input: the model is in, inference fails, no scene.
+  w.load(model_named("m"), [](const model::Graph&) -> Feeds { throw std::runtime_error("x.png: cannot be decoded"); });
+  events = drain(w);
+  failed = events_of<Failed>(events);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].stage, Stage::Infer);
+  EXPECT_EQ(failed[0].message, "x.png: cannot be decoded");
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"load m"}));
+
+  // Non-std exceptions are not expected from stages, but a bad_alloc is reported, not fatal.
+  w.set_input([](const model::Graph&) -> Feeds { throw std::bad_alloc(); });
+  events = drain(w);
+  failed = events_of<Failed>(events);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].message, "infer: out of memory");
+
+  // A good input afterwards works.
+  w.set_input(input_named("ok"));
+  w.wait_idle();
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"infer m ok", "build 1 budget=20000000 top_k=8 q=0.00"}));
+}
+
+TEST(Worker, ShutdownWhileBusyFinishesTheStageAndDropsTheRest) {
+  ScriptedStages::Shared shared;
+  Gate gate;
+  std::thread opener;
+  std::chrono::steady_clock::time_point start;
+  {
+    Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+    w.load(model_named("m", &gate), input_named("x"));
+    gate.wait_arrived();
+    w.rebuild(1, 1);
+    w.filter(neuron_filter(0.5f));
+    start = std::chrono::steady_clock::now();
+    opener = std::thread([&] {
+      std::this_thread::sleep_for(50ms);
+      gate.open();
+    });
+  }  // ~Worker: waits for the running load, then stops
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);
+  opener.join();
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"load m"}));
+}
+
+TEST(Worker, ShutdownWhenIdleIsImmediate) {
+  ScriptedStages::Shared shared;
+  const auto start = std::chrono::steady_clock::now();
+  { Worker w(std::make_unique<ScriptedStages>(shared), quiet()); }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+TEST(Worker, FrameThreadCallsDoNotWaitForAStage) {
+  ScriptedStages::Shared shared;
+  Gate gate;
+  Worker w(std::make_unique<ScriptedStages>(shared), quiet());
+  w.load(model_named("m", &gate), input_named("x"));
+  gate.wait_arrived();
+  // The load is blocked indefinitely: every frame-thread call still returns at once.
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 1000; ++i) {
+    w.filter(neuron_filter(0.1f));
+    w.select({0, 0, 0}, {0, 0, 1}, 0.1f);
+    (void)w.progress();
+    (void)w.take_events();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  gate.open();
+  w.wait_idle();
+}
+
+// ---- the real pipeline (model/ → runtime → scene) into an InMemorySink -----------------------
+
+model::Graph digits() { return model::load_model_from_memory(assets::default_model().bytes, "digits.onnx"); }
+
+Feeds ones(const model::Graph& g) {
+  Feeds feeds;
+  for (auto id : g.inputs) {
+    const model::Tensor& t = g.tensors[id];
+    model::TensorData d;
+    d.dtype = model::DType::Float;
+    d.shape = t.shape;
+    std::vector<float> v(static_cast<size_t>(d.elements()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 11) / 10.0f;
+    d.bytes.resize(v.size() * 4);
+    std::memcpy(d.bytes.data(), v.data(), d.bytes.size());
+    feeds[t.name] = std::move(d);
+  }
+  return feeds;
+}
+
+// n − round(q·n): each segment keeps its strongest share (the filter's contract).
+uint32_t expected_quantile(uint32_t n, float q) { return n - static_cast<uint32_t>(std::lround(double(q) * n)); }
+
+TEST(WorkerScene, BuildsAndPublishesWithTheCurrentFilter) {
+  scene::InMemorySink sink;
+  WorkerOptions o = quiet();
+  o.scene.budget = 100'000;
+  Worker w(sink, o);
+  w.filter(neuron_filter(0.5f));  // before any model: applies to the first scene's publish
+  w.load({"digits", digits}, ones);
+  auto events = drain(w);
+  ASSERT_TRUE(events_of<Failed>(events).empty()) << events_of<Failed>(events)[0].message;
+  const auto built = events_of<SceneBuilt>(events);
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_EQ(sink.generation, 1u);  // one publish, already filtered
+  EXPECT_GT(built[0].neurons, 0u);
+  ASSERT_FALSE(sink.segments.empty());
+  ASSERT_EQ(sink.counts.neurons.size(), sink.segments.size());
+  uint64_t resident = 0, drawn = 0;
+  for (size_t i = 0; i < sink.segments.size(); ++i) {
+    resident += sink.segments[i].neuron_count;
+    drawn += sink.counts.neurons[i];
+    EXPECT_EQ(sink.counts.neurons[i], expected_quantile(sink.segments[i].neuron_count, 0.5f)) << "segment " << i;
+  }
+  EXPECT_EQ(resident, built[0].neurons);
+  const auto applied = events_of<CountsApplied>(events);
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].neurons, drawn);
+
+  // A filter change writes counts only: same generation, new counts.
+  w.filter(neuron_filter(0.9f));
+  events = drain(w);
+  EXPECT_EQ(sink.generation, 1u);
+  for (size_t i = 0; i < sink.segments.size(); ++i)
+    EXPECT_EQ(sink.counts.neurons[i], expected_quantile(sink.segments[i].neuron_count, 0.9f)) << "segment " << i;
+  ASSERT_EQ(events_of<CountsApplied>(events).size(), 1u);
+  EXPECT_LT(events_of<CountsApplied>(events)[0].neurons, drawn);
+
+  // A rebuild with a smaller budget publishes generation 2 with fewer resident elements.
+  w.rebuild(2, 1'000);
+  events = drain(w);
+  ASSERT_EQ(events_of<SceneBuilt>(events).size(), 1u);
+  EXPECT_EQ(sink.generation, 2u);
+  EXPECT_LE(events_of<SceneBuilt>(events)[0].neurons + events_of<SceneBuilt>(events)[0].connections, 1'000u);
+}
+
+TEST(WorkerScene, SelectsTheNeuronOnTheRay) {
+  scene::InMemorySink sink;
+  Worker w(sink, quiet());
+  w.load({"digits", digits}, ones);
+  w.wait_idle();
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const scene::Block& block = layout.blocks()[layout.blocks().size() / 2];
+  const int64_t element = 3;
+  const auto p = layout.position(block.tensor, element);
+  // A ray from in front of the block, along -X (depth), through the neuron.
+  w.select({p[0] + 1.0f, p[1], p[2]}, {-1, 0, 0}, 0.001f);
+  auto events = drain(w);
+  const auto selected = events_of<Selected>(events);
+  ASSERT_EQ(selected.size(), 1u);
+  ASSERT_TRUE(selected[0].selection.has_value());
+  const Selection& s = *selected[0].selection;
+  EXPECT_EQ(s.tensor_name, g.tensors[block.tensor].name);
+  EXPECT_EQ(s.element, element);
+  EXPECT_EQ(selected[0].generation, 1u);
+  ASSERT_TRUE(s.neuron.has_value());  // the digits model fits the default budget entirely
+  EXPECT_EQ(s.value, sink.neuron_data.at(*s.neuron).value);
+  ASSERT_FALSE(s.trace.neurons.empty());
+  EXPECT_EQ(s.trace.neurons[0], *s.neuron);
+  // The multi-index is the flat element unravelled in the tensor's shape.
+  int64_t flat = 0;
+  for (size_t i = 0; i < s.index.size(); ++i) flat = flat * g.tensors[block.tensor].shape[i] + s.index[i];
+  EXPECT_EQ(flat, element);
+
+  // A ray that misses everything.
+  w.select({p[0], p[1] + 100.0f, p[2]}, {0, 1, 0}, 0.001f);
+  events = drain(w);
+  ASSERT_EQ(events_of<Selected>(events).size(), 1u);
+  EXPECT_FALSE(events_of<Selected>(events)[0].selection.has_value());
+}
+
+TEST(WorkerScene, BadModelIsAFailedEventNamingTheFile) {
+  scene::InMemorySink sink;
+  Worker w(sink, quiet());
+  const std::string junk = "not an onnx model";
+  w.load({"junk.onnx", [junk] { return model::load_model_from_memory(std::as_bytes(std::span(junk.data(), junk.size())), "junk.onnx"); }}, ones);
+  auto events = drain(w);
+  const auto failed = events_of<Failed>(events);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].stage, Stage::Load);
+  EXPECT_NE(failed[0].message.find("junk.onnx"), std::string::npos) << failed[0].message;
+  EXPECT_EQ(sink.generation, 0u);
+}
+
+}  // namespace
+}  // namespace nnxr::engine
