@@ -291,10 +291,15 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         const NodeValues& nv = node_values[size_t(node_values_of[i])];
         const uint32_t dst_resident = im.segments[i].neuron_count;
         const SegmentData& d = im.data[i];
-        if (dst_resident < im.segments[i].neuron_total &&
-            std::none_of(d.rank.begin() + task.begin, d.rank.begin() + task.end, [&](uint32_t r) { return r < dst_resident; }))
-          return;  // no resident destination in this range
-        TopK top(k, task.begin, task.end);
+        thread_local TopK top(k, 0, 0);  // reused: its buffers are megabytes
+        top.reset(k, task.begin, task.end);
+        int64_t wanted = task.end - task.begin;
+        if (dst_resident < im.segments[i].neuron_total) {
+          wanted = std::count_if(d.rank.begin() + task.begin, d.rank.begin() + task.end,
+                                 [&](uint32_t r) { return r < dst_resident; });
+          if (wanted == 0) return;  // no resident destination in this range (its candidates are not counted)
+          top.want_only(d.rank.data(), dst_resident, wanted * 4 <= task.end - task.begin);
+        }
         try {
           src.fn(nv, src.output, top);
         } catch (const std::exception& e) {
@@ -303,7 +308,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         TaskResult& r = results[ti];
         r.candidates = top.candidates();
         const std::vector<Slot>& slots = slots_of[i];
-        r.kept.reserve(size_t(task.end - task.begin) * size_t(k));
+        r.kept.reserve(size_t(wanted) * size_t(k));
         r.counts.assign(size_t(task.end - task.begin), 0);
         float max_abs = 0;
         for (int64_t out = task.begin; out < task.end; ++out) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -43,8 +44,33 @@ class TopK {
     uint32_t input = 0;    // node input slot the source lies in
   };
 
-  TopK(int k, int64_t begin, int64_t end)
-      : k_(k), begin_(begin), end_(end), entries_(size_t(end - begin) * size_t(k)), size_(size_t(end - begin), 0) {}
+  TopK(int k, int64_t begin, int64_t end) { reset(k, begin, end); }
+
+  // Starts over for another range, reusing the buffers (no allocation when they are big enough).
+  void reset(int k, int64_t begin, int64_t end) {
+    k_ = k;
+    begin_ = begin;
+    end_ = end;
+    candidates_ = 0;
+    rank_ = nullptr;
+    sparse_ = false;
+    const size_t rows = size_t(end - begin);
+    if (entries_.size() < rows * size_t(k)) entries_.resize(rows * size_t(k));
+    size_.assign(rows, 0);
+  }
+
+  // Restricts scoring to the outputs with rank[out] < resident (rank indexed by output element):
+  // the others are not resident, so their candidates are counted but need not be scored.
+  // threshold() is +inf for them and offer() drops them; per-output connector loops skip them
+  // after counting. `sparse`: at most a quarter of the range is wanted, so a per-output path beats
+  // a bulk one.
+  void want_only(const uint32_t* rank, uint32_t resident, bool sparse) {
+    rank_ = rank;
+    resident_ = resident;
+    sparse_ = sparse;
+  }
+  bool wanted(int64_t out) const { return !rank_ || rank_[out] < resident_; }
+  bool sparse() const { return sparse_; }
 
   int k() const { return k_; }
   int64_t begin() const { return begin_; }
@@ -57,7 +83,7 @@ class TopK {
   // but never kept.
   void offer(int64_t out, uint32_t input, int64_t src, float score, float contribution) {
     ++candidates_;
-    if (!(score >= 0)) return;
+    if (!(score >= 0) || !wanted(out)) return;
     insert(out, input, src, score, contribution);
   }
 
@@ -65,6 +91,7 @@ class TopK {
   // kept, -1 before. Connectors that enumerate in bulk compare against it, call insert() for the
   // few that pass and count() for all.
   float threshold(int64_t out) const {
+    if (!wanted(out)) return std::numeric_limits<float>::infinity();
     const size_t row = size_t(out - begin_);
     return size_[row] == k_ ? entries_[row * size_t(k_) + size_t(k_) - 1].score : -1.f;
   }
@@ -93,11 +120,14 @@ class TopK {
   }
 
  private:
-  int k_;
-  int64_t begin_, end_;
+  int k_ = 0;
+  int64_t begin_ = 0, end_ = 0;
   uint64_t candidates_ = 0;
   std::vector<Entry> entries_;
   std::vector<uint8_t> size_;
+  const uint32_t* rank_ = nullptr;
+  uint32_t resident_ = 0;
+  bool sparse_ = false;
 };
 
 // Offers the candidates of output `output` (slot in Node::outputs), elements [top.begin(),

@@ -118,7 +118,8 @@ void conv_2d(const Geo& g, const float* X, const float* W, TopK& top) {
   top.count(counted);
 }
 
-// Any spatial rank, one output at a time.
+// Any spatial rank, one output at a time; also 1-D and 2-D when few outputs of the range are
+// resident (the others are counted, not scored).
 void conv_nd(const Geo& g, const float* X, const float* W, TopK& top) {
   const size_t S = g.in.size();
   const int64_t P = numel(g.out), IS = numel(g.in), KS = numel(g.k);
@@ -140,6 +141,8 @@ void conv_nd(const Geo& g, const float* X, const float* W, TopK& top) {
       }
       combos *= int64_t(valid[d].size());
     }
+    top.count(uint64_t(combos) * uint64_t(g.Cg));
+    if (!top.wanted(out)) continue;
     float th = top.threshold(out);
     std::vector<size_t> pos(S, 0);
     for (int64_t q = 0; q < combos; ++q) {
@@ -163,7 +166,6 @@ void conv_nd(const Geo& g, const float* X, const float* W, TopK& top) {
         pos[d] = 0;
       }
     }
-    top.count(uint64_t(combos) * uint64_t(g.Cg));
   }
 }
 
@@ -173,7 +175,7 @@ void connect_conv(const NodeValues& v, uint32_t output, TopK& top) {
   if (output != 0 || !os || !x || !w || input_is_weight(v, 0)) return;
   const auto g = conv_geo(v, *x, *w, *os);
   if (!g) return;
-  if (g->in.size() <= 2) conv_2d(*g, x->data.data(), w->data.data(), top);
+  if (g->in.size() <= 2 && !top.sparse()) conv_2d(*g, x->data.data(), w->data.data(), top);
   else conv_nd(*g, x->data.data(), w->data.data(), top);
 }
 
@@ -266,6 +268,8 @@ void connect_conv_transpose(const NodeValues& v, uint32_t output, TopK& top) {
       }
       combos *= int64_t(valid[d].size());
     }
+    top.count(uint64_t(combos) * uint64_t(g.Cg));
+    if (!top.wanted(out)) continue;
     float th = top.threshold(out);
     std::vector<size_t> pos(S, 0);
     for (int64_t q = 0; q < combos; ++q) {
@@ -288,7 +292,6 @@ void connect_conv_transpose(const NodeValues& v, uint32_t output, TopK& top) {
         pos[d] = 0;
       }
     }
-    top.count(uint64_t(combos) * uint64_t(g.Cg));
   }
 }
 

@@ -34,7 +34,7 @@ void score_product(const Product& p, int64_t out_base, int64_t o0, int64_t o1, T
     const int64_t i = o / p.N, j0 = o % p.N, j1 = std::min(p.N, j0 + (o1 - o));
     const int64_t out0 = out_base + i * p.N;
     const float* arow = p.a + i * p.ars;
-    if (p.a_source && !both && p.bcs == 1) {
+    if (p.a_source && !both && p.bcs == 1 && !top.sparse()) {
       // k outer, j inner over a contiguous row of B'.
       th.resize(size_t(j1 - j0));
       for (int64_t j = j0; j < j1; ++j) th[size_t(j - j0)] = top.threshold(out0 + j);
@@ -53,7 +53,8 @@ void score_product(const Product& p, int64_t out_base, int64_t o0, int64_t o1, T
         }
       }
     } else {
-      // j outer, k inner: A' row and B' column made contiguous once.
+      // j outer, k inner (also when few outputs are resident: only theirs are scored); A' row
+      // made contiguous once.
       const bool a_contig = p.acs == 1;
       if (!a_contig) {
         col.resize(size_t(p.K));
@@ -61,6 +62,7 @@ void score_product(const Product& p, int64_t out_base, int64_t o0, int64_t o1, T
       }
       const Operand arow_op{a_contig ? arow : col.data(), 1, p.a_src + i * p.ars, p.acs, 0};
       for (int64_t j = j0; j < j1; ++j) {
+        if (!top.wanted(out0 + j)) continue;
         const Operand bcol_op{p.b + j * p.bcs, p.brs, p.b_src + j * p.bcs, p.brs, 1};
         if (p.a_source) scan_candidates(top, out0 + j, arow_op, bcol_op, p.alpha, p.K, both);
         else scan_candidates(top, out0 + j, bcol_op, arow_op, p.alpha, p.K);

@@ -73,6 +73,10 @@ void connect_pool(const NodeValues& v, uint32_t output, TopK& top) {
       combos *= int64_t(pos[d].size());
       padded *= cnt;
     }
+    if (!top.wanted(y)) {
+      top.count(uint64_t(combos));
+      continue;
+    }
     const float div = float(include_pad ? padded : combos);
     std::fill(it.begin(), it.end(), 0);
     for (int64_t q = 0; q < combos; ++q) {
@@ -101,6 +105,8 @@ void connect_global_pool(const NodeValues& v, uint32_t output, TopK& top) {
   const float* X = xv->data.data();
   const float div = float(IS);
   for (int64_t y = top.begin(); y < top.end(); ++y) {
+    top.count(uint64_t(IS));
+    if (!top.wanted(y)) continue;
     const float* xp = X + y * IS;
     float th = top.threshold(y);
     for (int64_t i = 0; i < IS; ++i) {
@@ -111,7 +117,6 @@ void connect_global_pool(const NodeValues& v, uint32_t output, TopK& top) {
         th = top.threshold(y);
       }
     }
-    top.count(uint64_t(IS));
   }
 }
 

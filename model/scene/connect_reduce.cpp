@@ -74,6 +74,8 @@ int64_t window_base(const Window& w, int64_t y) {
 
 // One output per window: scores every element of it.
 void offer_window(TopK& top, int64_t y, const float* X, int64_t base, const Dims& offsets, float w) {
+  top.count(offsets.size());
+  if (!top.wanted(y)) return;
   float th = top.threshold(y);
   for (int64_t off : offsets) {
     const float c = w * X[base + off];
@@ -83,7 +85,6 @@ void offer_window(TopK& top, int64_t y, const float* X, int64_t base, const Dims
       th = top.threshold(y);
     }
   }
-  top.count(offsets.size());
 }
 
 template <bool mean>
@@ -136,6 +137,10 @@ void offer_shared(TopK& top, const float* X, const Dims& offsets, Group group, B
   std::vector<Best> cache(kSlots, Best(top.k()));
   std::vector<int64_t> ids(kSlots, -1);
   for (int64_t y = top.begin(); y < top.end(); ++y) {
+    if (!top.wanted(y)) {
+      top.count(offsets.size());
+      continue;
+    }
     const int64_t g = group(y);
     const size_t slot = size_t(g) % kSlots;
     Best& b = cache[slot];

@@ -189,6 +189,32 @@ inline void check(const Fixture& f, std::string_view tensor, const Brute& brute,
   }
   EXPECT_EQ(got_candidates, want_candidates) << node->op_type;
   EXPECT_GT(with_sources, 0) << node->op_type << ": no output has a source";
+
+  // Restricted to resident outputs (TopK::want_only), sparse (1 in 7) and dense (1 in 2): the
+  // wanted outputs keep exactly what they keep unrestricted, the others nothing, and the
+  // candidate count stays that of every output.
+  TopK full(k, 0, n);
+  fn(nv, slot, full);
+  for (const uint32_t every : {7u, 2u}) {
+    std::vector<uint32_t> rank(static_cast<size_t>(n));
+    uint32_t resident = 0;
+    for (int64_t out = 0; out < n; ++out) rank[size_t(out)] = (out % every == 1) ? resident++ : uint32_t(n);
+    TopK top(k, 0, n);
+    top.want_only(rank.data(), resident, every > 4);
+    fn(nv, slot, top);
+    EXPECT_EQ(top.candidates(), full.candidates()) << node->op_type << ", 1 in " << every << " resident";
+    for (int64_t out = 0; out < n; ++out) {
+      const auto kept = top.kept(out), want = full.kept(out);
+      if (rank[size_t(out)] >= resident) {
+        EXPECT_TRUE(kept.empty()) << node->op_type << " output " << out << " is not resident but kept " << kept.size();
+        continue;
+      }
+      ASSERT_EQ(kept.size(), want.size()) << node->op_type << " output " << out << ", 1 in " << every << " resident";
+      for (size_t i = 0; i < kept.size(); ++i)
+        EXPECT_TRUE(kept[i].src == want[i].src && kept[i].input == want[i].input && close(kept[i].score, want[i].score))
+            << node->op_type << " output " << out << " rank " << i << ", 1 in " << every << " resident";
+    }
+  }
 }
 
 }  // namespace nnxr::scene::test
