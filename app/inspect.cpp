@@ -280,12 +280,12 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   out << "scene of " << g.source << " (top-" << top_k << ", budget " << grouped(static_cast<int64_t>(budget)) << ", "
       << threads << (threads == 1 ? " thread" : " threads") << ")\n";
   out << std::left << std::setw(40) << "tensor" << std::setw(20) << "op" << std::right << std::setw(13) << "neurons"
-      << std::setw(16) << "candidates" << std::setw(13) << "connections" << '\n';
+      << std::setw(22) << "candidates" << std::setw(13) << "connections" << '\n';
   for (const scene::Segment& s : sc.segments()) {
     const Tensor& t = g.tensors[s.tensor];
     std::string name = t.name.size() > 38 ? t.name.substr(0, 35) + "..." : t.name;
     out << std::left << std::setw(40) << name << std::setw(20) << op_of(g, s.tensor) << std::right << std::setw(13)
-        << grouped(s.neuron_count) << std::setw(16) << grouped(s.connection_candidates) << std::setw(13)
+        << grouped(s.neuron_count) << std::setw(22) << grouped(s.connection_candidates) << std::setw(13)
         << grouped(s.connection_count) << '\n';
   }
   out << std::fixed << std::setprecision(2);
