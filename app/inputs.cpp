@@ -10,6 +10,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "app/commands.h"
+#include "assets/assets.h"
 #include "model/tensor_io.h"
 
 namespace nnxr::app {
@@ -204,6 +206,23 @@ std::map<std::string, model::TensorData> InputSet::resolve(const model::Graph& g
     out[t.name] = model::random_tensor(t.dtype, t.shape, rng);
   }
   return out;
+}
+
+void add_default_input(bool has_model, std::optional<uint32_t> seed, std::vector<InputSpec>& specs) {
+  if (!has_model && specs.empty() && !seed)
+    specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
+}
+
+ModelWithInputs load_with_inputs(const std::optional<std::string>& path, std::vector<InputSpec> specs,
+                                 model::LoadOptions options) {
+  model::Graph graph = load_model_arg(path, options, /*quiet=*/true);
+  std::vector<std::string> names;
+  for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
+  InputSet inputs(std::move(specs), names);
+  const size_t shapes_before = options.input_shapes.size();
+  inputs.add_shapes(options);
+  if (options.input_shapes.size() != shapes_before) graph = load_model_arg(path, options, /*quiet=*/true);
+  return {std::move(graph), std::move(inputs)};
 }
 
 }  // namespace nnxr::app

@@ -1,5 +1,5 @@
 // Turning `--input [NAME=]FILE` arguments (.npy, ONNX TensorProto .pb, .png/.jpg/.bmp) and
-// `--random SEED` into tensors for the graph's inputs. Used by `nnxr run` (and later view/render).
+// `--random SEED` into tensors for the graph's inputs. Used by run, inspect --scene, render and view.
 #pragma once
 
 #include <map>
@@ -54,5 +54,19 @@ class InputSet {
   };
   std::vector<Entry> entries_;
 };
+
+// Without a MODEL argument, inputs or --random, the default model runs on an embedded sample
+// digit: adds it to `specs`.
+void add_default_input(bool has_model, std::optional<uint32_t> seed, std::vector<InputSpec>& specs);
+
+// Loads the model and reads the input files against its input names; when .npy/.pb files give
+// shapes that fill symbolic dims, loads it again (milliseconds) with those shapes. Warnings are
+// left to the caller (print_warnings).
+struct ModelWithInputs {
+  model::Graph graph;
+  InputSet inputs;
+};
+ModelWithInputs load_with_inputs(const std::optional<std::string>& path, std::vector<InputSpec> specs,
+                                 model::LoadOptions options);
 
 }  // namespace nnxr::app

@@ -14,7 +14,6 @@
 #include "model/ops.h"
 #ifdef NNXR_HAVE_RUNTIME
 #include "app/inputs.h"
-#include "assets/assets.h"
 #include "model/runtime/runtime.h"
 #include "model/scene/scene.h"
 #endif
@@ -204,19 +203,12 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   args.finish();
   if (pos.size() > 1) throw UsageError("inspect takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
-  if (!model_path && specs.empty() && !seed)  // the default model runs on a sample digit
-    specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
+  add_default_input(model_path.has_value(), seed, specs);
   if (!seed) seed = 0;  // inputs without a file: seeded random values, reproducibly
 
   using Clock = std::chrono::steady_clock;
   const auto t_load = Clock::now();
-  model::Graph graph = load_model_arg(model_path, options, /*quiet=*/true);
-  std::vector<std::string> names;
-  for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
-  InputSet inputs(std::move(specs), names);
-  const size_t shapes_before = options.input_shapes.size();
-  inputs.add_shapes(options);
-  if (options.input_shapes.size() != shapes_before) graph = load_model_arg(model_path, options, /*quiet=*/true);
+  auto [graph, inputs] = load_with_inputs(model_path, std::move(specs), options);
   print_warnings(graph);
   const auto feeds = inputs.resolve(graph, seed, image, /*quiet=*/true);
   const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_load).count();

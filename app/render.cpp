@@ -7,7 +7,6 @@
 
 #include "app/commands.h"
 #include "app/inputs.h"
-#include "assets/assets.h"
 #include "engine/camera.h"
 #include "engine/device.h"
 #include "engine/offscreen.h"
@@ -76,8 +75,7 @@ int render_command(Args& args) {
   if (!out) throw UsageError("render needs --out FILE.png");
   if (pos.size() > 1) throw UsageError("render takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
-  if (!model_path && specs.empty() && !seed)  // the default model shows a sample digit
-    specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
+  add_default_input(model_path.has_value(), seed, specs);
 
   Progress progress;
   // Vulkan first: a machine without a device fails in milliseconds, before any inference.
@@ -85,13 +83,7 @@ int render_command(Args& args) {
   engine::Device device(instance, engine::DeviceOptions{});
   progress.stage("Vulkan device " + device.name());
 
-  model::Graph graph = load_model_arg(model_path, options, /*quiet=*/true);
-  std::vector<std::string> names;
-  for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
-  InputSet inputs(std::move(specs), names);
-  const size_t shapes_before = options.input_shapes.size();
-  inputs.add_shapes(options);
-  if (options.input_shapes.size() != shapes_before) graph = load_model_arg(model_path, options, /*quiet=*/true);
+  auto [graph, inputs] = load_with_inputs(model_path, std::move(specs), options);
   print_warnings(graph);
   const auto feeds = inputs.resolve(graph, seed, image, /*quiet=*/false);
 

@@ -13,7 +13,6 @@
 #include "app/commands.h"
 #include "app/inputs.h"
 #include "app/json.h"
-#include "assets/assets.h"
 #include "model/runtime/runtime.h"
 #include "model/tensor_io.h"
 
@@ -100,18 +99,9 @@ int run_command(Args& args) {
   args.finish();
   if (pos.size() > 1) throw UsageError("run takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
-  if (!model_path && specs.empty() && !seed)  // the default model runs on a sample digit
-    specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
+  add_default_input(model_path.has_value(), seed, specs);
 
-  // The input names come from the graph; when .npy/.pb files give shapes, those fill symbolic
-  // dims, which needs a second load (milliseconds) with LoadOptions::input_shapes set.
-  model::Graph graph = load_model_arg(model_path, options, /*quiet=*/true);
-  std::vector<std::string> names;
-  for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
-  InputSet inputs(std::move(specs), names);
-  const size_t shapes_before = options.input_shapes.size();
-  inputs.add_shapes(options);
-  if (options.input_shapes.size() != shapes_before) graph = load_model_arg(model_path, options, /*quiet=*/true);
+  auto [graph, inputs] = load_with_inputs(model_path, std::move(specs), options);
   if (!json) print_warnings(graph);
   const auto feeds = inputs.resolve(graph, seed, image, json);
 

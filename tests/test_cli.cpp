@@ -7,35 +7,16 @@
 #include <sstream>
 
 #include "tests/support/model_bytes.h"
+#include "tests/support/run_nnxr.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Result = nnxr::test::RunResult;
+using nnxr::test::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-Result nnxr(const std::string& args) {
-  const fs::path dir = nnxr::test::temp_dir("cli");
-  const std::string cmd = std::string("'") + NNXR_BINARY + "' " + args + " >'" + (dir / "out").string() + "' 2>'" +
-                          (dir / "err").string() + "' </dev/null";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  fs::remove_all(dir);
-  return r;
-}
+Result nnxr(const std::string& args) { return nnxr::test::run_nnxr(args); }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -19,6 +19,7 @@
 #include "model/load.h"
 #include "model/scene/scene.h"
 #include "tests/engine/xvfb.h"
+#include "tests/support/run_nnxr.h"
 
 namespace nnxr::engine {
 namespace {
@@ -237,30 +238,9 @@ TEST(Desktop, ResizeRecreatesTheSwapchain) {
 
 // ---- the command line ---------------------------------------------------------------------------
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Result = nnxr::test::RunResult;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-Result nnxr(const std::string& args, const std::string& env = "") {
-  const fs::path dir = fs::temp_directory_path() / ("nnxr-view-cli-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const std::string cmd = "cd '" + dir.string() + "' && " + env + " '" + NNXR_BINARY + "' " + args + " >out 2>err </dev/null";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  fs::remove_all(dir);
-  return r;
-}
+Result nnxr(const std::string& args, const std::string& env = "") { return nnxr::test::run_nnxr(args, env); }
 
 // The value after "key": in a one-line JSON object (numbers only).
 double json_number(const std::string& json, const std::string& key) {
