@@ -6,6 +6,7 @@
 #include <span>
 
 #include "engine/worker.h"
+#include "model/half.h"
 #include "model/runtime/runtime.h"
 
 namespace nnxr::engine {
@@ -161,8 +162,10 @@ class SceneStages final : public Stages {
       sel.index[i] = rest % d;
       rest /= d;
     }
-    if (const runtime::Value* v = session_->value(tensor); v && v->dtype() == model::DType::Float && element < v->elements())
-      sel.value = v->as<float>()[static_cast<size_t>(element)];
+    if (const runtime::Value* v = session_->value(tensor); v && element < v->elements()) {
+      if (v->dtype() == model::DType::Float) sel.value = v->as<float>()[static_cast<size_t>(element)];
+      if (v->dtype() == model::DType::Float16) sel.value = model::half_to_float(v->as<uint16_t>()[static_cast<size_t>(element)]);
+    }
     if (auto n = scene_->find(tensor, element)) {
       sel.neuron = *n;
       sel.trace = scene_->trace(*n);

@@ -326,7 +326,7 @@ class Loader {
     }
   }
 
-  int64_t dim_value_for(const std::string& input, size_t axis, const std::string& param) {
+  int64_t dim_value_for(const std::string& input, size_t axis, const std::string& param, bool image) {
     if (!param.empty()) {
       if (auto it = options_.dims.find(param); it != options_.dims.end()) {
         used_dims_.insert(param);
@@ -336,10 +336,11 @@ class Loader {
     if (auto it = options_.input_shapes.find(input); it != options_.input_shapes.end() && axis < it->second.size() &&
                                                     it->second[axis] >= 0)
       return it->second[axis];
+    const int64_t value = image && axis >= 2 ? options_.default_image_dim : options_.default_dim;
     warn("input " + q(input) + " dimension " + std::to_string(axis) +
          (param.empty() ? std::string(" is unknown") : " (" + q(param) + ") is symbolic") + "; using " +
-         std::to_string(options_.default_dim) + (param.empty() ? std::string() : " (set it with --dim " + param + "=N)"));
-    return options_.default_dim;
+         std::to_string(value) + (param.empty() ? std::string() : " (set it with --dim " + param + "=N)"));
+    return value;
   }
 
   void fix_input_dims() {
@@ -359,6 +360,7 @@ class Loader {
         for (int64_t d : it->second) tt->mutable_shape()->add_dim()->set_dim_value(d);
       }
       auto* shape = tt->mutable_shape();
+      const bool image = shape->dim_size() == 4 && tt->elem_type() == onnx::TensorProto::FLOAT;
       for (int axis = 0; axis < shape->dim_size(); ++axis) {
         auto* dim = shape->mutable_dim(axis);
         if (dim->has_dim_value()) {
@@ -367,7 +369,7 @@ class Loader {
           continue;
         }
         const std::string param = dim->has_dim_param() ? dim->dim_param() : std::string();
-        const int64_t v = dim_value_for(input.name(), static_cast<size_t>(axis), param);
+        const int64_t v = dim_value_for(input.name(), static_cast<size_t>(axis), param, image);
         if (v < 0) fail("input " + q(input.name()) + " dimension " + std::to_string(axis) + " set to a negative value");
         dim->set_dim_value(v);
         if (!param.empty()) resolved_dims_.emplace(param, v);

@@ -28,8 +28,11 @@ struct LoadOptions {
   std::map<std::string, int64_t, std::less<>> dims;
   // Shapes of the inputs the caller will feed, by input name; they fill unknown dims.
   std::map<std::string, std::vector<int64_t>, std::less<>> input_shapes;
-  // Symbolic dims with no value from either source become this, with a warning.
+  // Symbolic dims with no value from either source become this, with a warning...
   int64_t default_dim = 1;
+  // ...except the spatial dims (2 and 3) of a rank-4 float input, an NCHW image almost always,
+  // which a size of 1 would shrink to nothing after the first pooling.
+  int64_t default_image_dim = 224;
 };
 
 // Loads `path`; external data is looked up beside it. Throws ModelError.

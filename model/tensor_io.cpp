@@ -5,6 +5,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "model/half.h"
+
 namespace nnxr::model {
 namespace {
 
@@ -163,6 +165,11 @@ TensorData random_tensor(DType dtype, std::vector<int64_t> shape, Mulberry32& rn
     case DType::UInt16: fill(uint16_t{}); break;
     case DType::UInt32: fill(uint32_t{}); break;
     case DType::UInt64: fill(uint64_t{}); break;
+    case DType::Float16: {
+      auto* out = reinterpret_cast<uint16_t*>(t.bytes.data());
+      for (size_t i = 0; i < n; ++i) out[i] = float_to_half(static_cast<float>(lo + (hi - lo) * (rng.next() / 4294967296.0)));
+      break;
+    }
     default: throw ModelError("random inputs of type " + std::string(dtype_name(dtype)) + " are not supported");
   }
   return t;

@@ -81,6 +81,17 @@ TEST(Load, SymbolicDimsDefaultToOneWithAWarning) {
   EXPECT_NE(g.warnings[0].find("--dim N="), std::string::npos) << g.warnings[0];
 }
 
+TEST(Load, SymbolicImageDimsDefaultTo224) {
+  // Rank-4 float inputs are NCHW images: 1×1 would vanish after the first pooling.
+  Graph g = load_model_from_text(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[N, 3, H, W] X, int64[A, B, C, D] I) => (float[N, 3, H, W] Y, int64[A, B, C, D] J) { Y = Relu(X)  J = Identity(I) })");
+  EXPECT_EQ(g.tensors[g.find("X")].shape, (std::vector<int64_t>{1, 3, 224, 224}));
+  EXPECT_EQ(g.tensors[g.find("I")].shape, (std::vector<int64_t>{1, 1, 1, 1}));
+  ASSERT_EQ(g.warnings.size(), 7u);
+  EXPECT_NE(g.warnings[1].find("using 224 (set it with --dim H=N)"), std::string::npos) << g.warnings[1];
+}
+
 TEST(Load, DimOptionSetsSymbolicDims) {
   LoadOptions options;
   options.dims["N"] = 5;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/graph.h"
+#include "model/half.h"
 #include "model/runtime/runtime.h"
 #include "model/runtime/thread_pool.h"
 #include "model/runtime/value.h"
@@ -165,8 +166,8 @@ std::vector<int64_t> broadcast_strides(std::span<const int64_t> in_shape, std::s
 std::vector<int64_t> strides_of(std::span<const int64_t> shape);
 
 // fp16 <-> fp32
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
+using model::half_to_float;
+using model::float_to_half;
 
 // Copies elements of size `elem` (1, 2, 4, 8 or more bytes).
 inline void copy_elem(std::byte* dst, const std::byte* src, size_t elem);

@@ -111,7 +111,7 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options) {
   std::vector<Item> items;
   for (model::TensorId id = 0; id < graph.tensors.size(); ++id) {
     const model::Tensor& t = graph.tensors[id];
-    if (t.dtype != model::DType::Float || !t.rank_known) continue;
+    if ((t.dtype != model::DType::Float && t.dtype != model::DType::Float16) || !t.rank_known) continue;
     const auto n = t.elements();
     if (!n || *n <= 0) continue;
     const bool weight = t.kind == model::TensorKind::Initializer || t.kind == model::TensorKind::Constant;

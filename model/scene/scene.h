@@ -67,10 +67,12 @@ inline Connection make_connection(uint32_t src, uint32_t dst_local, uint8_t code
 
 // ---- activations ------------------------------------------------------------------------------
 
-// The float32 data of one tensor after a run (activations, inputs, and weights).
+// The float data of one tensor after a run (activations, inputs, and weights); float16 tensors
+// are converted to float32, which `owned` then holds.
 struct TensorValue {
   std::span<const int64_t> shape;
-  std::span<const float> data;  // empty: not float32, or not computed
+  std::span<const float> data;  // empty: not a float tensor, or not computed
+  std::shared_ptr<const std::vector<float>> owned = nullptr;
 };
 // Indexed by model::TensorId. Views into a runtime::Session: valid while it is unchanged.
 using Activations = std::vector<TensorValue>;

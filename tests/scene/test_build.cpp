@@ -8,6 +8,7 @@
 #include <random>
 
 #include "assets/assets.h"
+#include "model/half.h"
 #include "model/load.h"
 #include "model/runtime/runtime.h"
 #include "model/scene/scene_impl.h"
@@ -414,6 +415,26 @@ TEST(Activations, FloatTensorsOnly) {
   EXPECT_EQ(acts[g.find("X")].data.size(), 2u);
   EXPECT_TRUE(acts[g.find("S")].data.empty());
   EXPECT_EQ(acts[g.find("Y")].shape.size(), 1u);
+}
+
+TEST(Activations, Float16TensorsAreConvertedAndLaidOut) {
+  ModelRun run(model::load_model_from_text(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float16[3] X) => (float16[3] Y) { Y = Relu(X) })"));
+  const std::vector<uint16_t> x = {model::float_to_half(-1.5f), model::float_to_half(0.25f), model::float_to_half(3.f)};
+  const std::vector<int64_t> shape = {3};
+  run.session.set_input("X", model::DType::Float16, shape, std::as_bytes(std::span(x)));
+  run.session.run();
+  const Graph& g = run.plan->graph();
+  const Activations acts = activations_of(run.session);
+  EXPECT_EQ(std::vector<float>(acts[g.find("X")].data.begin(), acts[g.find("X")].data.end()), (std::vector<float>{-1.5f, 0.25f, 3.f}));
+  EXPECT_EQ(std::vector<float>(acts[g.find("Y")].data.begin(), acts[g.find("Y")].data.end()), (std::vector<float>{0.f, 0.25f, 3.f}));
+  const Layout layout = Layout::build(g, {});
+  ASSERT_EQ(layout.blocks().size(), 2u);
+  InMemorySink sink;
+  const Scene scene = Scene::build(g, layout, acts, {.top_k = 8, .budget = 100}, sink);
+  EXPECT_EQ(scene.stats().neurons, 6u);
+  EXPECT_EQ(scene.stats().connections, 3u);
 }
 
 }  // namespace
