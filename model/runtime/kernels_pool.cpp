@@ -101,18 +101,20 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
           for (int64_t plane = b; plane < e; ++plane) {
             const float* xp = px + plane * IS;
             float* yp = py + plane * P;
-            for (int64_t ow = 0; ow < OW; ++ow) {
-              const int64_t w0 = ow * sw - pw;
-              const int64_t j0 = w0 >= 0 ? 0 : (-w0 + dw - 1) / dw;
-              const int64_t j1 = std::min(kw, W - w0 <= 0 ? 0 : (W - w0 + dw - 1) / dw);
-              for (int64_t r = 0; r < H; ++r) {
-                const float* row = xp + r * W + w0;
-                float m = -std::numeric_limits<float>::infinity();
-                for (int64_t j = j0; j < j1; ++j) {
-                  const float v = row[j * dw];
-                  m = (v > m || std::isnan(v)) ? v : m;
+            // Row pass, one kernel column at a time over every output column it reaches
+            // (0 <= ow * sw + off < W), so that the inner loop runs along contiguous outputs.
+            for (int64_t r = 0; r < H; ++r) {
+              const float* row = xp + r * W;
+              float* out = rows.data() + r * OW;
+              std::fill(out, out + OW, -std::numeric_limits<float>::infinity());
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t off = j * dw - pw;
+                const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                const int64_t hi = std::min(OW, W - off <= 0 ? 0 : (W - off + sw - 1) / sw);
+                for (int64_t ow = lo; ow < hi; ++ow) {
+                  const float v = row[ow * sw + off];
+                  out[ow] = (v > out[ow] || v != v) ? v : out[ow];
                 }
-                rows[static_cast<size_t>(r * OW + ow)] = m;
               }
             }
             for (int64_t oh = 0; oh < OH; ++oh) {
@@ -123,7 +125,7 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
               std::fill(yr, yr + OW, -std::numeric_limits<float>::infinity());
               for (int64_t i = i0; i < i1; ++i) {
                 const float* src = rows.data() + (h0 + i * dh) * OW;
-                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = (src[ow] > yr[ow] || std::isnan(src[ow])) ? src[ow] : yr[ow];
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = (src[ow] > yr[ow] || src[ow] != src[ow]) ? src[ow] : yr[ow];
               }
             }
           }

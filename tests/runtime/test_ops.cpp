@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <random>
 
 #include "support.h"
 
@@ -169,6 +171,32 @@ TEST(RuntimeOps, MaxPoolCeilModeAndPads) {
       model13("(float[1,1,4,4] X) => (float[1,1,3,3] Y) { Y = MaxPool <kernel_shape = [2, 2], strides = [2, 2], pads = [1, 1, 1, 1]> (X) }"), {1, 1, 4, 4},
       x);
   expect_floats(pad_y, {0, 2, 3, 8, 10, 11, 12, 14, 15});
+}
+
+TEST(RuntimeOps, MaxPoolFastPathMatchesTheWindowedReference) {
+  // Without the Indices output MaxPool takes the separable fast path; with it, the plain
+  // per-window loop. Both must agree on random inputs (with NaNs) for every geometry.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  struct Case {
+    int h, w, k, s, dil, pad, ceil;
+  };
+  for (const Case c : {Case{9, 11, 3, 2, 1, 0, 0}, Case{9, 11, 3, 2, 1, 0, 1}, Case{8, 7, 2, 2, 1, 1, 0}, Case{10, 13, 3, 1, 2, 2, 0},
+                       Case{7, 12, 3, 3, 1, 1, 1}, Case{5, 5, 5, 1, 1, 2, 0}, Case{12, 6, 2, 1, 3, 0, 0}}) {
+    std::vector<float> x(size_t(2 * 3 * c.h * c.w));
+    for (float& v : x) v = d(rng);
+    x[5] = std::numeric_limits<float>::quiet_NaN();
+    const std::string attrs = "<kernel_shape = [" + std::to_string(c.k) + ", " + std::to_string(c.k) + "], strides = [" + std::to_string(c.s) +
+                              ", " + std::to_string(c.s) + "], dilations = [" + std::to_string(c.dil) + ", " + std::to_string(c.dil) +
+                              "], pads = [" + std::to_string(c.pad) + ", " + std::to_string(c.pad) + ", " + std::to_string(c.pad) + ", " +
+                              std::to_string(c.pad) + "], ceil_mode = " + std::to_string(c.ceil) + ">";
+    const std::string sig = "(float[2,3," + std::to_string(c.h) + "," + std::to_string(c.w) + "] X) => (float[2,3,?,?] Y";
+    const auto fast = test::run1(model13(sig + ") { Y = MaxPool " + attrs + " (X) }"), {2, 3, c.h, c.w}, x);
+    const auto ref = test::run1(model13(sig + ", int64[2,3,?,?] I) { Y, I = MaxPool " + attrs + " (X) }"), {2, 3, c.h, c.w}, x);
+    ASSERT_EQ(fast.size(), ref.size()) << attrs;
+    for (size_t i = 0; i < ref.size(); ++i)
+      EXPECT_TRUE(fast[i] == ref[i] || (std::isnan(fast[i]) && std::isnan(ref[i]))) << attrs << " element " << i << ": " << fast[i] << " vs " << ref[i];
+  }
 }
 
 TEST(RuntimeOps, AveragePoolCountIncludePad) {
