@@ -113,14 +113,28 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
             const int64_t c = r / KK, ki = (r / s.kw) % s.kh, kj = r % s.kw;
             const float* xc = x + c * HW;
             float* dst = col.data() + r * pb;
-            int64_t oh = p0 / s.OW, ow = p0 % s.OW;
-            for (int64_t j = 0; j < pb; ++j) {
-              const int64_t ih = oh * s.sh - s.ph + ki * s.dh, iw = ow * s.sw - s.pw + kj * s.dw;
-              dst[j] = (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W) ? xc[ih * s.W + iw] : 0.f;
-              if (++ow == s.OW) {
-                ow = 0;
-                ++oh;
+            // Tap (ki, kj) reads column ow * sw + off of row oh * sh - ph + ki * dh; the columns
+            // inside the input are ow in [ow_lo, ow_hi). One output row (or part of one) at a time:
+            // zeros, a contiguous copy (stride 1) or a strided one, zeros.
+            const int64_t off = kj * s.dw - s.pw;
+            const int64_t ow_lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
+            const int64_t ow_hi = std::min(s.OW, s.W - off <= 0 ? 0 : (s.W - off + s.sw - 1) / s.sw);
+            for (int64_t p = p0; p < p0 + pb;) {
+              const int64_t oh = p / s.OW, ow0 = p % s.OW, ow1 = std::min(s.OW, ow0 + (p0 + pb - p));
+              float* d = dst + (p - p0);  // d[ow - ow0]
+              const int64_t ih = oh * s.sh - s.ph + ki * s.dh;
+              if (ih < 0 || ih >= s.H) {
+                std::fill(d, d + (ow1 - ow0), 0.f);
+              } else {
+                const float* row = xc + ih * s.W;  // column ow reads row[ow * sw + off]
+                const int64_t a = std::clamp(ow_lo, ow0, ow1), b = std::clamp(ow_hi, a, ow1);
+                std::fill(d, d + (a - ow0), 0.f);
+                if (s.sw == 1) std::copy(row + a + off, row + b + off, d + (a - ow0));
+                else
+                  for (int64_t ow = a; ow < b; ++ow) d[ow - ow0] = row[ow * s.sw + off];
+                std::fill(d + (b - ow0), d + (ow1 - ow0), 0.f);
               }
+              p += ow1 - ow0;
             }
           }
         });
