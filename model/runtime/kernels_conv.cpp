@@ -92,7 +92,12 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
   const int64_t P = s.OH * s.OW, HW = s.H * s.W, KK = s.kh * s.kw, Kdim = Cg * KK;
   const bool pointwise = KK == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 && s.OH == s.H && s.OW == s.W;
   const int64_t block = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim)));
-  std::vector<float> col(pointwise ? 0 : static_cast<size_t>(Kdim * block));
+  // The column buffer (up to 8 MB) is kept per thread: allocating it per call costs page faults
+  // and zero-filling that the copies below overwrite anyway.
+  // (Worker threads write into the caller's buffer: the lambdas below use `cols`, not `col`.)
+  thread_local std::vector<float> col;
+  if (!pointwise && col.size() < static_cast<size_t>(Kdim * block)) col.resize(static_cast<size_t>(Kdim * block));
+  float* const cols = col.data();
   // The bias is written first and the products added to it (beta = 1): one pass over Y fewer
   // than a separate bias pass after a gemm that zeroes Y.
   const float beta = B ? 1.f : 0.f;
@@ -112,7 +117,7 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
           for (int64_t r = r0; r < r1; ++r) {
             const int64_t c = r / KK, ki = (r / s.kw) % s.kh, kj = r % s.kw;
             const float* xc = x + c * HW;
-            float* dst = col.data() + r * pb;
+            float* dst = cols + r * pb;
             // Tap (ki, kj) reads column ow * sw + off of row oh * sh - ph + ki * dh; the columns
             // inside the input are ow in [ow_lo, ow_hi). One output row (or part of one) at a time:
             // zeros, a contiguous copy (stride 1) or a strided one, zeros.
@@ -138,7 +143,7 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
             }
           }
         });
-        gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, col.data(), pb, beta, y + p0, P);
+        gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, cols, pb, beta, y + p0, P);
       }
     }
 }
