@@ -2,6 +2,10 @@
 
 #include <bit>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace nnxr::model {
 
 float half_to_float(uint16_t h) {
@@ -48,6 +52,45 @@ uint16_t float_to_half(float f) {
   const uint32_t rem = absx & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
   return static_cast<uint16_t>(sign | r);
+}
+
+namespace {
+
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* in, float* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+
+__attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* in, uint16_t* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) out[i] = float_to_half(in[i]);
+}
+
+bool has_f16c() {
+  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return yes;
+}
+#endif
+
+}  // namespace
+
+void half_to_float(const uint16_t* in, float* out, size_t n) {
+#if defined(__x86_64__)
+  if (has_f16c()) return half_to_float_f16c(in, out, n);
+#endif
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+
+void float_to_half(const float* in, uint16_t* out, size_t n) {
+#if defined(__x86_64__)
+  if (has_f16c()) return float_to_half_f16c(in, out, n);
+#endif
+  for (size_t i = 0; i < n; ++i) out[i] = float_to_half(in[i]);
 }
 
 }  // namespace nnxr::model

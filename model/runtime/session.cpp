@@ -69,6 +69,11 @@ std::shared_ptr<const Plan> Plan::build(model::Graph graph) {
 struct Session::State {
   std::vector<Value> values;
   std::vector<uint8_t> ready;
+  // float32 copies of float16 initializers and constants, made on the first run that needs them
+  // (by tensor id; empty until then), so that fp16 weights are converted once, not every run.
+  std::vector<Value> upcast_constants;
+  // float32 inputs and outputs of a float16 node, reused from node to node and run to run.
+  std::vector<Value> temps_in, temps_out;
   int threads = 1;
   bool profile = false;
   std::unique_ptr<ThreadPool> pool;
@@ -160,16 +165,12 @@ void check_output(const model::Graph& g, const model::Node& n, model::TensorId i
 
 void to_float(const Value& src, Value& dst) {
   dst.reset(DType::Float, src.dims());
-  auto in = src.as<uint16_t>();
-  auto out = dst.mutable_as<float>();
-  for (size_t i = 0; i < in.size(); ++i) out[i] = half_to_float(in[i]);
+  model::half_to_float(src.as<uint16_t>().data(), dst.mutable_as<float>().data(), static_cast<size_t>(src.elements()));
 }
 
 void to_half(const Value& src, Value& dst) {
   dst.reset(DType::Float16, src.dims());
-  auto in = src.as<float>();
-  auto out = dst.mutable_as<uint16_t>();
-  for (size_t i = 0; i < in.size(); ++i) out[i] = float_to_half(in[i]);
+  model::float_to_half(src.as<float>().data(), dst.mutable_as<uint16_t>().data(), static_cast<size_t>(src.elements()));
 }
 
 }  // namespace
@@ -190,7 +191,8 @@ RunStats Session::run() {
   if (s.profile) stats.node_ms.assign(g.nodes.size(), 0.0);
   std::vector<const Value*> inputs;
   std::vector<Value*> outputs;
-  std::vector<Value> temps_in, temps_out;
+  std::vector<Value>& temps_in = s.temps_in;
+  std::vector<Value>& temps_out = s.temps_out;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const model::Node& n = g.nodes[i];
     const PlanNode& pn = p.nodes[i];
@@ -213,11 +215,19 @@ RunStats Session::run() {
     const bool upcast = has_half && pn.entry->upcast_f16;
     if (upcast) {
       temps_in.resize(inputs.size());
-      for (size_t k = 0; k < inputs.size(); ++k)
-        if (inputs[k] && inputs[k]->dtype() == DType::Float16) {
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        if (!inputs[k] || inputs[k]->dtype() != DType::Float16) continue;
+        const model::TensorKind kind = g.tensors[n.inputs[k]].kind;
+        if (kind == model::TensorKind::Initializer || kind == model::TensorKind::Constant) {
+          if (s.upcast_constants.empty()) s.upcast_constants.resize(g.tensors.size());
+          Value& cached = s.upcast_constants[n.inputs[k]];
+          if (cached.dtype() != DType::Float) to_float(*inputs[k], cached);
+          inputs[k] = &cached;
+        } else {
           to_float(*inputs[k], temps_in[k]);
           inputs[k] = &temps_in[k];
         }
+      }
       temps_out.resize(outputs.size());
       for (size_t k = 0; k < outputs.size(); ++k)
         if (outputs[k]) outputs[k] = &temps_out[k];

@@ -3,6 +3,7 @@
 // (float32 sums in a different order; the naive references accumulate in double).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -179,6 +180,33 @@ TEST(RuntimeKernels, HalfConversionRoundTrips) {
   EXPECT_TRUE(std::isinf(half_to_float(float_to_half(1e6f))));
   EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::nanf("")))));
   EXPECT_EQ(float_to_half(1.f), 0x3c00);
+}
+
+TEST(RuntimeKernels, BulkHalfConversionMatchesScalar) {
+  // Every half value to float, and floats around every rounding case (ties, subnormals,
+  // overflow, NaN) back; 8-wide fast path plus the scalar tail.
+  std::vector<uint16_t> all(65536 + 3);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
+  std::vector<float> f(all.size());
+  nnxr::model::half_to_float(all.data(), f.data(), all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const float want = half_to_float(all[i]);
+    EXPECT_TRUE(std::bit_cast<uint32_t>(f[i]) == std::bit_cast<uint32_t>(want) || (std::isnan(f[i]) && std::isnan(want))) << i;
+  }
+  std::mt19937 rng(3);
+  std::vector<float> x;
+  for (float v : f)
+    if (!std::isnan(v)) x.push_back(v), x.push_back(std::nextafter(v, 0.f)), x.push_back(v * 1.0004882f);
+  for (int i = 0; i < 10000; ++i) x.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  std::vector<uint16_t> h(x.size());
+  nnxr::model::float_to_half(x.data(), h.data(), x.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint16_t want = float_to_half(x[i]);
+    const bool both_nan = std::isnan(x[i]) && (h[i] & 0x7c00) == 0x7c00 && (h[i] & 0x3ff) != 0;
+    if (h[i] != want && !both_nan && ++bad <= 5) ADD_FAILURE() << x[i] << ": bulk " << h[i] << ", scalar " << want;
+  }
+  EXPECT_EQ(bad, 0u);
 }
 
 // Planes wider than the depthwise kernel's 16-output blocks, with the strides and pads of
