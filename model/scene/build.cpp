@@ -185,40 +185,11 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   }
   st.unconnected_ops.assign(unconnected.begin(), unconnected.end());
 
-  // ---- neurons: rank by |value|, then the neuron budget ---------------------------------------
+  // ---- neurons: the neuron budget, then rank by |value| ---------------------------------------
+  // The budget needs only the tensor sizes; each segment then orders just its resident neurons:
+  // a histogram of the top 16 key bits finds the bin holding the last resident one, and only the
+  // elements up to that bin are sorted (all of them when everything fits).
   auto t0 = Clock::now();
-  {
-    std::vector<uint64_t> sizes(S);
-    for (size_t i = 0; i < S; ++i) sizes[i] = uint64_t(im.segments[i].neuron_total);
-    const auto order = by_size(sizes);
-    parallel_for(S, threads, [&](size_t j) {
-      const size_t i = order[j];
-      const auto data = values[im.segments[i].tensor].data;
-      const size_t n = data.size();
-      // key: ~|value| bits (descending |value|), payload: element (ties stay in element order).
-      std::vector<uint64_t> a(n), tmp;
-      for (size_t e = 0; e < n; ++e) {
-        const float x = data[e];
-        const uint32_t abs_bits = std::isnan(x) ? 0u : (std::bit_cast<uint32_t>(x) & 0x7FFFFFFFu);
-        a[e] = (uint64_t(~abs_bits) << 32) | e;
-      }
-      radix_sort(a, tmp, [](uint64_t x) { return x >> 32; }, 4, n);
-      SegmentData& d = im.data[i];
-      float lo = INFINITY, hi = -INFINITY;
-      for (float x : data)
-        if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
-      im.segments[i].value_min = lo <= hi ? lo : 0;
-      im.segments[i].value_max = lo <= hi ? hi : 0;
-      d.rank.resize(n);
-      d.order.resize(n);
-      for (size_t r = 0; r < n; ++r) {
-        const auto e = uint32_t(a[r]);
-        d.order[r] = e;
-        d.rank[e] = uint32_t(r);
-      }
-    });
-  }
-  progress(0.1f);
   uint64_t neuron_cap = 0, connection_max = 0;
   std::vector<uint64_t> caps(S);
   for (size_t i = 0; i < S; ++i) {
@@ -231,6 +202,51 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   const uint64_t neuron_budget =
       std::min(neuron_cap, std::max(budget / 2, budget - std::min(budget, connection_max)));
   const auto resident = apportion(caps, neuron_budget);
+  {
+    std::vector<uint64_t> sizes(S);
+    for (size_t i = 0; i < S; ++i) sizes[i] = uint64_t(im.segments[i].neuron_total);
+    const auto order = by_size(sizes);
+    parallel_for(S, threads, [&](size_t j) {
+      const size_t i = order[j];
+      const auto data = values[im.segments[i].tensor].data;
+      const size_t n = data.size(), keep = std::min<size_t>(n, resident[i]);
+      // key: ~|value| bits (descending |value|, NaN last), payload: element (ties stay in element
+      // order, the sort being stable).
+      auto key_of = [&](size_t e) {
+        const float x = data[e];
+        const uint32_t abs_bits = std::isnan(x) ? 0u : (std::bit_cast<uint32_t>(x) & 0x7FFFFFFFu);
+        return ~abs_bits;
+      };
+      uint32_t last_bin = 0xFFFF;  // elements whose key's top 16 bits are <= last_bin are sorted
+      if (keep < n) {
+        std::vector<uint32_t> hist(65536, 0);
+        for (size_t e = 0; e < n; ++e) ++hist[key_of(e) >> 16];
+        size_t sum = 0;
+        for (last_bin = 0; last_bin < 0xFFFF && sum + hist[last_bin] < keep; ++last_bin) sum += hist[last_bin];
+      }
+      std::vector<uint64_t> a, tmp;
+      a.reserve(keep < n ? keep : n);
+      for (size_t e = 0; e < n; ++e) {
+        const uint32_t key = key_of(e);
+        if ((key >> 16) <= last_bin) a.push_back((uint64_t(key) << 32) | e);
+      }
+      radix_sort(a, tmp, [](uint64_t x) { return x >> 32; }, 4, keep);
+      SegmentData& d = im.data[i];
+      float lo = INFINITY, hi = -INFINITY;
+      for (float x : data)
+        if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+      im.segments[i].value_min = lo <= hi ? lo : 0;
+      im.segments[i].value_max = lo <= hi ? hi : 0;
+      d.rank.assign(n, std::numeric_limits<uint32_t>::max());  // not resident
+      d.order.resize(keep);
+      for (size_t r = 0; r < keep; ++r) {
+        const auto e = uint32_t(a[r]);
+        d.order[r] = e;
+        d.rank[e] = uint32_t(r);
+      }
+    });
+  }
+  progress(0.1f);
   uint64_t neuron_count = 0;
   for (size_t i = 0; i < S; ++i) {
     Segment& s = im.segments[i];
