@@ -15,7 +15,7 @@ constexpr const char* kHelp = R"(nnxr — walk through a real neural network
 usage:
   nnxr [view] [MODEL.onnx] [--input FILE | --random SEED] [--desktop] [--budget N] [--frames N [--stats]] ...
   nnxr inspect [MODEL.onnx] [--json] [--dim NAME=VALUE]... [--scene [--input FILE] [--random SEED] [--budget N] [--top-k K]]
-  nnxr run [MODEL.onnx] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N] [--dump DIR] [--json]
+  nnxr run [MODEL.onnx] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N] [--profile] [--dump DIR] [--json]
   nnxr render [MODEL.onnx] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE] ...
   nnxr help | --help | --version
 
@@ -59,6 +59,7 @@ run       runs the model on the CPU and reports its outputs; every tensor is kep
           --random SEED   fill inputs not given with seeded random values (ort-run.js's generator)
           --threads N     threads for the kernels and OpenBLAS (default 1; 0 = all cores)
           --repeat N      run N more times and print median= and min= latency in ms
+          --profile       print the time per op type (averaged over the --repeat runs)
           --dump DIR      write every computed tensor as .npy, with DIR/index.json
           --json          one JSON object instead of text
 

@@ -1,4 +1,4 @@
-// `nnxr run [MODEL] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N]
+// `nnxr run [MODEL] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N] [--profile]
 //           [--dump DIR] [--json] [--dim NAME=VALUE]...`: run the model once (or N times) on the
 // CPU and report its outputs; --dump writes every computed tensor as .npy with an index.json.
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <numeric>
 
 #include "app/commands.h"
@@ -82,6 +83,24 @@ void dump(const runtime::Session& session, const fs::path& dir) {
   std::cerr << "dumped " << n << " tensors to " << dir.string() << '\n';
 }
 
+// Time per op type, most first: total per run, share, node count.
+void print_profile(const model::Graph& g, const std::vector<double>& node_ms, int runs) {
+  std::map<std::string, std::pair<double, int>> by_op;
+  double total = 0;
+  for (size_t n = 0; n < std::min(node_ms.size(), g.nodes.size()); ++n) {
+    auto& [ms, count] = by_op[g.nodes[n].op_type];
+    ms += node_ms[n] / runs;
+    ++count;
+    total += node_ms[n] / runs;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(by_op.begin(), by_op.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::cout << "time per op type (ms per run):\n";
+  for (const auto& [op, v] : rows)
+    std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << v.first << " ms "
+              << std::setw(5) << std::setprecision(1) << (total > 0 ? 100 * v.first / total : 0) << "%  x" << v.second << '\n';
+}
+
 }  // namespace
 
 int run_command(Args& args) {
@@ -95,6 +114,7 @@ int run_command(Args& args) {
   const int threads = static_cast<int>(args.int_option("--threads", 0, 256).value_or(1));
   const int repeat = static_cast<int>(args.int_option("--repeat", 0, 100000).value_or(0));
   const auto dump_dir = args.option("--dump");
+  const bool profile = args.flag("--profile");
   auto pos = args.positionals();
   args.finish();
   if (pos.size() > 1) throw UsageError("run takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
@@ -106,7 +126,7 @@ int run_command(Args& args) {
   const auto feeds = inputs.resolve(graph, seed, image, json);
 
   auto plan = runtime::Plan::build(std::move(graph));
-  runtime::Session session(plan, {.threads = threads});
+  runtime::Session session(plan, {.threads = threads, .profile = profile});
   for (const auto& [name, t] : feeds) session.set_input(name, t.dtype, t.shape, t.bytes);
 
   int exit_code = 0;
@@ -119,8 +139,14 @@ int run_command(Args& args) {
     exit_code = 1;
   }
   std::vector<double> times;
+  std::vector<double> node_ms = stats.node_ms;  // summed over the timed runs when there are any
   if (repeat > 0 && exit_code == 0) {
-    for (int i = 0; i < repeat; ++i) times.push_back(session.run().milliseconds);
+    std::fill(node_ms.begin(), node_ms.end(), 0.0);
+    for (int i = 0; i < repeat; ++i) {
+      const runtime::RunStats r = session.run();
+      times.push_back(r.milliseconds);
+      for (size_t n = 0; n < std::min(node_ms.size(), r.node_ms.size()); ++n) node_ms[n] += r.node_ms[n];
+    }
     std::sort(times.begin(), times.end());
   }
   const double median = times.empty() ? 0 : times[times.size() / 2];
@@ -170,6 +196,7 @@ int run_command(Args& args) {
               << threads << (threads == 1 ? " thread" : " threads") << ")\n";
     if (!times.empty())
       std::cout << "latency over " << repeat << " runs: median=" << median << " ms min=" << times.front() << " ms\n";
+    if (profile) print_profile(g, node_ms, std::max(repeat, 1));
   }
   if (!failure.empty()) std::cerr << "nnxr: " << failure << '\n';
   return exit_code;

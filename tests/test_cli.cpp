@@ -132,6 +132,21 @@ TEST(CliRun, DumpWritesEveryComputedTensorAndAnIndex) {
   fs::remove_all(dir);
 }
 
+TEST(CliRun, ProfileListsTimePerOpType) {
+  Result r = nnxr("run --repeat 2 --profile");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto at = r.out.find("time per op type (ms per run):\n");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  // The default model's ops, each once with its node count; shares add up to 100 %.
+  for (const char* op : {"Conv", "Relu", "MaxPool", "Gemm", "Softmax"}) EXPECT_NE(r.out.find("  " + std::string(op) + " "), std::string::npos) << op << r.out;
+  EXPECT_NE(r.out.find("x2\n"), std::string::npos) << r.out;  // two Conv nodes
+  double share = 0;
+  std::istringstream lines(r.out.substr(at));
+  for (std::string line; std::getline(lines, line);)
+    if (const auto pct = line.find('%'); pct != std::string::npos) share += std::stod(line.substr(line.rfind(' ', pct - 1) + 1));
+  EXPECT_NEAR(share, 100.0, 1.0) << r.out;
+}
+
 TEST(CliRun, BadInputsAreOneLineErrors) {
   const fs::path dir = nnxr::test::temp_dir("cli-run-bad");
   nnxr::test::write_file(dir / "junk.npy", "not numpy");
