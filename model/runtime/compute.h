@@ -10,9 +10,23 @@
 namespace nnxr::runtime {
 
 // C[M,N] = alpha * op(A) * op(B) + beta * C, op = transpose when ta/tb. lda/ldb/ldc are the
-// row strides of A, B, C as stored.
+// row strides of A, B, C as stored. OpenBLAS runs single-threaded; a large product is split into
+// row or column blocks over the pool set with GemmPool on this thread (one set of threads for the
+// whole runtime: OpenBLAS's own workers would compete with the pool's for the same cores).
 void gemm_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
                float beta, float* C, int64_t ldc);
+// While alive, gemm_blas() calls on this thread use `pool` (Session::run sets it).
+class GemmPool {
+ public:
+  explicit GemmPool(ThreadPool& pool);
+  ~GemmPool();
+  GemmPool(const GemmPool&) = delete;
+  GemmPool& operator=(const GemmPool&) = delete;
+
+ private:
+  ThreadPool* previous_;
+};
+
 void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
                 float beta, float* C, int64_t ldc);
 

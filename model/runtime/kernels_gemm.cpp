@@ -11,6 +11,21 @@
 
 namespace nnxr::runtime {
 
+namespace {
+
+thread_local ThreadPool* gemm_pool = nullptr;
+
+void sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+           float beta, float* C, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(N),
+              static_cast<blasint>(K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+}
+
+}  // namespace
+
+GemmPool::GemmPool(ThreadPool& pool) : previous_(gemm_pool) { gemm_pool = &pool; }
+GemmPool::~GemmPool() { gemm_pool = previous_; }
+
 void gemm_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
                float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
@@ -19,8 +34,22 @@ void gemm_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.f : beta * C[i * ldc + j];
     return;
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(N),
-              static_cast<blasint>(K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+  ThreadPool* pool = gemm_pool;
+  constexpr int64_t kMinFlopsPerThread = int64_t{1} << 21;  // below this a wake-up costs more than it saves
+  if (!pool || pool->threads() == 1 || M * N * K < 2 * kMinFlopsPerThread) return sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  // Rows of C when there are enough of them (op(A) row i starts at A + i * lda, or A + i when
+  // transposed), else columns (op(B) column j at B + j, or B + j * ldb when transposed). Blocks
+  // are multiples of 16 so that the kernels' panels stay whole.
+  const bool by_rows = M >= 64 || M >= N;
+  const int64_t extent = by_rows ? M : N;
+  const int64_t grain = std::max<int64_t>(16, kMinFlopsPerThread / std::max<int64_t>(1, (by_rows ? N : M) * K));
+  pool->parallel_for((extent + 15) / 16, (grain + 15) / 16, [&](int64_t b, int64_t e) {
+    const int64_t lo = b * 16, hi = std::min(extent, e * 16);
+    if (by_rows)
+      sgemm(ta, tb, hi - lo, N, K, alpha, ta ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * ldc, ldc);
+    else
+      sgemm(ta, tb, M, hi - lo, K, alpha, A, lda, tb ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
+  });
 }
 
 void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,

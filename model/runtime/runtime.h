@@ -69,8 +69,9 @@ class Plan {
 };
 
 struct SessionOptions {
-  // Threads for the runtime's kernels and for OpenBLAS; 0 = std::thread::hardware_concurrency().
-  // OpenBLAS's thread count is process-wide: run() sets it before each run.
+  // Threads for the runtime's kernels, matrix products included; 0 = hardware_concurrency().
+  // OpenBLAS itself runs single-threaded (run() sets its process-wide count to 1): large products
+  // are split over this session's threads instead.
   int threads = 1;
   // Record the time of every node in RunStats::node_ms.
   bool profile = false;

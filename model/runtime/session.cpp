@@ -6,6 +6,7 @@
 
 #include <cblas.h>
 
+#include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -185,7 +186,10 @@ RunStats Session::run() {
   // Forget the previous run's activations (their buffers are kept for reuse).
   for (size_t i = 0; i < g.tensors.size(); ++i)
     if (g.tensors[i].kind == model::TensorKind::Activation && g.tensors[i].producer != model::kNone) s.ready[i] = 0;
-  if (openblas_get_num_threads() != s.threads) openblas_set_num_threads(s.threads);
+  // One set of threads: OpenBLAS runs single-threaded and gemm_blas() splits large products
+  // over the session's pool.
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+  const GemmPool gemm_pool(*s.pool);
 
   RunStats stats;
   if (s.profile) stats.node_ms.assign(g.nodes.size(), 0.0);

@@ -1,6 +1,7 @@
 #include "model/runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace nnxr::runtime {
 
@@ -70,6 +71,17 @@ void ThreadPool::worker(int /*index*/) {
   uint64_t seen = 0;
   std::unique_lock lock(mutex_);
   for (;;) {
+    if (generation_ == seen && !stop_) {
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+      for (int i = 0; generation_.load(std::memory_order_acquire) == seen; ++i) {
+        if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) break;
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+      }
+      lock.lock();
+    }
     wake_.wait(lock, [&] { return stop_ || (generation_ != seen && body_ && next_chunk_ < chunks_); });
     if (stop_) return;
     seen = generation_;

@@ -1,10 +1,12 @@
 // A small fixed pool for the runtime's parallel loops.
 //
 // Owned by a Session; parallel_for() is called only from the thread running Session::run() and
-// blocks until every chunk is done. Workers sleep between calls. Not reentrant: a body must not
-// call parallel_for() itself (nested calls run serially).
+// blocks until every chunk is done. Workers spin for a moment after a call (a run issues its
+// loops back to back, and waking a sleeping thread costs tens of microseconds), then sleep. Not
+// reentrant: a body must not call parallel_for() itself (nested calls run serially).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -39,7 +41,7 @@ class ThreadPool {
   int chunks_ = 0;
   int next_chunk_ = 0;
   int pending_ = 0;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // written under mutex_; read without it while spinning
   bool stop_ = false;
   bool busy_ = false;
   std::exception_ptr error_;

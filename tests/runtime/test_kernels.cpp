@@ -128,6 +128,28 @@ TEST(RuntimeKernels, GemmBlasMatchesNaive) {
   }
 }
 
+// Products large enough to be split over the pool, by rows and by columns, every transpose.
+TEST(RuntimeKernels, GemmSplitOverThePoolMatchesNaive) {
+  ThreadPool pool(2);
+  const GemmPool use(pool);
+  struct Case {
+    int64_t M, N, K;
+  };
+  int iter = 0;
+  for (const Case c : {Case{200, 90, 300}, Case{37, 1000, 200}, Case{8, 3001, 257}, Case{130, 129, 500}})
+    for (int t = 0; t < 4; ++t, ++iter) {
+      const bool ta = t & 1, tb = t & 2;
+      const auto a = test::random_floats(static_cast<size_t>(c.M * c.K), 61 + iter);
+      const auto b = test::random_floats(static_cast<size_t>(c.K * c.N), 71 + iter);
+      const auto c0 = test::random_floats(static_cast<size_t>(c.M * c.N), 81 + iter);
+      auto ref = c0, opt = c0;
+      gemm_naive(ta, tb, c.M, c.N, c.K, 1.5f, a.data(), ta ? c.M : c.K, b.data(), tb ? c.K : c.N, 0.5f, ref.data(), c.N);
+      gemm_blas(ta, tb, c.M, c.N, c.K, 1.5f, a.data(), ta ? c.M : c.K, b.data(), tb ? c.K : c.N, 0.5f, opt.data(), c.N);
+      expect_close(opt, ref, c.K, "split gemm M" + std::to_string(c.M) + " N" + std::to_string(c.N) + " K" + std::to_string(c.K) + " ta" +
+                                      std::to_string(ta) + " tb" + std::to_string(tb));
+    }
+}
+
 TEST(RuntimeKernels, BatchedBroadcastingMatMulMatchesNaive) {
   std::mt19937 rng(5);
   for (int iter = 0; iter < 60; ++iter) {
