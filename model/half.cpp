@@ -3,6 +3,7 @@
 #include <bit>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -71,8 +72,17 @@ __attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* in, uin
   for (; i < n; ++i) out[i] = float_to_half(in[i]);
 }
 
+// CPUID leaf 1: F16C (ecx bit 29) and AVX (bit 28), with the OS saving the YMM state (OSXSAVE,
+// bit 27, and XCR0 bits 1-2).
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 29))) return false;
+    unsigned lo = 0, hi = 0;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6u) == 6u;
+  }();
   return yes;
 }
 #endif

@@ -18,11 +18,11 @@ static constexpr std::string_view kSupported[] = {
     "HardSwish", "Hardmax", "Identity", "ImageScaler", "InstanceNormalization", "IsInf", "IsNaN",
     "LRN", "LSTM", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax",
     "LpNormalization", "LpPool", "MatMul", "Max", "MaxPool", "Mean", "MeanVarianceNormalization",
-    "Min", "Mish", "Mod", "Mul", "Neg", "NonZero", "Not", "OneHot", "Or", "PRelu", "Pad", "Pow", "RNN",
+    "Min", "Mish", "Mod", "Mul", "Neg", "NegativeLogLikelihoodLoss", "NonZero", "Not", "OneHot", "Or", "PRelu", "Pad", "Pow", "RNN",
     "Range", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
     "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape",
     "Resize", "Round", "Scatter", "ScatterElements", "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid",
-    "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split",
+    "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "SpaceToDepth", "Split",
     "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose",
     "Trilu", "Unsqueeze", "Upsample", "Where", "Xor"
 };

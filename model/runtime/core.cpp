@@ -144,6 +144,7 @@ const Registry& registry() {
     register_index(reg);
     register_misc(reg);
     register_rnn(reg);
+    register_loss(reg);
     return reg;
   }();
   return r;

@@ -139,6 +139,7 @@ void register_shape(Registry& r);
 void register_index(Registry& r);
 void register_misc(Registry& r);
 void register_rnn(Registry& r);
+void register_loss(Registry& r);
 
 // ---- helpers ---------------------------------------------------------------------------------
 

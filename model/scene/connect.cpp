@@ -28,6 +28,9 @@ constexpr std::string_view kWithoutConnector[] = {
     "NonZero",
     // OneHot picks one of the two entries of `values` (a constant in practice) by index.
     "OneHot",
+    // Training losses: a scalar (or one value per sample) that reads one class score per
+    // element; the network shown is the one before them.
+    "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
     // Outputs are never float32: bool comparisons and logic, unsigned shifts.
     "And", "BitShift", "Equal", "Greater", "GreaterOrEqual", "IsInf", "IsNaN", "Less", "LessOrEqual", "Not", "Or", "Xor",
 };

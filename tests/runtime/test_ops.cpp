@@ -199,6 +199,41 @@ TEST(RuntimeOps, MaxPoolFastPathMatchesTheWindowedReference) {
   }
 }
 
+TEST(RuntimeOps, NegativeLogLikelihoodLossByHand) {
+  // logp [2, 3], targets {2, 0}, weights {1, 2, 3}: losses 3·3 = 9 and 1·0.5 = 0.5.
+  const std::vector<float> x = {-1, -2, -3, -0.5f, -1.5f, -2.5f};
+  auto run = [&](const std::string& attrs, std::vector<int64_t> target, const char* out_shape) {
+    Session s(test::plan_from_text(model13("(float[2,3] X, int64[2] T, float[3] W) => (float" + std::string(out_shape) +
+                                           " Y) { Y = NegativeLogLikelihoodLoss <" + attrs + "> (X, T, W) }")));
+    test::feed_f(s, "X", {2, 3}, x);
+    test::feed_i64(s, "T", {2}, target);
+    test::feed_f(s, "W", {3}, {1, 2, 3});
+    s.run();
+    return values<float>(s, "Y");
+  };
+  expect_floats(run("reduction = \"none\"", {2, 0}, "[2]"), {9, 0.5f});
+  expect_floats(run("reduction = \"sum\"", {2, 0}, ""), {9.5f});
+  expect_floats(run("reduction = \"mean\"", {2, 0}, ""), {9.5f / 4});  // divided by the weights taken
+  expect_floats(run("reduction = \"mean\", ignore_index = 2", {2, 0}, ""), {0.5f});
+  try {
+    run("reduction = \"sum\"", {3, 0}, "");
+    ADD_FAILURE() << "a target outside [0, C) must be an error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("is 3, outside [0, 3)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuntimeOps, SoftmaxCrossEntropyLossByHand) {
+  // scores {0, ln 3}: softmax {1/4, 3/4}; label 1: loss -ln(3/4); log_prob output too.
+  Session s(test::plan_from_text(model13(
+      "(float[1,2] X, int64[1] T) => (float Y, float[1,2] P) { Y, P = SoftmaxCrossEntropyLoss <reduction = \"mean\"> (X, T) }")));
+  test::feed_f(s, "X", {1, 2}, {0.f, std::log(3.f)});
+  test::feed_i64(s, "T", {1}, {1});
+  s.run();
+  expect_floats(values<float>(s, "Y"), {-std::log(0.75f)});
+  expect_floats(values<float>(s, "P"), {std::log(0.25f), std::log(0.75f)});
+}
+
 TEST(RuntimeOps, AveragePoolCountIncludePad) {
   const std::vector<float> x = {1, 2, 3, 4};
   const auto excl = test::run1(
