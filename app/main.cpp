@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kHelp = R"(nnxr — walk through a real neural network
 
 usage:
-  nnxr [view] [MODEL.onnx] [--input FILE | --random SEED] [--desktop] [--budget N] [--frames N [--stats]] ...
+  nnxr [view] [MODEL.onnx] [--input FILE | --random SEED] [--xr | --desktop] [--budget N] [--frames N [--stats]] ...
   nnxr inspect [MODEL.onnx] [--json] [--dim NAME=VALUE]... [--scene [--input FILE] [--random SEED] [--budget N] [--top-k K]]
   nnxr run [MODEL.onnx] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N] [--profile] [--dump DIR] [--json]
   nnxr render [MODEL.onnx] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE] ...
@@ -25,8 +25,12 @@ view      (the default command) loads the model, runs it, lays the network out a
           desktop window: WASD + mouse to fly, scroll to scale, [ ] neuron threshold, , . connection
           threshold, click to select a neuron, R to reset, F12 to save a screenshot, drop an image
           to use it as the input. Without a display it renders offscreen to a PNG instead.
+          With an OpenXR runtime and a headset, view uses the headset instead: squeeze grabs the
+          network (both hands: scale and turn), the right thumbstick steps the neuron (up/down)
+          and connection (left/right) thresholds, the trigger selects what the aim ray hits, the
+          menu button puts the network back in front of you.
           --desktop             require the desktop window (error when there is no display)
-          --xr                  require a headset (not supported yet in this version: error)
+          --xr                  require the headset (error when there is no OpenXR runtime or HMD)
           --input FILE | --random SEED   as for run (default model: a sample digit)
           --budget N            resident neurons + connections (default 2000000; lowered to what
                                 the Vulkan device can hold)
@@ -35,7 +39,8 @@ view      (the default command) loads the model, runs it, lays the network out a
           --frames N            exit after N frames once the scene is shown
           --stats               with --frames: print one JSON line (frame CPU time median/p99,
                                 frames, resident and drawn elements, world transform, thresholds,
-                                selection, errors)
+                                selection, errors; in the headset also the session states reached
+                                and the time from xrWaitFrame to xrEndFrame)
           --out FILE.png        save the last frame (default without a display: nnxr-view.png)
           --validation          enable the Vulkan validation layers
 

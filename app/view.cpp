@@ -1,7 +1,7 @@
 // `nnxr view [MODEL] [--input FILE | --random SEED] [--xr | --desktop] [--budget N]
 //            [--frames N --stats] [--width W --height H] [--out FILE.png] [--threads N]`:
-// the fly-through viewer. The headset path does not exist yet: `view` uses the desktop window,
-// and without a display it renders offscreen to a PNG (with --desktop, no display is an error).
+// the viewer. A headset when an OpenXR runtime with an HMD is there (--xr: required), else the
+// desktop window (--desktop: required), else offscreen to a PNG.
 //
 // --frames N: exit after N frames. In a window, the frames are counted once the model's scene is
 // shown (or loading failed); frames drawn while it loads come on top (frames_total). Without a
@@ -17,6 +17,7 @@
 #include "app/json.h"
 #include "assets/assets.h"
 #include "engine/desktop.h"
+#include "xr/session.h"
 
 namespace nnxr::app {
 namespace {
@@ -66,7 +67,7 @@ engine::InputSource dropped_input(const std::string& file, const ImageOptions& i
   };
 }
 
-void print_stats(const engine::ViewStats& s, const char* mode) {
+void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats* xr_stats = nullptr) {
   JsonWriter j(std::cout);
   j.begin_object().field("mode", mode).field("model", s.model);
   j.field("frames", s.frames).field("frames_total", s.frames_total);
@@ -91,7 +92,15 @@ void print_stats(const engine::ViewStats& s, const char* mode) {
   }
   j.key("errors").begin_array();
   for (const std::string& e : s.errors) j.value(e);
-  j.end_array().field("validation_errors", s.validation_errors).end_object();  // ends the line
+  j.end_array().field("validation_errors", s.validation_errors);
+  if (xr_stats) {
+    j.key("wait_to_end_ms").begin_object().field("median", xr_stats->wait_to_end_median_ms).field("p99", xr_stats->wait_to_end_p99_ms).end_object();
+    j.field("runtime", xr_stats->runtime).field("space", xr_stats->space).field("profile", xr_stats->profile);
+    j.key("session_states").begin_array();
+    for (const std::string& st : xr_stats->session_states) j.value(st);
+    j.end_array();
+  }
+  j.end_object();  // ends the line
   std::cout << std::flush;
 }
 
@@ -125,11 +134,28 @@ int view_command(Args& args) {
   if (pos.size() > 1) throw UsageError("view takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   if (xr && desktop) throw UsageError("--xr and --desktop exclude each other");
   if (stats && !frames) throw UsageError("--stats needs --frames N");
-  if (xr) throw std::runtime_error("--xr: this version has no OpenXR runtime support yet; use --desktop");
-  if (!desktop) std::cerr << "nnxr: no headset support in this version yet; using the desktop window\n";
-
   const std::optional<std::string> path = pos.empty() ? std::nullopt : std::optional(pos[0]);
   Sources sources = make_sources(path, std::move(specs), seed, image, load_options);
+
+  if (!desktop) {
+    std::unique_ptr<xr::XrViewer> viewer;
+    try {
+      viewer = std::make_unique<xr::XrViewer>(options);
+    } catch (const xr::NoHeadsetError& e) {
+      if (xr) throw std::runtime_error(std::string("--xr: ") + e.what());
+      std::cerr << "nnxr: not using a headset: " << e.what() << '\n';
+    }
+    if (viewer) {
+      const xr::XrStats first = viewer->stats();
+      std::cerr << "nnxr: headset via " << first.runtime << " (" << first.space << " space)\n";
+      viewer->load(std::move(sources.model), std::move(sources.input));
+      viewer->run();
+      const xr::XrStats s = viewer->stats();
+      viewer.reset();
+      if (stats) print_stats(s.view, "xr", &s);
+      return s.view.errors.empty() || s.view.resident_neurons > 0 ? 0 : 1;
+    }
+  }
 
   std::string why_headless = "no display (DISPLAY and WAYLAND_DISPLAY are unset)";
   if (engine::display_available()) {

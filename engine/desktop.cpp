@@ -107,24 +107,6 @@ bool present_filter(VkPhysicalDevice physical, uint32_t family, void* user) {
   return supported == VK_TRUE;
 }
 
-// Lowers the element budget to what the device's storage buffers can hold, and on a CPU device
-// to the software budget unless the user chose one.
-void fit_budget(const Device& device, ViewerOptions& options) {
-  uint64_t& budget = options.worker.scene.budget;
-  const uint64_t device_max = device.properties().limits.maxStorageBufferRange / sizeof(scene::Neuron);
-  if (budget > device_max) {
-    budget = device_max;
-    std::cerr << "nnxr: " << device.name() << " holds at most " << device_max
-              << " elements per storage buffer: element budget " << budget << '\n';
-  }
-  if (options.budget_explicit || device.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ||
-      budget <= options.software_budget)
-    return;
-  budget = options.software_budget;
-  std::cerr << "nnxr: " << device.name() << " renders on the CPU: element budget " << budget
-            << " (--budget N to change)\n";
-}
-
 SceneBufferConfig buffer_config(const ViewerOptions& options) {
   SceneBufferConfig c;
   c.element_budget = options.worker.scene.budget;
@@ -147,6 +129,24 @@ RgbaImage rgba_from(const uint8_t* data, VkExtent2D extent, VkFormat format) {
 }
 
 }  // namespace
+
+// Lowers the element budget to what the device's storage buffers can hold, and on a CPU device
+// to the software budget unless the user chose one.
+void fit_budget(const Device& device, ViewerOptions& options) {
+  uint64_t& budget = options.worker.scene.budget;
+  const uint64_t device_max = device.properties().limits.maxStorageBufferRange / sizeof(scene::Neuron);
+  if (budget > device_max) {
+    budget = device_max;
+    std::cerr << "nnxr: " << device.name() << " holds at most " << device_max
+              << " elements per storage buffer: element budget " << budget << '\n';
+  }
+  if (options.budget_explicit || device.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ||
+      budget <= options.software_budget)
+    return;
+  budget = options.software_budget;
+  std::cerr << "nnxr: " << device.name() << " renders on the CPU: element budget " << budget
+            << " (--budget N to change)\n";
+}
 
 bool display_available() {
   const char* x = std::getenv("DISPLAY");

@@ -54,6 +54,11 @@ struct ViewerOptions {
 // True when a window system is reachable at all (DISPLAY or WAYLAND_DISPLAY set).
 bool display_available();
 
+class Device;
+// Lowers options.worker.scene.budget to what `device` can hold, and on a CPU device (lavapipe) to
+// options.software_budget unless the budget was chosen explicitly; says so on stderr.
+void fit_budget(const Device& device, ViewerOptions& options);
+
 class DesktopViewer {
  public:
   explicit DesktopViewer(const ViewerOptions& options);
