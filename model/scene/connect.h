@@ -33,8 +33,12 @@ struct NodeValues {
   std::vector<std::span<const int64_t>> int_inputs = {};
 };
 
-// Keeps, for each output element in [begin, end), the k candidates with the highest score.
-// Not thread-safe; one per range.
+// Keeps, for each output element in [begin, end), the k candidates with the highest score (of
+// candidates tied with the k-th, any may be kept). Not thread-safe; one per range.
+//
+// A full row is unordered with its weakest score and slot cached (threshold() is one load; an
+// insert overwrites the weakest entry and rescans k contiguous scores); kept() orders the row on
+// demand, ties in the order offered.
 class TopK {
  public:
   struct Entry {
@@ -42,6 +46,7 @@ class TopK {
     float score = 0;       // >= 0
     float contribution = 0;
     uint32_t input = 0;    // node input slot the source lies in
+    uint32_t seq = 0;      // insertion order within the range (ties: the earlier one ranks first)
   };
 
   TopK(int k, int64_t begin, int64_t end) { reset(k, begin, end); }
@@ -57,6 +62,9 @@ class TopK {
     const size_t rows = size_t(end - begin);
     if (entries_.size() < rows * size_t(k)) entries_.resize(rows * size_t(k));
     size_.assign(rows, 0);
+    if (scores_.size() < rows * size_t(k)) scores_.resize(rows * size_t(k));
+    if (floor_.size() < rows) floor_.resize(rows), weak_.resize(rows);
+    seq_ = 0;
   }
 
   // Restricts scoring to the outputs with rank[out] < resident (rank indexed by output element):
@@ -93,38 +101,61 @@ class TopK {
   float threshold(int64_t out) const {
     if (!wanted(out)) return std::numeric_limits<float>::infinity();
     const size_t row = size_t(out - begin_);
-    return size_[row] == k_ ? entries_[row * size_t(k_) + size_t(k_) - 1].score : -1.f;
+    return size_[row] == k_ ? floor_[row] : -1.f;
   }
 
   // offer() without counting the candidate; the caller counts it with count().
   void insert(int64_t out, uint32_t input, int64_t src, float score, float contribution) {
     const size_t row = size_t(out - begin_);
     Entry* e = &entries_[row * size_t(k_)];
+    float* s = &scores_[row * size_t(k_)];
     uint8_t& n = size_[row];
-    if (n == k_) {
-      if (score <= e[k_ - 1].score) return;  // entries are kept sorted, weakest last
-      n = uint8_t(k_ - 1);
+    int at = n;
+    if (n < k_) {
+      ++n;
+    } else {
+      if (score <= floor_[row]) return;
+      at = weak_[row];
     }
-    int i = n++;
-    while (i > 0 && e[i - 1].score < score) {
-      e[i] = e[i - 1];
-      --i;
+    e[at] = {src, score, contribution, input, seq_++};
+    s[at] = score;
+    if (n == k_) {  // find the weakest: branch-free over k contiguous scores
+      int w = 0;
+      float m = s[0];
+      for (int i = 1; i < k_; ++i) {
+        w = s[i] < m ? i : w;
+        m = std::min(m, s[i]);
+      }
+      weak_[row] = uint8_t(w);
+      floor_[row] = m;
     }
-    e[i] = {src, score, contribution, input};
   }
 
-  // The kept candidates of `out`, strongest first.
+  // The kept candidates of `out`, strongest first (ties: offered first). Orders the row.
   std::span<const Entry> kept(int64_t out) const {
     const size_t row = size_t(out - begin_);
-    return {&entries_[row * size_t(k_)], size_[row]};
+    Entry* e = &entries_[row * size_t(k_)];
+    for (int i = 1; i < size_[row]; ++i) {
+      const Entry x = e[i];
+      int j = i;
+      for (; j > 0 && ranks_before(x, e[j - 1]); --j) e[j] = e[j - 1];
+      e[j] = x;
+    }
+    return {e, size_[row]};
   }
 
  private:
+  static bool ranks_before(const Entry& a, const Entry& b) { return a.score > b.score || (a.score == b.score && a.seq < b.seq); }
+
   int k_ = 0;
   int64_t begin_ = 0, end_ = 0;
   uint64_t candidates_ = 0;
-  std::vector<Entry> entries_;
+  mutable std::vector<Entry> entries_;  // k per row; kept() orders a row in place
   std::vector<uint8_t> size_;
+  std::vector<float> scores_;   // k per row: the entries' scores, contiguous for the weakest-scan
+  std::vector<float> floor_;    // per full row: its weakest score
+  std::vector<uint8_t> weak_;   // per full row: the slot of its weakest entry
+  uint32_t seq_ = 0;          // wraps after 2^32 inserts: only the order of exact ties changes
   const uint32_t* rank_ = nullptr;
   uint32_t resident_ = 0;
   bool sparse_ = false;

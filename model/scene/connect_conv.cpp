@@ -74,25 +74,40 @@ void conv_2d(const Geo& g, const float* X, const float* W, TopK& top) {
   const int64_t P = OH * OW, HW = H * Wd, KK = kh * kw;
   const bool pointwise = KK == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && OH == H && OW == Wd;
   std::vector<float> th;
+  // The output channel's input channels, strongest weight first: the kept scores then rise early,
+  // so later channels insert little (inserting, not scanning, is the cost of an unordered scan).
+  std::vector<int64_t> order(size_t(g.Cg));
+  std::vector<float> strength(size_t(g.Cg));
+  int64_t ordered_m = -1;
   uint64_t counted = 0;
   for (int64_t out = top.begin(); out < top.end();) {
     const int64_t nm = out / P, p0 = out % P, p1 = std::min(P, p0 + (top.end() - out));
     const int64_t n = nm / g.M, m = nm % g.M, grp = m / g.Mg;
     const int64_t base = out - p0;  // output index of spatial position 0
     const float* wm = W + m * g.Cg * KK;
+    if (m != ordered_m) {
+      for (int64_t c = 0; c < g.Cg; ++c) {
+        float s = 0;
+        for (int64_t t = 0; t < KK; ++t) s = std::max(s, std::fabs(wm[c * KK + t]));
+        strength[size_t(c)] = s;
+        order[size_t(c)] = c;
+      }
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return strength[size_t(a)] > strength[size_t(b)]; });
+      ordered_m = m;
+    }
     const int64_t xoff = (n * g.C + grp * g.Cg) * HW;
     const float* xg = X + xoff;
     th.resize(size_t(p1 - p0));
     for (int64_t p = p0; p < p1; ++p) th[size_t(p - p0)] = top.threshold(base + p);
     if (pointwise) {
-      for (int64_t c = 0; c < g.Cg; ++c)
+      for (const int64_t c : order)
         scan_outputs(top, 0, out, th.data(), xg + c * HW + p0, 1, xoff + c * HW + p0, wm[c], p1 - p0);
       counted += uint64_t(g.Cg) * uint64_t(p1 - p0);
       out = base + p1;
       continue;
     }
     const int64_t oh0 = p0 / OW, oh1 = (p1 - 1) / OW;
-    for (int64_t c = 0; c < g.Cg; ++c) {
+    for (const int64_t c : order) {
       const float* xc = xg + c * HW;
       const float* wc = wm + c * KK;
       for (int64_t oh = oh0; oh <= oh1; ++oh) {
