@@ -330,7 +330,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         for (int64_t out = task.begin; out < task.end; ++out) {
           if (d.rank[size_t(out)] >= dst_resident) continue;
           const size_t before = r.kept.size();
-          for (const TopK::Entry& e : top.kept(out)) {
+          for (const TopK::Entry& e : top.kept_unordered(out)) {  // the segment sort orders them
             if (e.input >= slots.size()) continue;
             const Slot& sl = slots[e.input];
             if (uint64_t(e.src) >= uint64_t(sl.total) || !std::isfinite(e.contribution)) continue;  // also: no segment

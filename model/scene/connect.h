@@ -131,6 +131,12 @@ class TopK {
     }
   }
 
+  // The kept candidates of `out` in no particular order (deterministic for a given offer order).
+  std::span<const Entry> kept_unordered(int64_t out) const {
+    const size_t row = size_t(out - begin_);
+    return {&entries_[row * size_t(k_)], size_[row]};
+  }
+
   // The kept candidates of `out`, strongest first (ties: offered first). Orders the row.
   std::span<const Entry> kept(int64_t out) const {
     const size_t row = size_t(out - begin_);
