@@ -1,4 +1,5 @@
 // nnxr: walk through a real neural network. Dispatches to the subcommands in app/.
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -82,6 +83,23 @@ render    runs the model, lays the network out and renders it offscreen to a PNG
 exit status: 0 success, 1 the model or input is at fault, 2 the command line is at fault.
 )";
 
+// The help of one command: its usage line and its section of kHelp.
+std::string command_help(const std::string& command) {
+  const std::string help = kHelp;
+  std::string usage, section;
+  size_t at = 0;
+  bool in_section = false;
+  while (at < help.size()) {
+    const size_t end = std::min(help.find('\n', at), help.size());
+    const std::string line = help.substr(at, end - at);
+    at = end + 1;
+    if (line.rfind("  nnxr " + command + " ", 0) == 0 || (command == "view" && line.rfind("  nnxr [view]", 0) == 0)) usage = line;
+    if (!line.empty() && line[0] != ' ') in_section = line.rfind(command + " ", 0) == 0;
+    if (in_section) section += line + '\n';
+  }
+  return "usage:\n" + usage + "\n\n" + section;
+}
+
 int dispatch(const std::string& command, std::vector<std::string> words) {
   using namespace nnxr::app;
   Args args(command, std::move(words));
@@ -129,6 +147,12 @@ int main(int argc, char** argv) {
       if (first.find('.') == std::string::npos && first.find('/') == std::string::npos) command = first, words.erase(words.begin());
     }
   }
+  for (const std::string& w : words)
+    if (w == "--help" || w == "-h") {
+      if (command != "view" && command != "inspect" && command != "run" && command != "render") break;
+      std::cout << command_help(command);
+      return 0;
+    }
   try {
     return dispatch(command, std::move(words));
   } catch (const nnxr::app::UsageError& e) {

@@ -96,6 +96,18 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(version.out.rfind("nnxr ", 0), 0u);
 }
 
+TEST(Cli, CommandHelpShowsThatCommandsUsageAndOptions) {
+  for (const std::string command : {"inspect", "run", "render", "view"}) {
+    Result help = nnxr(command + " --help");
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_EQ(help.out.rfind("usage:\n", 0), 0u) << help.out;
+    EXPECT_NE(help.out.find("\n" + command + " "), std::string::npos) << help.out;  // its section
+    EXPECT_NE(help.out.find("--"), std::string::npos) << help.out;                  // its options
+  }
+  EXPECT_NE(nnxr("render -h").out.find("--out FILE.png"), std::string::npos);
+  EXPECT_EQ(nnxr("run --help").out.find("\nrender "), std::string::npos);  // not the other sections
+}
+
 }  // namespace
 
 namespace {
