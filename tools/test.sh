@@ -23,10 +23,11 @@ echo "== tests under ASan + UBSan"
 # Leak checking is on except for the suites that load a Vulkan driver or the OpenXR loader
 # (labels engine, xr): those libraries keep allocations until exit, some from modules already
 # unloaded, so LeakSanitizer cannot attribute them. Memory errors and UB are checked everywhere.
-# The onnxruntime agreement suite (label ort) runs in the normal build only.
+# The onnxruntime agreement suite (label ort) and the render of every shared model (label models)
+# run in the normal build only.
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(engine|xr|ort)$"
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(engine|xr|ort|models)$"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "^(engine|xr)$"
 

@@ -10,3 +10,10 @@ if(TARGET nnxr_engine)
   target_link_libraries(test_desktop PRIVATE nnxr_engine PkgConfig::STB)
   add_dependencies(test_desktop nnxr)
 endif()
+if(TARGET nnxr_engine)
+  # `nnxr render` of every shared model (label models: in the normal build only; the render path
+  # runs under the sanitizers in the engine suite).
+  nnxr_test(test_shared_render LABEL models PREFIX "render." test_shared_render.cpp)
+  target_link_libraries(test_shared_render PRIVATE PkgConfig::STB)
+  add_dependencies(test_shared_render nnxr)
+endif()
