@@ -97,6 +97,7 @@ int render_command(Args& args) {
     std::cerr << "nnxr: warning: " << e.what() << "; showing the tensors that were computed\n";
   }
   const model::Graph& g = plan->graph();
+  for (const std::string& line : runtime::non_finite_report(session)) std::cerr << "warning: " << g.source << ": " << line << '\n';
 
   progress.stage("laying out and building the scene");
   const scene::Layout layout = scene::Layout::build(g, {});

@@ -138,6 +138,7 @@ int run_command(Args& args) {
     failure = e.what();
     exit_code = 1;
   }
+  for (const std::string& line : runtime::non_finite_report(session)) std::cerr << "warning: " << plan->graph().source << ": " << line << '\n';
   std::vector<double> times;
   std::vector<double> node_ms = stats.node_ms;  // summed over the timed runs when there are any
   if (repeat > 0 && exit_code == 0) {

@@ -96,6 +96,7 @@ class SceneStages final : public Stages {
     } catch (const runtime::UnsupportedError& e) {
       post(Warning{e.what()});  // what could run did; the rest stays dark
     }
+    for (const std::string& line : runtime::non_finite_report(*session_, 4)) post(Warning{name_ + ": " + line});
     infer_ms_ = ms_since(start);
     inferred_ = true;
     return true;

@@ -132,6 +132,12 @@ class Session {
   std::unique_ptr<State> state_;
 };
 
+// Where non-finite values (NaN, ±Inf) enter a run, for warnings: one line per graph input or
+// weight that holds some, and per node whose float32 outputs hold some while its inputs held none
+// (nodes fed non-finite values are not listed again). At most max_lines lines plus a count of the
+// rest; empty when every float32 tensor is finite. Reads every float32 tensor of the session once.
+std::vector<std::string> non_finite_report(const Session& session, size_t max_lines = 8);
+
 // Kernel registry queries (also behind model::runtime_supports()).
 bool has_kernel(std::string_view domain, std::string_view op_type);
 std::vector<std::string> supported_ops();  // "" domain op names, sorted

@@ -2,6 +2,7 @@
 // threads, and the ops list of model/ops.cpp agreeing with the kernel registry.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "model/ops.h"
@@ -129,3 +130,33 @@ TEST(RuntimeSession, Float16IsUpcastAroundFloatKernels) {
   EXPECT_EQ(y->dtype(), model::DType::Float16);
   EXPECT_EQ(y->as<uint16_t>()[0], 0x3800);  // 0.5
 }
+
+namespace nnxr::runtime {
+namespace {
+
+TEST(RuntimeSession, NonFiniteReportNamesWhereNaNAndInfEnter) {
+  Session s(test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float[3] X, float[3] Z) => (float[3] Y) {
+      Q = Div(X, Z)
+      R = Relu(Q)
+      Y = Add(R, X) })"));
+  test::feed_f(s, "X", {3}, {1, 2, 3});
+  test::feed_f(s, "Z", {3}, {1, 2, 4});
+  s.run();
+  EXPECT_TRUE(non_finite_report(s).empty());
+
+  test::feed_f(s, "Z", {3}, {0, 2, 4});  // 1 / 0 = Inf in Q; R and Y inherit it and are not listed
+  s.run();
+  auto lines = non_finite_report(s);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "node 'Div_0' (Div) computed 1 Inf of 3 values in 'Q' from finite inputs") << lines[0];
+
+  test::feed_f(s, "X", {3}, {std::nanf(""), 2, 3});
+  s.run();
+  lines = non_finite_report(s);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "input 'X' holds 1 NaN of 3 values") << lines[0];
+  EXPECT_EQ(non_finite_report(s, 0), (std::vector<std::string>{"... and 1 more tensors where non-finite values appear"}));
+}
+
+}  // namespace
+}  // namespace nnxr::runtime
