@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/runtime/kernel.h"
+#include "model/runtime/kernels_more.h"
 
 namespace nnxr::runtime {
 
@@ -145,6 +146,11 @@ const Registry& registry() {
     register_misc(reg);
     register_rnn(reg);
     register_loss(reg);
+    register_einsum(reg);
+    register_quant(reg);
+    register_detection(reg);
+    register_signal(reg);
+    register_extra(reg);
     return reg;
   }();
   return r;
