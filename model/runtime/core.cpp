@@ -151,6 +151,7 @@ const Registry& registry() {
     register_detection(reg);
     register_signal(reg);
     register_extra(reg);
+    register_control(reg);
     return reg;
   }();
   return r;

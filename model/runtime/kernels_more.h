@@ -10,5 +10,6 @@ void register_quant(Registry& r);      // kernels_quant.cpp
 void register_detection(Registry& r);  // kernels_detection.cpp
 void register_signal(Registry& r);     // kernels_signal.cpp
 void register_extra(Registry& r);      // kernels_extra.cpp
+void register_control(Registry& r);    // kernels_control.cpp
 
 }  // namespace nnxr::runtime
