@@ -202,8 +202,8 @@ float reflect(float v, float twice_low, float twice_high) {
   const float lo = twice_low / 2, span = (twice_high - twice_low) / 2;
   v = std::fabs(v - lo);
   const float extra = std::fmod(v, span);
-  const int64_t flips = static_cast<int64_t>(std::floor(v / span));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  const bool even = std::fmod(std::floor(v / span), 2.f) == 0;
+  return even ? extra + lo : span - extra + lo;
 }
 
 // The padded source coordinate (border and reflection fold it into the plane).

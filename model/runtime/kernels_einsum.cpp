@@ -177,6 +177,11 @@ EinsumPlan plan_einsum(const KernelContext& ctx, const EinsumTerms& terms, const
     p.out_shape.push_back(size[l]);
   }
   for (int l : p.sum_labels) p.sum_size.push_back(size[l]);
+  // The loop visits every combination of the labels' values: bound it (and keep its products
+  // within int64).
+  double work = 1;
+  for (const auto& [l, s] : size) work *= static_cast<double>(s);
+  if (work > 1e15) ctx.fail("equation " + quoted(equation) + " on these shapes needs more than 1e15 steps");
   p.out_stride.assign(n, std::vector<int64_t>(p.out_labels.size(), 0));
   p.sum_stride.assign(n, std::vector<int64_t>(p.sum_labels.size(), 0));
   for (size_t k = 0; k < n; ++k) {

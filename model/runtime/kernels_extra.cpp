@@ -306,7 +306,8 @@ TfIdf tfidf_decode(const KernelInit& init) {
   t.max_n = a.get_int("max_gram_length", 0);
   t.max_skip = a.get_int("max_skip_count", 0);
   if (t.min_n < 1 || t.max_n < t.min_n) init.fail("min_gram_length and max_gram_length must satisfy 1 <= min <= max");
-  if (t.max_skip < 0) init.fail("max_skip_count must be >= 0");
+  if (t.max_skip < 0 || t.max_skip > (1 << 20)) init.fail("max_skip_count must be in [0, 2^20]");
+  if (t.max_n > (1 << 10)) init.fail("max_gram_length must be <= 1024");
   if (a.find("pool_strings")) init.fail("string pools (pool_strings) are not supported");
   const auto pool = a.get_ints("pool_int64s"), counts = a.get_ints("ngram_counts"), indexes = a.get_ints("ngram_indexes");
   if (counts.empty()) init.fail("ngram_counts is required");
@@ -456,12 +457,13 @@ void register_extra(Registry& r) {
   r.add("MaxUnpool", [](const KernelInit& init) {
     UnpoolAttrs at{init.attrs().get_ints("kernel_shape"), init.attrs().get_ints("strides"), init.attrs().get_ints("pads")};
     if (at.kernel.empty()) init.fail("kernel_shape is required");
+    constexpr int64_t kMax = int64_t{1} << 24;
     for (int64_t k : at.kernel)
-      if (k < 1) init.fail("kernel_shape must be >= 1");
+      if (k < 1 || k > kMax) init.fail("kernel_shape values must be in [1, 2^24]");
     for (int64_t s : at.strides)
-      if (s < 1) init.fail("strides must be >= 1");
+      if (s < 1 || s > kMax) init.fail("strides must be in [1, 2^24]");
     for (int64_t p : at.pads)
-      if (p < 0) init.fail("pads must be >= 0");
+      if (p < 0 || p > kMax) init.fail("pads must be in [0, 2^24]");
     return make_kernel([at](KernelContext& ctx) { max_unpool(ctx, at); });
   });
   r.add("TfIdfVectorizer", [](const KernelInit& init) {

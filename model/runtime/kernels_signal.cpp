@@ -50,7 +50,7 @@ KernelFactory window(double a0, double a1, double a2) {
     const bool periodic = init.attrs().get_int("periodic", 1) != 0;
     return make_kernel([=](KernelContext& ctx) {
       const int64_t size = scalar_int(ctx, 0, "size");
-      if (size < 0 || size > (int64_t{1} << 28)) ctx.fail("window size " + std::to_string(size) + " is out of range");
+      if (size < 0 || size > (int64_t{1} << 24)) ctx.fail("window size " + std::to_string(size) + " is out of range");
       const double N = static_cast<double>(periodic ? size : size - 1);
       std::vector<double> w(static_cast<size_t>(size));
       for (int64_t n = 0; n < size; ++n) {
