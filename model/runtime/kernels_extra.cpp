@@ -1,10 +1,17 @@
-// Assorted ops: Unique, Compress, ReverseSequence, Det, MaxUnpool, TfIdfVectorizer, and the
-// optimizer ops of the ai.onnx.preview.training domain (Adagrad, Adam, Momentum).
+// Assorted ops: Unique, Compress, ReverseSequence, Det, MaxUnpool, TfIdfVectorizer, the random
+// generators (RandomUniform(Like), RandomNormal(Like), Bernoulli), and the optimizer ops of the
+// ai.onnx.preview.training domain (Adagrad, Adam, Momentum).
+//
+// Random ops: with a `seed` attribute every run gives the same values (the generator is seeded
+// afresh per run, so results do not depend on how many runs came before); without one, each run
+// draws a fresh seed. Values differ from other runtimes' generators.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <random>
 
 #include "model/runtime/kernel.h"
 #include "model/runtime/kernels_more.h"
@@ -363,6 +370,94 @@ void tfidf(KernelContext& ctx, const TfIdf& t) {
   }
 }
 
+// ---- random ----------------------------------------------------------------------------------
+
+struct RandomAttrs {
+  std::optional<float> seed;
+  DType dtype = DType::Undefined;  // Undefined: the input's (the *Like ops, Bernoulli)
+  double a = 0, b = 1;             // low/high or mean/scale
+};
+
+RandomAttrs random_attrs(const KernelInit& init, const char* a_name, double a_def, const char* b_name, double b_def) {
+  RandomAttrs r;
+  if (init.attrs().find("seed")) r.seed = init.attrs().get_float("seed", 0);
+  if (init.attrs().find("dtype")) {
+    const auto raw = init.attrs().get_int("dtype", 1);
+    if (!model::dtype_valid(static_cast<int32_t>(raw))) init.fail("dtype " + std::to_string(raw) + " is not an element type");
+    r.dtype = static_cast<DType>(raw);
+  }
+  r.a = init.attrs().get_float(a_name, static_cast<float>(a_def));
+  r.b = init.attrs().get_float(b_name, static_cast<float>(b_def));
+  return r;
+}
+
+std::mt19937_64 generator(const RandomAttrs& r) {
+  if (r.seed) {
+    uint32_t bits;
+    std::memcpy(&bits, &*r.seed, sizeof bits);
+    return std::mt19937_64(bits);
+  }
+  return std::mt19937_64(std::random_device{}());
+}
+
+// Fills `y` (float, double, or for Bernoulli any numeric/bool type) from gen(i) as double.
+template <class Gen>
+void fill_random(const KernelContext& ctx, Value& y, DType t, const Shape& shape, Gen gen) {
+  y.reset(t, shape);
+  const auto n = static_cast<size_t>(y.elements());
+  auto put = [&](auto tag) {
+    using T = decltype(tag);
+    T* p = reinterpret_cast<T*>(y.mutable_data());
+    for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(gen(i));
+  };
+  switch (t) {
+    case DType::Float: return put(float{});
+    case DType::Double: return put(double{});
+    case DType::Float16: {
+      auto p = y.mutable_as<uint16_t>();
+      for (size_t i = 0; i < n; ++i) p[i] = float_to_half(static_cast<float>(gen(i)));
+      return;
+    }
+    default: break;
+  }
+  ctx.fail("element type " + std::string(model::dtype_name(t)) + " is not supported for random values");
+}
+
+void random_op(KernelContext& ctx, const RandomAttrs& r, bool normal, const Shape& shape, DType t) {
+  auto g = generator(r);
+  if (normal) {
+    if (!(r.b >= 0)) ctx.fail("scale must be >= 0");
+    std::normal_distribution<double> d(r.a, r.b);
+    fill_random(ctx, ctx.out(0), t, shape, [&](size_t) { return r.b == 0 ? r.a : d(g); });
+  } else {
+    if (!(r.b >= r.a)) ctx.fail("high must be >= low");
+    std::uniform_real_distribution<double> d(r.a, r.b);
+    fill_random(ctx, ctx.out(0), t, shape, [&](size_t) { return r.b == r.a ? r.a : d(g); });
+  }
+}
+
+void bernoulli(KernelContext& ctx, const RandomAttrs& r) {
+  ctx.expect_dtype(0, {DType::Float, DType::Double});
+  const Value& p = ctx.in(0);
+  const DType t = r.dtype == DType::Undefined ? p.dtype() : r.dtype;
+  auto g = generator(r);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<uint8_t> bits(static_cast<size_t>(p.elements()));
+  for (size_t i = 0; i < bits.size(); ++i) {
+    const double prob = p.dtype() == DType::Float ? p.as<float>()[i] : p.as<double>()[i];
+    if (!(prob >= 0 && prob <= 1)) ctx.fail("probability " + std::to_string(prob) + " at element " + std::to_string(i) + " is outside [0, 1]");
+    bits[i] = u(g) < prob ? 1 : 0;
+  }
+  Value& y = ctx.out(0);
+  y.reset(t, p.dims());
+  dispatch_all(ctx, t, [&](auto tag) {
+    using T = decltype(tag);
+    if (t == DType::Float16 || t == DType::BFloat16) ctx.fail("element type " + std::string(model::dtype_name(t)) + " is not supported by Bernoulli");
+    T* out = reinterpret_cast<T*>(y.mutable_data());
+    for (size_t i = 0; i < bits.size(); ++i) out[i] = static_cast<T>(bits[i]);
+  });
+}
+
 // ---- optimizers (ai.onnx.preview.training) ---------------------------------------------------
 
 // Inputs R (scalar rate), T (scalar step count), then `groups` groups of n tensors each (X..., G...,
@@ -469,6 +564,32 @@ void register_extra(Registry& r) {
   r.add("TfIdfVectorizer", [](const KernelInit& init) {
     TfIdf t = tfidf_decode(init);
     return make_kernel([t = std::move(t)](KernelContext& ctx) { tfidf(ctx, t); });
+  });
+
+  for (const bool normal : {false, true}) {
+    const char* a_name = normal ? "mean" : "low";
+    const char* b_name = normal ? "scale" : "high";
+    const double a_def = normal ? 0.0 : 0.0, b_def = 1.0;
+    r.add(normal ? "RandomNormal" : "RandomUniform", [=](const KernelInit& init) {
+      RandomAttrs at = random_attrs(init, a_name, a_def, b_name, b_def);
+      if (at.dtype == DType::Undefined) at.dtype = DType::Float;
+      const auto shape = init.attrs().get_ints("shape");
+      if (!init.attrs().find("shape")) init.fail("attribute 'shape' is required");
+      for (int64_t d : shape)
+        if (d < 0) init.fail("shape " + shape_str(shape) + " has a negative dimension");
+      return make_kernel([=](KernelContext& ctx) { random_op(ctx, at, normal, shape, at.dtype); });
+    }, false);
+    r.add(normal ? "RandomNormalLike" : "RandomUniformLike", [=](const KernelInit& init) {
+      const RandomAttrs at = random_attrs(init, a_name, a_def, b_name, b_def);
+      return make_kernel([=](KernelContext& ctx) {
+        const Value& x = ctx.in(0);
+        random_op(ctx, at, normal, x.dims(), at.dtype == DType::Undefined ? x.dtype() : at.dtype);
+      });
+    }, false);
+  }
+  r.add("Bernoulli", [](const KernelInit& init) {
+    const RandomAttrs at = random_attrs(init, "unused_a", 0, "unused_b", 1);
+    return make_kernel([=](KernelContext& ctx) { bernoulli(ctx, at); });
   });
 
   const std::string training = "ai.onnx.preview.training";

@@ -104,3 +104,35 @@ TEST(RuntimeOpsExtra, NmsScoreThresholdAndUniqueUnsorted) {
   EXPECT_EQ(test::values<int64_t>(u, "V"), (std::vector<int64_t>{0, 1, 0, 2, 1, 0}));
   EXPECT_EQ(test::values<int64_t>(u, "C"), (std::vector<int64_t>{3, 2, 1}));
 }
+
+TEST(RuntimeOpsExtra, RandomOpsSeededRangesAndShapes) {
+  auto plan = test::plan_from_text(model13(R"((float[3,4] P) => (float[3,4] B, float[2,5] U, double[3,4] N, float[3,4] Z, float[3,4] O) {
+      B = Bernoulli <seed = 3.0> (P)
+      U = RandomUniform <shape = [2, 5], low = -2.0, high = 3.0, seed = 1.0> ()
+      N = RandomNormalLike <dtype = 11, mean = 5.0, scale = 0.0> (P)
+      zero = Constant <value = float[3,4] {0,0,0,0,0,0,0,0,0,0,0,0}> ()
+      one = Constant <value = float[3,4] {1,1,1,1,1,1,1,1,1,1,1,1}> ()
+      Z = Bernoulli (zero)
+      O = Bernoulli (one) })"));
+  std::vector<float> first_b, first_u;
+  for (int run = 0; run < 2; ++run) {
+    Session s(plan);
+    test::feed_f(s, "P", {3, 4}, std::vector<float>(12, 0.5f));
+    s.run();
+    const auto b = test::values<float>(s, "B"), u = test::values<float>(s, "U");
+    for (float v : b) EXPECT_TRUE(v == 0.f || v == 1.f);
+    for (float v : u) EXPECT_TRUE(v >= -2.f && v <= 3.f) << v;
+    EXPECT_EQ(test::values<double>(s, "N"), std::vector<double>(12, 5.0));
+    EXPECT_EQ(test::values<float>(s, "Z"), std::vector<float>(12, 0.f));
+    EXPECT_EQ(test::values<float>(s, "O"), std::vector<float>(12, 1.f));
+    if (run == 0) {
+      first_b = b;
+      first_u = u;
+    } else {  // a seed makes every run the same
+      EXPECT_EQ(b, first_b);
+      EXPECT_EQ(u, first_u);
+    }
+  }
+  // A probability outside [0, 1] is an error naming the node.
+  EXPECT_NE(error_of("(float[2] P) => (float[2] B) { B = Bernoulli(P) }", {{"P", {2}, {0.5f, 2.f}}}).find("Bernoulli"), std::string::npos);
+}
