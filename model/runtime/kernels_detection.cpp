@@ -1,4 +1,4 @@
-// Detection and sampling ops: NonMaxSuppression, RoiAlign, GridSample (float32).
+// Detection and sampling ops: NonMaxSuppression, RoiAlign, MaxRoiPool, GridSample (float32).
 //
 // NonMaxSuppression: per batch and class, the boxes scoring above score_threshold are taken in
 // order of decreasing score (ties: lower index first); a box is dropped when its IoU with a box
@@ -6,10 +6,13 @@
 // [y1, x1, y2, x2] corners in any order (center_point_box 0) or [xc, yc, w, h] (1).
 // RoiAlign: average (or max) of bilinear samples on a sampling grid in each output bin; with
 // coordinate_transformation_mode half_pixel the box is shifted by -0.5 pixel.
+// MaxRoiPool: rois [num_rois, 5] = (batch, x1, y1, x2, y2), corners rounded after spatial_scale;
+// each output bin is the max over its integer cells (0 for an empty bin).
 // GridSample: X [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (x, y in [-1, 1]) with bilinear,
 // nearest or bicubic interpolation and zeros, border or reflection padding.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "model/runtime/kernel.h"
@@ -192,6 +195,54 @@ void roi_align(KernelContext& ctx, const RoiAttrs& at) {
   }
 }
 
+// ---- MaxRoiPool ------------------------------------------------------------------------------
+
+void max_roi_pool(KernelContext& ctx, int64_t PH, int64_t PW, float scale) {
+  ctx.expect_dtype(0, {DType::Float});
+  ctx.expect_dtype(1, {DType::Float});
+  ctx.expect_rank(0, 4);
+  ctx.expect_rank(1, 2);
+  const Value &x = ctx.in(0), &rois = ctx.in(1);
+  const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3], R = rois.dims()[0];
+  if (rois.dims()[1] != 5) ctx.fail("rois " + ctx.input_name(1) + " has shape " + shape_str(rois.shape()) + ", expected [num_rois, 5]");
+  Value& y = ctx.out(0);
+  y.reset(DType::Float, {R, C, PH, PW});
+  const float* px = x.as<float>().data();
+  const float* pr = rois.as<float>().data();
+  float* py = y.mutable_as<float>().data();
+  // A coordinate rounded and clamped into [lo, hi] without an out-of-range cast.
+  auto to_int = [](double v, int64_t lo, int64_t hi) { return std::isnan(v) ? lo : static_cast<int64_t>(std::clamp(v, static_cast<double>(lo), static_cast<double>(hi))); };
+  for (int64_t r = 0; r < R; ++r) {
+    const float* roi = pr + r * 5;
+    if (!(roi[0] >= 0 && roi[0] < static_cast<float>(N))) ctx.fail("roi " + std::to_string(r) + " names batch " + std::to_string(roi[0]) + ", outside [0, " + std::to_string(N) + ")");
+    const auto n = static_cast<int64_t>(roi[0]);
+    constexpr int64_t kFar = int64_t{1} << 40;
+    const int64_t x1 = to_int(std::round(double(roi[1]) * scale), -kFar, kFar), y1 = to_int(std::round(double(roi[2]) * scale), -kFar, kFar);
+    const int64_t x2 = to_int(std::round(double(roi[3]) * scale), -kFar, kFar), y2 = to_int(std::round(double(roi[4]) * scale), -kFar, kFar);
+    const double bh = static_cast<double>(std::max<int64_t>(y2 - y1 + 1, 1)) / static_cast<double>(PH);
+    const double bw = static_cast<double>(std::max<int64_t>(x2 - x1 + 1, 1)) / static_cast<double>(PW);
+    for (int64_t c = 0; c < C; ++c) {
+      const float* plane = px + (n * C + c) * H * W;
+      for (int64_t ph = 0; ph < PH; ++ph) {
+        const int64_t hs = to_int(std::floor(static_cast<double>(ph) * bh) + static_cast<double>(y1), 0, H);
+        const int64_t he = to_int(std::ceil(static_cast<double>(ph + 1) * bh) + static_cast<double>(y1), 0, H);
+        for (int64_t pw = 0; pw < PW; ++pw) {
+          const int64_t ws = to_int(std::floor(static_cast<double>(pw) * bw) + static_cast<double>(x1), 0, W);
+          const int64_t we = to_int(std::ceil(static_cast<double>(pw + 1) * bw) + static_cast<double>(x1), 0, W);
+          float m = -std::numeric_limits<float>::infinity();
+          bool empty = true;
+          for (int64_t h = hs; h < he; ++h)
+            for (int64_t w = ws; w < we; ++w) {
+              m = std::max(m, plane[h * W + w]);
+              empty = false;
+            }
+          py[((r * C + c) * PH + ph) * PW + pw] = empty ? 0.f : m;
+        }
+      }
+    }
+  }
+}
+
 // ---- GridSample ------------------------------------------------------------------------------
 
 enum class GsMode { Bilinear, Nearest, Bicubic };
@@ -313,6 +364,13 @@ void register_detection(Registry& r) {
     if (at.out_h < 1 || at.out_w < 1) init.fail("output_height and output_width must be >= 1");
     if (at.sampling < 0 || at.sampling > 4096) init.fail("sampling_ratio must be in [0, 4096]");
     return make_kernel([at](KernelContext& ctx) { roi_align(ctx, at); });
+  });
+  r.add("MaxRoiPool", [](const KernelInit& init) {
+    const auto pooled = init.attrs().get_ints("pooled_shape");
+    if (pooled.size() != 2 || pooled[0] < 1 || pooled[1] < 1 || pooled[0] > 4096 || pooled[1] > 4096)
+      init.fail("pooled_shape must be two values in [1, 4096]");
+    const float scale = init.attrs().get_float("spatial_scale", 1.f);
+    return make_kernel([=](KernelContext& ctx) { max_roi_pool(ctx, pooled[0], pooled[1], scale); });
   });
   r.add("GridSample", [](const KernelInit& init) {
     const std::string m = init.attrs().get_string("mode", "bilinear"), p = init.attrs().get_string("padding_mode", "zeros");

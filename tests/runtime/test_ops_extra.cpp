@@ -136,3 +136,19 @@ TEST(RuntimeOpsExtra, RandomOpsSeededRangesAndShapes) {
   // A probability outside [0, 1] is an error naming the node.
   EXPECT_NE(error_of("(float[2] P) => (float[2] B) { B = Bernoulli(P) }", {{"P", {2}, {0.5f, 2.f}}}).find("Bernoulli"), std::string::npos);
 }
+
+TEST(RuntimeOpsExtra, MaxRoiPoolBins) {
+  Session s(test::plan_from_text(model13(R"((float[1,1,4,4] X, float[2,5] R) => (float[2,1,2,2] Y) {
+      Y = MaxRoiPool <pooled_shape = [2, 2]> (X, R) })")));
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i);
+  test::feed_f(s, "X", {1, 1, 4, 4}, x);
+  test::feed_f(s, "R", {2, 5}, {0, 0, 0, 3, 3, 0, 1, 1, 2, 2});
+  s.run();
+  // Whole image: 2x2 bins of 2x2 cells; the second roi covers rows/cols 1..2, one cell per bin.
+  EXPECT_EQ(test::values<float>(s, "Y"), (std::vector<float>{5, 7, 13, 15, 5, 6, 9, 10}));
+  EXPECT_NE(error_of("(float[1,1,2,2] X, float[1,5] R) => (float[1,1,1,1] Y) { Y = MaxRoiPool <pooled_shape = [1, 1]> (X, R) }",
+                     {{"X", {1, 1, 2, 2}, {1, 2, 3, 4}}, {"R", {1, 5}, {3, 0, 0, 1, 1}}})
+                .find("batch"),
+            std::string::npos);
+}
