@@ -29,6 +29,9 @@ constexpr size_t kMaxDetail = 400;
 // Domain that unregistered ops are moved to while the checker and shape inference run, so that
 // both treat them as custom ops (skipped) instead of failing on the whole model.
 constexpr const char* kUnregisteredDomain = "nnxr.unregistered";
+// Metadata key marking a control-flow body saved as a model of its own (see subgraph_model()):
+// the outer model's checker has validated it already.
+constexpr const char* kSubgraphKey = "nnxr.subgraph";
 
 std::string one_line(std::string_view text) {
   std::string out;
@@ -313,6 +316,8 @@ class Loader {
   }
 
   void run_checker() {
+    for (const auto& m : model_.metadata_props())
+      if (m.key() == kSubgraphKey) return;
     try {
       onnx::checker::check_model(model_);
     } catch (const std::exception& e) {
@@ -528,12 +533,70 @@ class Loader {
         out.kind = K::Tensor;
         out.tensor = decode(a.t(), "attribute " + q(a.name()) + " of node " + where);
         break;
-      case onnx::AttributeProto::GRAPH: out.kind = K::Graph; break;
+      case onnx::AttributeProto::GRAPH:
+        out.kind = K::Graph;
+        out.s = subgraph_model(a.g(), out.strings, where);
+        break;
       case onnx::AttributeProto::GRAPHS: out.kind = K::Graphs; break;
       case onnx::AttributeProto::TENSORS: out.kind = K::Tensors; break;
       default: out.kind = K::Other; break;
     }
     return out;
+  }
+
+  // Names a graph reads from enclosing scopes: read by its nodes (or nested graphs) but defined
+  // neither by the graph nor by a scope in between. In order of first use, without repeats.
+  static void free_names(const onnx::GraphProto& g, std::vector<std::unordered_set<std::string>>& scopes, std::vector<std::string>& out) {
+    std::unordered_set<std::string> local;
+    for (const auto& i : g.input()) local.insert(i.name());
+    for (const auto& i : g.initializer()) local.insert(i.name());
+    for (const auto& sn : g.node())
+      for (const auto& o : sn.output()) local.insert(o);
+    scopes.push_back(std::move(local));
+    auto defined = [&](const std::string& name) {
+      return std::any_of(scopes.begin(), scopes.end(), [&](const auto& s) { return s.count(name) > 0; });
+    };
+    for (const auto& sn : g.node()) {
+      for (const auto& i : sn.input())
+        if (!i.empty() && !defined(i) && std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+      for (const auto& a : sn.attribute()) {
+        if (a.has_g()) free_names(a.g(), scopes, out);
+        for (const auto& sg : a.graphs()) free_names(sg, scopes, out);
+      }
+    }
+    scopes.pop_back();
+  }
+
+  // A control-flow body as a serialized model of its own (the runtime loads and runs it): the
+  // outer model's opsets, and the names it reads from the outer graph as extra inputs after its
+  // own, typed as the outer graph knows them. `outer` receives those names.
+  std::string subgraph_model(const onnx::GraphProto& g, std::vector<std::string>& outer, const std::string& where) {
+    std::vector<std::unordered_set<std::string>> scopes;
+    outer.clear();
+    free_names(g, scopes, outer);
+    onnx::ModelProto m;
+    m.set_ir_version(model_.ir_version());
+    for (const auto& o : model_.opset_import())
+      if (o.domain() != kUnregisteredDomain) *m.add_opset_import() = o;
+    auto* meta = m.add_metadata_props();
+    meta->set_key(kSubgraphKey);
+    meta->set_value("1");
+    *m.mutable_graph() = g;
+    for (const auto& name : outer) {
+      auto* in = m.mutable_graph()->add_input();
+      in->set_name(name);
+      if (auto it = types_.find(name); it != types_.end()) {
+        *in->mutable_type() = *it->second;
+      } else {
+        const auto& inits = model_.graph().initializer();
+        auto init = std::find_if(inits.begin(), inits.end(), [&](const onnx::TensorProto& t) { return t.name() == name; });
+        if (init == inits.end()) fail("node " + where + ": its body reads " + q(name) + ", whose type is unknown");
+        in->mutable_type()->mutable_tensor_type()->set_elem_type(init->data_type());
+      }
+      // The outer tensor's shape varies per run; the runtime gives it when it loads the body.
+      in->mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+    return m.SerializeAsString();
   }
 
   // Constant-node attributes other than `value` (opset 12+) as TensorData.
@@ -646,6 +709,17 @@ class Loader {
         if (it == ids_.end()) fail("node " + where + " reads tensor " + q(in) + " before it is produced");
         node.inputs.push_back(it->second);
         graph_.tensors[it->second].consumers.push_back(id);
+      }
+      // Control-flow bodies read outer tensors by name: they become extra inputs of the node,
+      // after its own, in the order of the graph attributes' lists (Attribute::strings).
+      for (const Attribute& a : node.attributes.all()) {
+        if (a.kind != Attribute::Kind::Graph) continue;
+        for (const auto& name : a.strings) {
+          auto it = ids_.find(name);
+          if (it == ids_.end()) fail("node " + where + ": its body reads tensor " + q(name) + " before it is produced");
+          node.inputs.push_back(it->second);
+          graph_.tensors[it->second].consumers.push_back(id);
+        }
       }
       const bool constant = node.op_type == "Constant" && node.domain.empty();
       for (const auto& out : p.output()) {

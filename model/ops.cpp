@@ -10,21 +10,27 @@ namespace nnxr::model {
 // (tests/runtime/test_session.cpp, RegistryMatchesOpsList) checks it equals the kernel registry.
 static constexpr std::string_view kSupported[] = {
     "Abs", "Acos", "Acosh", "Add", "Affine", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan",
-    "Atanh", "AveragePool", "BatchNormalization", "BitShift", "Cast", "CastLike", "Ceil", "Celu",
-    "Clip", "Concat", "Constant", "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "Crop",
-    "CumSum", "DepthToSpace", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Expand", "EyeLike",
-    "Flatten", "Floor", "GRU", "Gather", "GatherElements", "GatherND", "Gelu", "Gemm",
-    "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid",
-    "HardSwish", "Hardmax", "Identity", "ImageScaler", "InstanceNormalization", "IsInf", "IsNaN",
-    "LRN", "LSTM", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax",
-    "LpNormalization", "LpPool", "MatMul", "Max", "MaxPool", "Mean", "MeanVarianceNormalization",
-    "Min", "Mish", "Mod", "Mul", "Neg", "NegativeLogLikelihoodLoss", "NonZero", "Not", "OneHot", "Or", "PRelu", "Pad", "Pow", "RNN",
-    "Range", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
-    "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape",
-    "Resize", "Round", "Scatter", "ScatterElements", "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid",
-    "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "SpaceToDepth", "Split",
-    "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose",
-    "Trilu", "Unsqueeze", "Upsample", "Where", "Xor"
+    "Atanh", "AveragePool", "BatchNormalization", "Bernoulli", "BitShift", "BlackmanWindow", "Cast",
+    "CastLike", "Ceil", "Celu", "Clip", "Compress", "Concat", "Constant", "ConstantOfShape", "Conv",
+    "ConvInteger", "ConvTranspose", "Cos", "Cosh", "Crop", "CumSum", "DFT", "DepthToSpace",
+    "DequantizeLinear", "Det", "Div", "Dropout", "DynamicQuantizeLinear", "Einsum", "Elu", "Equal",
+    "Erf", "Exp", "Expand", "EyeLike", "Flatten", "Floor", "GRU", "Gather", "GatherElements",
+    "GatherND", "Gelu", "Gemm", "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "Greater",
+    "GreaterOrEqual", "GridSample", "HammingWindow", "HannWindow", "HardSigmoid", "HardSwish",
+    "Hardmax", "Identity", "If", "ImageScaler", "InstanceNormalization", "IsInf", "IsNaN", "LRN",
+    "LSTM", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "Loop",
+    "LpNormalization", "LpPool", "MatMul", "MatMulInteger", "Max", "MaxPool", "MaxRoiPool",
+    "MaxUnpool", "Mean", "MeanVarianceNormalization", "MelWeightMatrix", "Min", "Mish", "Mod",
+    "Mul", "Neg", "NegativeLogLikelihoodLoss", "NonMaxSuppression", "NonZero", "Not", "OneHot",
+    "Or", "PRelu", "Pad", "Pow", "QLinearConv", "QLinearMatMul", "QuantizeLinear", "RNN",
+    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Range", "Reciprocal",
+    "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+    "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize",
+    "ReverseSequence", "RoiAlign", "Round", "STFT", "Scan", "Scatter", "ScatterElements",
+    "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice",
+    "Softmax", "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt",
+    "Squeeze", "Sub", "Sum", "Tan", "Tanh", "TfIdfVectorizer", "ThresholdedRelu", "Tile", "TopK",
+    "Transpose", "Trilu", "Unique", "Unsqueeze", "Upsample", "Where", "Xor"
 };
 
 bool runtime_supports(std::string_view domain, std::string_view op_type) {

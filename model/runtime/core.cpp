@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/runtime/kernel.h"
+#include "model/runtime/kernels_more.h"
 
 namespace nnxr::runtime {
 
@@ -145,6 +146,12 @@ const Registry& registry() {
     register_misc(reg);
     register_rnn(reg);
     register_loss(reg);
+    register_einsum(reg);
+    register_quant(reg);
+    register_detection(reg);
+    register_signal(reg);
+    register_extra(reg);
+    register_control(reg);
     return reg;
   }();
   return r;

@@ -74,6 +74,12 @@ decltype(auto) dispatch_arith(const KernelContext& ctx, DType t, F&& f) {
     case DType::Double: return f(double{});
     case DType::Int64: return f(int64_t{});
     case DType::Int32: return f(int32_t{});
+    case DType::Int16: return f(int16_t{});
+    case DType::Int8: return f(int8_t{});
+    case DType::UInt64: return f(uint64_t{});
+    case DType::UInt32: return f(uint32_t{});
+    case DType::UInt16: return f(uint16_t{});
+    case DType::UInt8: return f(uint8_t{});
     default: break;
   }
   ctx.fail("element type " + std::string(model::dtype_name(t)) + " is not supported by this kernel");
@@ -205,7 +211,7 @@ KernelFactory pow_kernel() {
             } else {
               const double r = std::pow(static_cast<double>(x), static_cast<double>(y));
               if (!(std::fabs(r) < 9.2e18)) return A{0};
-              return static_cast<A>(r);
+              return static_cast<A>(static_cast<int64_t>(r));  // narrower types wrap
             }
           });
         });

@@ -1,6 +1,9 @@
 // Indexing: Gather, GatherElements, GatherND, ScatterND, ScatterElements, OneHot, TopK, Trilu,
 // NonZero. Every index is range-checked; a bad one fails naming the node and the tensor.
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <numeric>
 
 #include "model/runtime/kernel.h"
@@ -17,6 +20,47 @@ std::vector<int64_t> indices_of(const KernelContext& ctx, size_t i) {
   else if (v.dtype() == DType::Int32) std::copy(v.as<int32_t>().begin(), v.as<int32_t>().end(), out.begin());
   else ctx.fail("indices " + ctx.input_name(i) + " must be int64 or int32, are " + std::string(model::dtype_name(v.dtype())));
   return out;
+}
+
+// Scatter reductions: none (overwrite), add, mul, max, min.
+enum class ScatterReduce { None, Add, Mul, Max, Min };
+
+ScatterReduce scatter_reduction(const KernelInit& init) {
+  const std::string r = init.attrs().get_string("reduction", "none");
+  if (r == "none") return ScatterReduce::None;
+  if (r == "add") return ScatterReduce::Add;
+  if (r == "mul") return ScatterReduce::Mul;
+  if (r == "max") return ScatterReduce::Max;
+  if (r == "min") return ScatterReduce::Min;
+  init.fail("reduction " + quoted(r) + " is not one of none, add, mul, max, min");
+}
+
+// dst[i] = reduce(dst[i], src[i]) for n elements of `t`.
+void scatter_combine(const KernelContext& ctx, ScatterReduce red, DType t, std::byte* dst, const std::byte* src, int64_t n, size_t es) {
+  if (red == ScatterReduce::None) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * es);
+    return;
+  }
+  dispatch_numeric(ctx, t, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < n; ++i) {
+      T a, b;
+      std::memcpy(&a, dst + static_cast<size_t>(i) * es, sizeof(T));
+      std::memcpy(&b, src + static_cast<size_t>(i) * es, sizeof(T));
+      T r = a;
+      if constexpr (std::is_integral_v<T>) {  // wrapping, as the element-wise ops
+        using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+        if (red == ScatterReduce::Add) r = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+        if (red == ScatterReduce::Mul) r = static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+      } else {
+        if (red == ScatterReduce::Add) r = a + b;
+        if (red == ScatterReduce::Mul) r = a * b;
+      }
+      if (red == ScatterReduce::Max) r = std::max(a, b);
+      if (red == ScatterReduce::Min) r = std::min(a, b);
+      std::memcpy(dst + static_cast<size_t>(i) * es, &r, sizeof(T));
+    }
+  });
 }
 
 int64_t fix_index(const KernelContext& ctx, int64_t idx, int64_t dim, size_t input) {
@@ -119,8 +163,7 @@ void register_index(Registry& r) {
   }, false);
 
   r.add("ScatterND", [](const KernelInit& init) {
-    const std::string reduction = init.attrs().get_string("reduction", "none");
-    if (reduction != "none") init.fail("reduction " + quoted(reduction) + " is not supported");
+    const ScatterReduce reduction = scatter_reduction(init);
     return make_kernel([=](KernelContext& ctx) {
       const Value& x = ctx.in(0);
       const Value& iv = ctx.in(1);
@@ -143,15 +186,14 @@ void register_index(Registry& r) {
         int64_t off = 0;
         for (int64_t t = 0; t < k; ++t)
           off += fix_index(ctx, idx[static_cast<size_t>(row * k + t)], x.dims()[static_cast<size_t>(t)], 1) * xst[static_cast<size_t>(t)];
-        std::memcpy(y.mutable_data() + static_cast<size_t>(off) * es, up.data() + static_cast<size_t>(row * slice) * es, static_cast<size_t>(slice) * es);
+        scatter_combine(ctx, reduction, x.dtype(), y.mutable_data() + static_cast<size_t>(off) * es, up.data() + static_cast<size_t>(row * slice) * es, slice, es);
       }
     });
   }, false);
 
   auto scatter_elements = [](const KernelInit& init) {
     const int64_t axis_attr = init.attrs().get_int("axis", 0);
-    const std::string reduction = init.attrs().get_string("reduction", "none");
-    if (reduction != "none") init.fail("reduction " + quoted(reduction) + " is not supported");
+    const ScatterReduce reduction = scatter_reduction(init);
     return make_kernel([=](KernelContext& ctx) {
       const Value& x = ctx.in(0);
       const Value& iv = ctx.in(1);
@@ -174,7 +216,8 @@ void register_index(Registry& r) {
           else if (i >= x.dims()[kk]) ctx.fail("indices exceed data");
           dst += i * xst[kk];
         }
-        copy_elem(y.mutable_data() + static_cast<size_t>(dst) * es, up.data() + o * es, es);
+        if (reduction == ScatterReduce::None) copy_elem(y.mutable_data() + static_cast<size_t>(dst) * es, up.data() + o * es, es);
+        else scatter_combine(ctx, reduction, x.dtype(), y.mutable_data() + static_cast<size_t>(dst) * es, up.data() + o * es, 1, es);
       }
     });
   };
@@ -184,8 +227,17 @@ void register_index(Registry& r) {
   r.add("OneHot", [](const KernelInit& init) {
     const int64_t axis_attr = init.attrs().get_int("axis", -1);
     return make_kernel([=](KernelContext& ctx) {
-      const auto idx = indices_of(ctx, 0);
       const Value& iv = ctx.in(0);
+      // Indices of any numeric type; fractional values are truncated, non-finite ones select nothing.
+      std::vector<int64_t> idx;
+      if (iv.dtype() == DType::Float || iv.dtype() == DType::Double) {
+        for (int64_t i = 0; i < iv.elements(); ++i) {
+          const double v = iv.dtype() == DType::Float ? iv.as<float>()[static_cast<size_t>(i)] : iv.as<double>()[static_cast<size_t>(i)];
+          idx.push_back(std::fabs(v) < 9e18 ? static_cast<int64_t>(v) : std::numeric_limits<int64_t>::max());
+        }
+      } else {
+        idx = indices_of(ctx, 0);
+      }
       const int64_t depth = static_cast<int64_t>(read_scalar(ctx, 1));
       const Value& vals = ctx.in(2);
       if (vals.elements() != 2) ctx.fail("values must hold [off, on]");

@@ -1,6 +1,7 @@
 // Cast, CastLike, Constant, ConstantOfShape, Range, EyeLike, Resize/Upsample, and the legacy
 // ImageScaler and Affine.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -91,10 +92,12 @@ void cast_value(const KernelContext& ctx, const Value& x, DType to, Value& y) {
   });
 }
 
-double coord(const std::string& mode, double x, double scale, int64_t in, int64_t out, double roi_start, double roi_end) {
+// `out` is the output size; `out_w` = scale x in, the length that align_corners, pytorch_half_pixel
+// and tf_crop_and_resize divide by (ONNX's reference; equal to `out` when sizes are given).
+double coord(const std::string& mode, double x, double scale, int64_t in, int64_t out, double out_w, double roi_start, double roi_end) {
   if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (mode == "pytorch_half_pixel") return out_w > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") return out_w == 1 ? 0.0 : x * static_cast<double>(in - 1) / (out_w - 1);
   if (mode == "asymmetric") return x / scale;
   if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   if (mode == "half_pixel_symmetric") {
@@ -103,7 +106,7 @@ double coord(const std::string& mode, double x, double scale, int64_t in, int64_
     return center * (1 - adj) + (x + 0.5) / scale - 0.5;
   }
   // tf_crop_and_resize
-  if (out > 1) return roi_start * static_cast<double>(in - 1) + x * (roi_end - roi_start) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (out_w > 1) return roi_start * static_cast<double>(in - 1) + x * (roi_end - roi_start) * static_cast<double>(in - 1) / (out_w - 1);
   return 0.5 * (roi_start + roi_end) * static_cast<double>(in - 1);
 }
 
@@ -130,7 +133,17 @@ struct AxisMap {
   std::vector<float> w1;     // weight of i1 (linear), i0 weight = 1 - w1
   std::vector<uint8_t> out;  // outside the input (tf_crop_and_resize -> extrapolation value)
   bool identity = true;
+  // cubic: four taps (clamped to the edge) and their weights per output index
+  std::vector<std::array<int64_t, 4>> ci;
+  std::vector<std::array<float, 4>> cw;
 };
+
+// Keys' cubic convolution weights of the taps floor(x) - 1 .. floor(x) + 2 for t = x - floor(x).
+std::array<double, 4> cubic_coeffs(double t, double A) {
+  auto near = [A](double s) { return ((A + 2) * s - (A + 3)) * s * s + 1; };
+  auto far = [A](double s) { return ((A * s - 5 * A) * s + 8 * A) * s - 4 * A; };
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
 
 void resize_run(KernelContext& ctx, const ResizeAttrs& a) {
   const Value& x = ctx.in(0);
@@ -181,7 +194,8 @@ void resize_run(KernelContext& ctx, const ResizeAttrs& a) {
       if (!(scales[i] > 0)) ctx.fail("scales must be positive");
       os[i] = static_cast<int64_t>(std::floor(static_cast<double>(x.dims()[i]) * scales[i]));
     }
-  const bool linear = a.mode == "linear" || a.mode == "bilinear";
+  const bool cubic = a.mode == "cubic";
+  const bool linear = a.mode == "linear" || a.mode == "bilinear" || cubic;  // interpolating
   if (!linear && a.mode != "nearest") ctx.fail("mode " + quoted(a.mode) + " is not supported");
   ctx.expect_dtype(0, {DType::Float});
   std::vector<AxisMap> maps(rank);
@@ -193,16 +207,36 @@ void resize_run(KernelContext& ctx, const ResizeAttrs& a) {
     m.w1.assign(static_cast<size_t>(out), 0.f);
     m.out.assign(static_cast<size_t>(out), 0);
     const double rs = roi.size() == 2 * rank ? roi[d] : 0.0, re = roi.size() == 2 * rank ? roi[d + rank] : 1.0;
+    const double out_w = have_sizes ? static_cast<double>(out) : static_cast<double>(in) * scales[d];
+    if (cubic) {
+      m.ci.resize(static_cast<size_t>(out));
+      m.cw.resize(static_cast<size_t>(out));
+    }
     for (int64_t o = 0; o < out; ++o) {
       const auto k = static_cast<size_t>(o);
       double xo = in == out && a.coord_mode != "tf_crop_and_resize" ? static_cast<double>(o)
-                                                                    : coord(a.coord_mode, static_cast<double>(o), scales[d], in, out, rs, re);
+                                                                    : coord(a.coord_mode, static_cast<double>(o), scales[d], in, out, out_w, rs, re);
       if (a.coord_mode == "tf_crop_and_resize" && (xo < 0 || xo > static_cast<double>(in - 1))) {
         m.out[k] = 1;
         m.identity = false;
         continue;
       }
-      if (linear) {
+      if (cubic) {
+        if (!std::isfinite(xo)) ctx.fail("the source coordinate of output index " + std::to_string(o) + " is not finite");
+        const double fl = std::floor(xo);
+        const auto c = cubic_coeffs(xo - fl, a.cubic_a);
+        double sum = 0;
+        std::array<double, 4> w{};
+        for (int j = 0; j < 4; ++j) {
+          const double tap = fl - 1 + j;
+          w[static_cast<size_t>(j)] = a.exclude_outside && (tap < 0 || tap > static_cast<double>(in - 1)) ? 0.0 : c[static_cast<size_t>(j)];
+          sum += w[static_cast<size_t>(j)];
+          m.ci[k][static_cast<size_t>(j)] = static_cast<int64_t>(std::clamp(tap, 0.0, static_cast<double>(in - 1)));
+        }
+        for (int j = 0; j < 4; ++j) m.cw[k][static_cast<size_t>(j)] = static_cast<float>(a.exclude_outside && sum != 0 ? w[static_cast<size_t>(j)] / sum : w[static_cast<size_t>(j)]);
+        m.i0[k] = m.i1[k] = m.ci[k][1];
+        m.w1[k] = m.cw[k][1] == 1.f && m.cw[k][0] == 0.f && m.cw[k][2] == 0.f && m.cw[k][3] == 0.f ? 0.f : 1.f;  // 0: a plain copy of i0
+      } else if (linear) {
         xo = std::clamp(xo, 0.0, static_cast<double>(in - 1));
         const auto lo = static_cast<int64_t>(std::floor(xo));
         m.i0[k] = lo;
@@ -247,6 +281,23 @@ void resize_run(KernelContext& ctx, const ResizeAttrs& a) {
           v = a.extrapolation;
         } else if (interp.empty()) {
           v = px[base];
+        } else if (cubic) {
+          double acc = 0;
+          size_t taps = 1;
+          for (size_t j = 0; j < interp.size(); ++j) taps *= 4;
+          for (size_t t = 0; t < taps; ++t) {
+            double w = 1;
+            int64_t off = base;
+            size_t rem = t;
+            for (size_t j = 0; j < interp.size(); ++j, rem /= 4) {
+              const size_t d = interp[j], tap = rem % 4;
+              const auto k = static_cast<size_t>(idx[d]);
+              w *= maps[d].cw[k][tap];
+              off += (maps[d].ci[k][tap] - maps[d].i0[k]) * ist[d];
+            }
+            if (w != 0) acc += w * px[off];
+          }
+          v = static_cast<float>(acc);
         } else {
           double acc = 0;
           const size_t corners = size_t{1} << interp.size();
@@ -376,8 +427,9 @@ void register_misc(Registry& r) {
         a.nearest_mode = init.attrs().get_string("nearest_mode", "round_prefer_floor");
       }
       if (init.attrs().get_int("antialias", 0) != 0) init.fail("antialias is not supported");
-      if (a.mode == "cubic") init.fail("mode 'cubic' is not supported");
-      if (a.mode != "nearest" && a.mode != "linear" && a.mode != "bilinear") init.fail("unknown mode " + quoted(a.mode));
+      a.cubic_a = init.attrs().get_float("cubic_coeff_a", -0.75f);
+      a.exclude_outside = init.attrs().get_int("exclude_outside", 0) != 0;
+      if (a.mode != "nearest" && a.mode != "linear" && a.mode != "bilinear" && a.mode != "cubic") init.fail("unknown mode " + quoted(a.mode));
       if (init.attrs().find("axes")) init.fail("the axes attribute is not supported");
       return make_kernel([a](KernelContext& ctx) { resize_run(ctx, a); });
     };

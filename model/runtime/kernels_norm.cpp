@@ -90,8 +90,11 @@ void register_norm(Registry& r) {
 
   r.add("BatchNormalization", [](const KernelInit& init) {
     const float eps = init.attrs().get_float("epsilon", 1e-5f);
-    if (init.attrs().get_int("training_mode", 0) != 0) init.fail("training_mode=1 is not supported (inference only)");
-    return make_kernel([eps](KernelContext& ctx) {
+    // training_mode: normalise with the batch's statistics (population variance) and output the
+    // running statistics updated with `momentum`.
+    const bool training = init.attrs().get_int("training_mode", 0) != 0;
+    const float momentum = init.attrs().get_float("momentum", 0.9f);
+    return make_kernel([eps, training, momentum](KernelContext& ctx) {
       ctx.expect_dtype(0, {DType::Float});
       ctx.expect_min_rank(0, 2);
       const Value& x = ctx.in(0);
@@ -100,6 +103,33 @@ void register_norm(Registry& r) {
       const float* bi = channel_param(ctx, 2, C, "bias");
       const float* mu = channel_param(ctx, 3, C, "mean");
       const float* va = channel_param(ctx, 4, C, "var");
+      std::vector<float> batch_mean, batch_var;
+      if (training) {
+        batch_mean.assign(static_cast<size_t>(C), 0.f);
+        batch_var.assign(static_cast<size_t>(C), 0.f);
+        const float* px = x.as<float>().data();
+        const double count = static_cast<double>(N * S);
+        for (int64_t c = 0; c < C && count > 0; ++c) {
+          double sum = 0, sq = 0;
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t i = 0; i < S; ++i) sum += px[(n * C + c) * S + i];
+          const double m = sum / count;
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t i = 0; i < S; ++i) sq += (px[(n * C + c) * S + i] - m) * (px[(n * C + c) * S + i] - m);
+          batch_mean[static_cast<size_t>(c)] = static_cast<float>(m);
+          batch_var[static_cast<size_t>(c)] = static_cast<float>(sq / count);
+        }
+        for (size_t k = 1; k < 3; ++k) {
+          if (!ctx.has_output(k)) continue;
+          const float* running = k == 1 ? mu : va;
+          const std::vector<float>& batch = k == 1 ? batch_mean : batch_var;
+          Value& o = ctx.out(k);
+          o.reset(DType::Float, {C});
+          for (int64_t c = 0; c < C; ++c) o.mutable_as<float>()[static_cast<size_t>(c)] = running[c] * momentum + batch[static_cast<size_t>(c)] * (1 - momentum);
+        }
+        mu = batch_mean.data();
+        va = batch_var.data();
+      }
       Value& y = ctx.out(0);
       y.reset(DType::Float, x.dims());
       const float* px = x.as<float>().data();
@@ -112,7 +142,7 @@ void register_norm(Registry& r) {
           for (int64_t i = 0; i < S; ++i) ys[i] = xs[i] * a + b;
         }
       // Optional outputs (running mean/var) in inference: the inputs unchanged.
-      for (size_t k = 1; k < 3; ++k)
+      for (size_t k = 1; k < 3 && !training; ++k)
         if (ctx.has_output(k)) ctx.out(k).assign(DType::Float, ctx.in(k + 2).dims(), {ctx.in(k + 2).data(), ctx.in(k + 2).byte_size()});
     });
   });

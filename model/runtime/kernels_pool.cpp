@@ -253,7 +253,32 @@ std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kin
 }  // namespace
 
 void register_pool(Registry& r) {
-  r.add("MaxPool", [](const KernelInit& i) { return pool_factory(i, PoolKind::Max); });
+  r.add("MaxPool", [](const KernelInit& i) {
+    std::shared_ptr<const Kernel> inner = pool_factory(i, PoolKind::Max);
+    const model::Graph* graph = &i.graph;  // owned by the Plan, which owns this kernel
+    return make_kernel([inner, graph](KernelContext& ctx) {
+      const Value& x = ctx.in(0);
+      const DType t = x.dtype();
+      if (t != DType::UInt8 && t != DType::Int8) return inner->run(ctx);
+      // 8-bit integers: pooled as float32 (exact for them), converted back.
+      Value xf, yf, indices;
+      xf.reset(DType::Float, x.dims());
+      auto xs = xf.mutable_as<float>();
+      for (size_t k = 0; k < xs.size(); ++k) xs[k] = t == DType::UInt8 ? x.as<uint8_t>()[k] : x.as<int8_t>()[k];
+      std::vector<const Value*> ins{&xf};
+      std::vector<Value*> outs{&yf, ctx.has_output(1) ? &indices : nullptr};
+      KernelContext fctx(*graph, ctx.node(), ins, std::span<Value*>(outs.data(), std::min(outs.size(), ctx.output_count())), ctx.pool());
+      inner->run(fctx);
+      Value& y = ctx.out(0);
+      y.reset(t, yf.dims());
+      const auto ys = yf.as<float>();
+      for (size_t k = 0; k < ys.size(); ++k) {  // a window wholly in the padding gives -inf: the type's minimum
+        if (t == DType::UInt8) y.mutable_as<uint8_t>()[k] = static_cast<uint8_t>(std::clamp(ys[k], 0.f, 255.f));
+        else y.mutable_as<int8_t>()[k] = static_cast<int8_t>(std::clamp(ys[k], -128.f, 127.f));
+      }
+      if (ctx.has_output(1)) ctx.out(1).assign(indices.dtype(), indices.dims(), {indices.data(), indices.byte_size()});
+    });
+  });
   r.add("AveragePool", [](const KernelInit& i) { return pool_factory(i, PoolKind::Avg); });
   r.add("LpPool", [](const KernelInit& i) { return pool_factory(i, PoolKind::Lp); });
   r.add("GlobalMaxPool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Max); });

@@ -24,8 +24,20 @@ constexpr std::string_view kWithoutConnector[] = {
     // No output element stems from particular input elements: the output is computed from
     // shapes, attributes or scalars.
     "Constant", "ConstantOfShape", "EyeLike", "Range", "Shape", "Size",
+    "BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix", "RandomNormal", "RandomUniform",
+    // Random values shaped like the input, not computed from its elements' values.
+    "RandomNormalLike", "RandomUniformLike", "Bernoulli",
     // Index outputs (int64): they tell where, not what.
-    "NonZero",
+    "NonZero", "NonMaxSuppression",
+    // Quantized arithmetic: integer inputs (no float32 sources) or integer outputs.
+    "ConvInteger", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "QLinearConv", "QLinearMatMul", "QuantizeLinear",
+    // Counts of integer token n-grams.
+    "TfIdfVectorizer",
+    // Control flow: the outputs come from a body graph run by the node; the body's elements are
+    // not part of the scene.
+    "If", "Loop", "Scan",
+    // Element relations not mapped yet (each output element does stem from known input elements).
+    "Compress", "DFT", "Det", "Einsum", "GridSample", "MaxRoiPool", "MaxUnpool", "ReverseSequence", "RoiAlign", "STFT", "Unique",
     // OneHot picks one of the two entries of `values` (a constant in practice) by index.
     "OneHot",
     // Training losses: a scalar (or one value per sample) that reads one class score per
