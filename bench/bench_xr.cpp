@@ -60,7 +60,7 @@ const int registered = [] {
   const std::pair<const char*, uint64_t> budgets[] = {{"1M", 1'000'000}, {"20M", 20'000'000}};
   for (const auto& [name, budget] : budgets)
     benchmark::RegisterBenchmark((std::string("xr_frame/mobilenet_v2/resident:") + name).c_str(), xr_frames, model, budget,
-                                 budget > 5'000'000 ? 20 : 60)
+                                 budget > 5'000'000 ? 5 : 60)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
