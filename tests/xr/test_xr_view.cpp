@@ -402,7 +402,7 @@ frame 240
   const int panel = after.count(colour::kPanel), text = after.count(colour::kText);
   EXPECT_GT(panel, 10000);  // about 0.4 x 0.13 m at 0.6 m
   EXPECT_GT(text, 500);
-  EXPECT_EQ(before.count(colour::kText) > 0, true);  // the gauges' labels
+  EXPECT_GT(before.count(colour::kText), 20);  // the gauges' values and letters
   EXPECT_GT(text, before.count(colour::kText) + 400);  // ... plus the panel's four lines
   if (HasFailure()) env.keep();
   EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
