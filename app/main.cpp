@@ -29,9 +29,12 @@ view      (the default command) loads the model, runs it, lays the network out a
           With an OpenXR runtime and a headset, view uses the headset instead: squeeze grabs the
           network (both hands: scale and turn), the right thumbstick steps the neuron (up/down)
           and connection (left/right) thresholds, the trigger selects what the aim ray hits, the
-          menu button puts the network back in front of you.
+          menu button puts the network back in front of you. Each controller shows its aim ray,
+          the right one gauges of both thresholds, and a panel shows the selected neuron. With a
+          display, a desktop window mirrors the left eye.
           --desktop             require the desktop window (error when there is no display)
           --xr                  require the headset (error when there is no OpenXR runtime or HMD)
+          --no-mirror           in the headset: no desktop window mirroring the left eye
           --input FILE | --random SEED   as for run (default model: a sample digit)
           --budget N            resident neurons + connections (default 2000000; lowered to what
                                 the Vulkan device can hold)
@@ -41,7 +44,8 @@ view      (the default command) loads the model, runs it, lays the network out a
           --stats               with --frames: print one JSON line (frame CPU time median/p99,
                                 frames, resident and drawn elements, world transform, thresholds,
                                 selection, errors; in the headset also the session states reached
-                                and the time from xrWaitFrame to xrEndFrame)
+                                and the time from xrWaitFrame to xrEndFrame, the depth layer
+                                and the mirror's presented/skipped frames)
           --out FILE.png        save the last frame (default without a display: nnxr-view.png)
           --validation          enable the Vulkan validation layers
 

@@ -96,6 +96,12 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
   if (xr_stats) {
     j.key("wait_to_end_ms").begin_object().field("median", xr_stats->wait_to_end_median_ms).field("p99", xr_stats->wait_to_end_p99_ms).end_object();
     j.field("runtime", xr_stats->runtime).field("space", xr_stats->space).field("profile", xr_stats->profile);
+    j.field("depth_layer", xr_stats->depth_layer);
+    j.key("mirror");
+    if (xr_stats->mirror)
+      j.begin_object().field("presented", xr_stats->mirror_presented).field("skipped", xr_stats->mirror_skipped).end_object();
+    else
+      j.null();
     j.key("session_states").begin_array();
     for (const std::string& st : xr_stats->session_states) j.value(st);
     j.end_array();
@@ -126,6 +132,7 @@ int view_command(Args& args) {
   options.width = static_cast<uint32_t>(args.int_option("--width", 16, 8192).value_or(1280));
   options.height = static_cast<uint32_t>(args.int_option("--height", 16, 8192).value_or(720));
   options.validation = args.flag("--validation");
+  options.mirror = !args.flag("--no-mirror");
   const auto out_option = args.option("--out");
   const std::string out = out_option.value_or("nnxr-view.png");
   if (out_option) options.final_screenshot = *out_option;

@@ -7,6 +7,7 @@ add_library(nnxr_engine STATIC
   scene_buffers.cpp
   pipelines.cpp
   renderer.cpp
+  overlay.cpp
   offscreen.cpp
   png.cpp
   camera.cpp

@@ -41,6 +41,7 @@ struct ViewerOptions {
   bool validation = false;   // Vulkan validation layer (also NNXR_VULKAN_VALIDATION=1)
   bool vsync = true;         // desktop: FIFO presentation; off: MAILBOX/IMMEDIATE when offered
   bool visible = true;       // desktop: show the window (tests may hide it)
+  bool mirror = true;        // headset: show the left eye in a desktop window when there is a display
   uint64_t max_frames = 0;   // run(): stop after this many frames (0: until closed)
   std::string screenshot_dir = ".";  // F12 writes nnxr-<n>.png here
   std::string final_screenshot;      // run() with max_frames: the last frame is also saved here

@@ -14,6 +14,10 @@ extern const unsigned char connections_vert_spv[];
 extern const std::size_t connections_vert_spv_size;
 extern const unsigned char connections_frag_spv[];
 extern const std::size_t connections_frag_spv_size;
+extern const unsigned char overlay_vert_spv[];
+extern const std::size_t overlay_vert_spv_size;
+extern const unsigned char overlay_frag_spv[];
+extern const std::size_t overlay_frag_spv_size;
 }  // namespace nnxr::embedded
 
 namespace nnxr::engine {
@@ -130,7 +134,8 @@ Pipelines create_pipelines(const Device& device, const RendererConfig& config) {
   using namespace nnxr::embedded;
   const VkDevice d = device.get();
   Pipelines p;
-  p.frame_layout = create_set_layout(d, {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER});
+  p.frame_layout = create_set_layout(
+      d, {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER});
   p.region_layout = create_set_layout(
       d, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER});
   const VkDescriptorSetLayout sets[] = {p.frame_layout.get(), p.region_layout.get()};
@@ -155,6 +160,12 @@ Pipelines create_pipelines(const Device& device, const RendererConfig& config) {
       create_pipeline(device, config, p.layout.get(), {nv.get(), nf.get(), tri, false, false, false, true});
   p.highlight_connections =
       create_pipeline(device, config, p.layout.get(), {cv.get(), cf.get(), line, false, false, true, true});
+  ShaderModule ov = create_module(d, overlay_vert_spv, overlay_vert_spv_size);
+  ShaderModule of = create_module(d, overlay_frag_spv, overlay_frag_spv_size);
+  p.overlay_lines =
+      create_pipeline(device, config, p.layout.get(), {ov.get(), of.get(), line, true, false, true, false});
+  p.overlay_triangles =
+      create_pipeline(device, config, p.layout.get(), {ov.get(), of.get(), tri, true, false, true, false});
   return p;
 }
 

@@ -1,5 +1,5 @@
 // The scene pipelines and their layouts (engine-private). Descriptor set 0 is per frame slot
-// (frame uniforms, highlight list), set 1 per element region (neurons, connections, segment
+// (frame uniforms, highlight list, overlay vertices), set 1 per element region (neurons, connections, segment
 // table); see shaders/scene.glsl.
 #pragma once
 
@@ -43,6 +43,7 @@ struct Pipelines {
   PipelineLayout layout;
   Pipeline neurons, connections;                          // indirect scene draws
   Pipeline highlight_neurons, highlight_connections;      // highlight list draws
+  Pipeline overlay_lines, overlay_triangles;              // world-space overlay (engine/overlay.h)
 };
 
 Pipelines create_pipelines(const Device& device, const RendererConfig& config);

@@ -17,6 +17,7 @@ struct Renderer::Impl {
   DescriptorPool pool;
   struct Slot {
     MappedBuffer uniforms, highlight;
+    MappedBuffer overlay;  // OverlayVertex × kMaxOverlayVertices: this slot's overlay triangles, then lines
     VkDescriptorSet set = VK_NULL_HANDLE;
     uint64_t highlight_version = 0;  // version of `highlight` written into this slot
   };
@@ -31,7 +32,7 @@ struct Renderer::Impl {
     const uint32_t frames = config.frames_in_flight;
     VkDescriptorPoolSize sizes[] = {
         {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, frames},
-        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, frames + 3 * SceneBuffers::kRegions},
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * frames + 3 * SceneBuffers::kRegions},
     };
     VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     info.maxSets = frames + SceneBuffers::kRegions;
@@ -47,10 +48,13 @@ struct Renderer::Impl {
       s.highlight = create_mapped_buffer(d, sizeof(HighlightHeader) + kMaxHighlight * sizeof(uint32_t),
                                          VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
       std::memset(s.highlight.mapped, 0, sizeof(HighlightHeader));
+      s.overlay = create_mapped_buffer(d, kMaxOverlayVertices * sizeof(OverlayVertex), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
       s.set = allocate_set(pipelines.frame_layout.get());
       VkDescriptorBufferInfo buffers[] = {{s.uniforms.buffer.get(), 0, VK_WHOLE_SIZE},
-                                          {s.highlight.buffer.get(), 0, VK_WHOLE_SIZE}};
-      write_set(s.set, {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, buffers);
+                                          {s.highlight.buffer.get(), 0, VK_WHOLE_SIZE},
+                                          {s.overlay.buffer.get(), 0, VK_WHOLE_SIZE}};
+      write_set(s.set, {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
+                buffers);
     }
     for (uint32_t r = 0; r < SceneBuffers::kRegions; ++r) {
       SceneBuffers::Region region = scene.region(r);
@@ -168,7 +172,7 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
   depth.imageView = target.depth;
   depth.imageLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL;
   depth.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-  depth.storeOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
+  depth.storeOp = target.store_depth ? VK_ATTACHMENT_STORE_OP_STORE : VK_ATTACHMENT_STORE_OP_DONT_CARE;
   depth.clearValue.depthStencil = {1.0f, 0};
   VkRenderingInfo rendering{VK_STRUCTURE_TYPE_RENDERING_INFO};
   rendering.renderArea = {{0, 0}, target.extent};
@@ -179,11 +183,11 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
   rendering.pDepthAttachment = &depth;
   m.device.begin_rendering(cmd, &rendering);
 
+  VkViewport viewport{0, 0, float(target.extent.width), float(target.extent.height), 0, 1};
+  VkRect2D scissor{{0, 0}, target.extent};
+  vkCmdSetViewport(cmd, 0, 1, &viewport);
+  vkCmdSetScissor(cmd, 0, 1, &scissor);
   if (scene.generation != 0 && scene.segment_count != 0) {
-    VkViewport viewport{0, 0, float(target.extent.width), float(target.extent.height), 0, 1};
-    VkRect2D scissor{{0, 0}, target.extent};
-    vkCmdSetViewport(cmd, 0, 1, &viewport);
-    vkCmdSetScissor(cmd, 0, 1, &scissor);
     const VkDescriptorSet sets[] = {slot.set, m.region_sets[scene.region]};
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.layout.get(), 0, 2, sets, 0, nullptr);
     PushConstants push;
@@ -209,6 +213,26 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.highlight_neurons.get());
         vkCmdDraw(cmd, 6 * uint32_t(m.highlight.neurons.size()), 1, 0, 0);
       }
+    }
+  }
+
+  // Overlay: copied into this slot's buffer (the slot's previous frame has completed).
+  const uint32_t lines = uint32_t(std::min<size_t>(params.overlay_lines.size() & ~size_t(1), kMaxOverlayVertices));
+  const uint32_t triangles =
+      uint32_t(std::min<size_t>(params.overlay_triangles.size() / 3 * 3, (kMaxOverlayVertices - lines) / 3 * 3));
+  if (lines + triangles > 0) {
+    auto* vertices = static_cast<OverlayVertex*>(slot.overlay.mapped);
+    std::copy_n(params.overlay_triangles.data(), triangles, vertices);
+    std::copy_n(params.overlay_lines.data(), lines, vertices + triangles);
+    // Vertices are fetched by gl_VertexIndex from the slot's storage buffer (set 0, binding 2).
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.layout.get(), 0, 1, &slot.set, 0, nullptr);
+    if (triangles) {
+      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.overlay_triangles.get());
+      vkCmdDraw(cmd, triangles, 1, 0, 0);
+    }
+    if (lines) {
+      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.overlay_lines.get());
+      vkCmdDraw(cmd, lines, 1, triangles, 0);
     }
   }
   m.device.end_rendering(cmd);

@@ -9,7 +9,8 @@
 //
 // record() clears the target (loadOp CLEAR to params.background), draws neurons (billboards,
 // depth-tested and -written), then connections (lines, alpha-blended, depth-tested), then the
-// highlight, and leaves the images in the attachment layouts. Its CPU cost is O(1) in the number
+// highlight, then the frame's overlay (FrameParams::overlay_*), and leaves the images in the
+// attachment layouts. Its CPU cost is O(1) in the number
 // of elements: a few binds and one vkCmdDrawIndirect per element kind over all segments.
 // Multiview: with view_count > 1 the target's views are 2D_ARRAY views of view_count layers and
 // one draw renders every view (gl_ViewIndex selects the view's matrices).
@@ -31,6 +32,7 @@
 #include <glm/glm.hpp>
 
 #include "engine/memory.h"
+#include "engine/overlay.h"
 #include "engine/scene_buffers.h"
 #include "engine/vk.h"
 
@@ -40,6 +42,7 @@ class Device;
 
 inline constexpr uint32_t kMaxViews = 2;
 inline constexpr uint32_t kMaxHighlight = 4096;  // highlighted neurons + connections
+inline constexpr uint32_t kMaxOverlayVertices = 32768;  // overlay lines + triangles per frame
 
 struct RendererConfig {
   VkFormat colour_format = VK_FORMAT_R8G8B8A8_SRGB;
@@ -52,6 +55,9 @@ struct RenderTarget {
   VkImageView colour = VK_NULL_HANDLE;  // colour_format; view_count layers
   VkImageView depth = VK_NULL_HANDLE;   // depth_format; view_count layers
   VkExtent2D extent{};
+  // Keep the depth values after the pass (e.g. a depth image handed to an OpenXR compositor);
+  // false lets the driver discard them.
+  bool store_depth = false;
 };
 
 enum class ColourRange : uint32_t {
@@ -75,6 +81,10 @@ struct FrameParams {
   bool neurons = true, connections = true;
   // When a highlight is shown, the rest of the scene is dimmed by this factor (1: no dimming).
   float dim_unselected = 0.35f;
+  // World-space overlay drawn after the scene, depth-tested, alpha-blended, not depth-writing
+  // (engine/overlay.h). Read during record() only; at most kMaxOverlayVertices in all (lines
+  // first; the rest is dropped).
+  std::span<const OverlayVertex> overlay_lines, overlay_triangles;
 };
 
 // Elements to emphasise (e.g. a selected neuron's trace). Indices are into the neuron and

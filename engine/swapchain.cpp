@@ -66,6 +66,11 @@ void Swapchain::create(VkExtent2D wanted) {
   info.imageExtent = extent;
   info.imageArrayLayers = 1;
   info.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | (can_copy_ ? VK_IMAGE_USAGE_TRANSFER_SRC_BIT : 0);
+  if (options_.transfer_dst) {
+    if (!(caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT))
+      throw VulkanError("the window surface's images cannot be copied into", VK_ERROR_FEATURE_NOT_PRESENT);
+    info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  }
   info.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
   info.preTransform = (caps.supportedTransforms & VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR) ? VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR
                                                                                         : caps.currentTransform;
@@ -106,8 +111,9 @@ void Swapchain::create(VkExtent2D wanted) {
     views_.emplace_back(dev, view);
     rendered_.push_back(create_semaphore(dev));
   }
-  depth_ = create_image(device_, options_.depth_format, extent_, 1, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
-                        VK_IMAGE_ASPECT_DEPTH_BIT);
+  if (options_.depth)
+    depth_ = create_image(device_, options_.depth_format, extent_, 1, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
+                          VK_IMAGE_ASPECT_DEPTH_BIT);
 }
 
 }  // namespace nnxr::engine

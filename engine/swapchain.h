@@ -49,6 +49,8 @@ class Surface {
 struct SwapchainOptions {
   bool vsync = true;  // FIFO; otherwise MAILBOX, then IMMEDIATE, when the surface offers them
   VkFormat depth_format = VK_FORMAT_D32_SFLOAT;
+  bool depth = true;          // make the depth image (a mirror that only copies into it does not)
+  bool transfer_dst = false;  // images also allow TRANSFER_DST (copies and blits into them)
 };
 
 class Swapchain {

@@ -15,6 +15,7 @@ if(TARGET nnxr_engine)
     viewer_state.cpp
     swapchain.cpp
     desktop.cpp
+    mirror.cpp
   )
   target_link_libraries(nnxr_engine PUBLIC nnxr_interaction nnxr_scene Threads::Threads PRIVATE glfw)
   set(NNXR_VIEWER_LIB nnxr_engine)

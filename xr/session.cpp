@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <glm/gtc/matrix_transform.hpp>
@@ -21,10 +22,13 @@
 
 #include "engine/device.h"
 #include "engine/memory.h"
+#include "engine/mirror.h"
 #include "engine/renderer.h"
 #include "engine/scene_buffers.h"
 #include "engine/vk.h"
+#include "engine/overlay.h"
 #include "xr/bindings.h"
+#include "xr/feedback.h"
 #include "xr/gestures.h"
 
 namespace nnxr::xr {
@@ -33,7 +37,10 @@ namespace {
 using namespace engine;
 
 constexpr uint32_t kFramesInFlight = 2;
-constexpr VkFormat kDepthFormat = VK_FORMAT_D32_SFLOAT;
+constexpr VkFormat kDepthFormat = VK_FORMAT_D32_SFLOAT;  // the private depth image's
+// Depth swapchain formats in order of preference: depth-only formats, whose layouts the renderer's
+// DEPTH_ATTACHMENT_OPTIMAL covers.
+constexpr VkFormat kDepthSwapchainFormats[] = {VK_FORMAT_D32_SFLOAT, VK_FORMAT_D16_UNORM};
 constexpr float kNear = 0.05f, kFar = 200.0f;
 
 double thread_cpu_ms() {
@@ -116,6 +123,7 @@ struct XrViewer::Impl {
   XrSession session = XR_NULL_HANDLE;
   XrSpace space = XR_NULL_HANDLE;
   XrSwapchain swapchain = XR_NULL_HANDLE;
+  XrSwapchain depth_swapchain = XR_NULL_HANDLE;  // with XR_KHR_composition_layer_depth
   XrActionSet action_set = XR_NULL_HANDLE;
   std::array<XrAction, static_cast<size_t>(ActionId::Count)> xr_actions{};
   std::array<XrPath, 2> hand_paths{};
@@ -125,9 +133,14 @@ struct XrViewer::Impl {
   std::unique_ptr<Device> device;
   std::unique_ptr<SceneBuffers> scene;
   std::unique_ptr<Renderer> renderer;
+  std::unique_ptr<Mirror> mirror;  // desktop window showing the left eye (null: none)
   std::vector<VkImage> images;
   std::vector<ImageView> views;
-  DeviceImage depth;
+  std::vector<VkImage> depth_images;   // of depth_swapchain (owned by the runtime)
+  std::vector<ImageView> depth_views;  // 2D_ARRAY views of depth_images
+  DeviceImage depth;                   // private depth image when there is no depth swapchain
+  VkFormat depth_format = kDepthFormat;
+  bool depth_extension = false;  // XR_KHR_composition_layer_depth enabled
   CommandPool pool;
   struct Slot {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
@@ -139,6 +152,8 @@ struct XrViewer::Impl {
   Interaction interaction;
   std::unique_ptr<ViewerState> state;
   Gestures gestures;
+  std::array<HandState, 2> hands{};  // this frame's controller state (for the feedback drawing)
+  OverlayBuilder overlay;            // this frame's rays, gauges and panel; capacity kept
   WorldTransform world;  // the gesture tracker's copy of the network's transform
   bool placed = false;   // the network was put in front of the user
 
@@ -154,13 +169,15 @@ struct XrViewer::Impl {
 
   explicit Impl(const ViewerOptions& o) : options(o) {
     create_instance();
+    open_mirror();
     create_vulkan();
+    if (mirror) attach_mirror();
     create_session();
     create_actions();
     fit_budget(*device, options);
     scene = std::make_unique<SceneBuffers>(*device, SceneBufferConfig{.element_budget = options.worker.scene.budget,
                                                                       .frames_in_flight = kFramesInFlight});
-    renderer = std::make_unique<Renderer>(*device, *scene, RendererConfig{.colour_format = format, .depth_format = kDepthFormat,
+    renderer = std::make_unique<Renderer>(*device, *scene, RendererConfig{.colour_format = format, .depth_format = depth_format,
                                                                           .view_count = 2, .frames_in_flight = kFramesInFlight});
     pool = create_command_pool(device->get(), device->queue_family(), VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
     for (Slot& s : slots) {
@@ -182,11 +199,13 @@ struct XrViewer::Impl {
       }
     }
     views.clear();
+    depth_views.clear();
     for (XrSpace s : grip_spaces)
       if (s != XR_NULL_HANDLE) xrDestroySpace(s);
     for (XrSpace s : aim_spaces)
       if (s != XR_NULL_HANDLE) xrDestroySpace(s);
     if (swapchain != XR_NULL_HANDLE) xrDestroySwapchain(swapchain);
+    if (depth_swapchain != XR_NULL_HANDLE) xrDestroySwapchain(depth_swapchain);
     if (space != XR_NULL_HANDLE) xrDestroySpace(space);
     if (action_set != XR_NULL_HANDLE) xrDestroyActionSet(action_set);
     if (session != XR_NULL_HANDLE) xrDestroySession(session);
@@ -214,13 +233,19 @@ struct XrViewer::Impl {
       return std::strcmp(p.extensionName, XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME) == 0;
     });
     if (!vulkan2) throw NoHeadsetError("the OpenXR runtime does not offer " XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME);
-    const char* extensions[] = {XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME};
+    depth_extension = std::any_of(props.begin(), props.end(), [](const XrExtensionProperties& p) {
+      return std::strcmp(p.extensionName, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME) == 0;
+    });
+    if (!depth_extension)
+      std::cerr << "nnxr: the OpenXR runtime does not offer " XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME
+                   "; depth stays private to nnxr\n";
+    const char* extensions[] = {XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME};
     XrInstanceCreateInfo ci{XR_TYPE_INSTANCE_CREATE_INFO};
     std::strncpy(ci.applicationInfo.applicationName, "nnxr", XR_MAX_APPLICATION_NAME_SIZE - 1);
     ci.applicationInfo.applicationVersion = 1;
     std::strncpy(ci.applicationInfo.engineName, "nnxr", XR_MAX_ENGINE_NAME_SIZE - 1);
     ci.applicationInfo.apiVersion = XR_MAKE_VERSION(1, 0, 0);
-    ci.enabledExtensionCount = 1;
+    ci.enabledExtensionCount = depth_extension ? 2 : 1;
     ci.enabledExtensionNames = extensions;
     r = xrCreateInstance(&ci, &instance);
     if (XR_FAILED(r)) throw NoHeadsetError("the OpenXR runtime could not start (xrCreateInstance: " + result_string(XR_NULL_HANDLE, r) + ")");
@@ -236,6 +261,30 @@ struct XrViewer::Impl {
     check(r, "xrGetSystem");
   }
 
+  // The mirror window opens before the Vulkan instance, which needs the window system's
+  // extensions. No display, or a window system that refuses: no mirror, one line.
+  void open_mirror() {
+    if (!options.mirror) return;
+    if (!display_available()) {
+      std::cerr << "nnxr: no display (DISPLAY and WAYLAND_DISPLAY are unset); no desktop mirror\n";
+      return;
+    }
+    try {
+      mirror = std::make_unique<Mirror>(options.width, options.height, kFramesInFlight);
+    } catch (const NoDisplayError& e) {
+      std::cerr << "nnxr: " << e.what() << "; no desktop mirror\n";
+    }
+  }
+
+  void attach_mirror() {
+    try {
+      mirror->attach(*vk_instance, *device);
+    } catch (const std::exception& e) {  // NoDisplayError, VulkanError
+      std::cerr << "nnxr: no desktop mirror: " << e.what() << '\n';
+      mirror.reset();
+    }
+  }
+
   void create_vulkan() {
     auto get_requirements = proc<PFN_xrGetVulkanGraphicsRequirements2KHR>(instance, "xrGetVulkanGraphicsRequirements2KHR");
     auto create_vk_instance = proc<PFN_xrCreateVulkanInstanceKHR>(instance, "xrCreateVulkanInstanceKHR");
@@ -244,7 +293,8 @@ struct XrViewer::Impl {
     XrGraphicsRequirementsVulkan2KHR req{XR_TYPE_GRAPHICS_REQUIREMENTS_VULKAN2_KHR};
     check(get_requirements(instance, system, &req), "xrGetVulkanGraphicsRequirements2KHR");
 
-    const InstanceOptions io{.validation = options.validation};
+    InstanceOptions io{.validation = options.validation};
+    if (mirror) io.extensions = mirror->instance_extensions();
     const auto ici = instance_create_info(io);
     XrVulkanInstanceCreateInfoKHR xi{XR_TYPE_VULKAN_INSTANCE_CREATE_INFO_KHR};
     xi.systemId = system;
@@ -261,7 +311,9 @@ struct XrViewer::Impl {
     gi.vulkanInstance = vki;
     VkPhysicalDevice physical = VK_NULL_HANDLE;
     check(get_device(instance, &gi, &physical), "xrGetVulkanGraphicsDevice2KHR");
-    const auto dci = device_create_info(*vk_instance, physical, DeviceOptions{});
+    DeviceOptions dopt;
+    if (mirror) dopt.extensions.push_back(Mirror::kDeviceExtension);
+    const auto dci = device_create_info(*vk_instance, physical, dopt);
     XrVulkanDeviceCreateInfoKHR xd{XR_TYPE_VULKAN_DEVICE_CREATE_INFO_KHR};
     xd.systemId = system;
     xd.pfnGetInstanceProcAddr = &vkGetInstanceProcAddr;
@@ -312,7 +364,7 @@ struct XrViewer::Impl {
       if (format == VK_FORMAT_UNDEFINED && std::find(formats.begin(), formats.end(), int64_t(f)) != formats.end()) format = f;
     if (format == VK_FORMAT_UNDEFINED) throw std::runtime_error("OpenXR: the runtime offers no sRGB 8-bit swapchain format");
     XrSwapchainCreateInfo sc{XR_TYPE_SWAPCHAIN_CREATE_INFO};
-    sc.usageFlags = XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT;
+    sc.usageFlags = XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT | (mirror ? XR_SWAPCHAIN_USAGE_TRANSFER_SRC_BIT : 0);
     sc.format = format;
     sc.sampleCount = 1;
     sc.width = extent.width;
@@ -336,7 +388,50 @@ struct XrViewer::Impl {
       engine::check(vkCreateImageView(device->get(), &vi, nullptr, &v), "vkCreateImageView");
       views.emplace_back(device->get(), v);
     }
-    depth = create_image(*device, kDepthFormat, extent, 2, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, VK_IMAGE_ASPECT_DEPTH_BIT);
+    if (depth_extension) {
+      for (VkFormat f : kDepthSwapchainFormats)
+        if (depth_swapchain == XR_NULL_HANDLE && std::find(formats.begin(), formats.end(), int64_t(f)) != formats.end()) {
+          depth_format = f;
+          create_depth_swapchain(f);
+        }
+      if (depth_swapchain == XR_NULL_HANDLE)
+        std::cerr << "nnxr: the OpenXR runtime offers no depth-only swapchain format; depth stays private to nnxr\n";
+    }
+    if (depth_swapchain == XR_NULL_HANDLE) {
+      depth_format = kDepthFormat;
+      depth = create_image(*device, depth_format, extent, 2, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, VK_IMAGE_ASPECT_DEPTH_BIT);
+    }
+  }
+
+  // An array swapchain of two depth layers, submitted with each projection view
+  // (XrCompositionLayerDepthInfoKHR) so that the compositor can reproject with depth.
+  void create_depth_swapchain(VkFormat f) {
+    XrSwapchainCreateInfo sc{XR_TYPE_SWAPCHAIN_CREATE_INFO};
+    sc.usageFlags = XR_SWAPCHAIN_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT;
+    sc.format = f;
+    sc.sampleCount = 1;
+    sc.width = extent.width;
+    sc.height = extent.height;
+    sc.faceCount = 1;
+    sc.arraySize = 2;
+    sc.mipCount = 1;
+    check(xrCreateSwapchain(session, &sc, &depth_swapchain), "xrCreateSwapchain (depth)");
+    uint32_t n = 0;
+    check(xrEnumerateSwapchainImages(depth_swapchain, 0, &n, nullptr), "xrEnumerateSwapchainImages");
+    std::vector<XrSwapchainImageVulkan2KHR> imgs(n, {XR_TYPE_SWAPCHAIN_IMAGE_VULKAN2_KHR});
+    check(xrEnumerateSwapchainImages(depth_swapchain, n, &n, reinterpret_cast<XrSwapchainImageBaseHeader*>(imgs.data())),
+          "xrEnumerateSwapchainImages");
+    for (const auto& img : imgs) {
+      depth_images.push_back(img.image);
+      VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+      vi.image = img.image;
+      vi.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
+      vi.format = f;
+      vi.subresourceRange = {VK_IMAGE_ASPECT_DEPTH_BIT, 0, 1, 0, 2};
+      VkImageView v = VK_NULL_HANDLE;
+      engine::check(vkCreateImageView(device->get(), &vi, nullptr, &v), "vkCreateImageView");
+      depth_views.emplace_back(device->get(), v);
+    }
   }
 
   void create_actions() {
@@ -460,10 +555,10 @@ struct XrViewer::Impl {
     sync.activeActionSets = &active;
     const XrResult r = xrSyncActions(session, &sync);
     check(r, "xrSyncActions");
-    std::array<HandState, 2> hands{};
-    if (r == XR_SESSION_NOT_FOCUSED) return hands;
+    std::array<HandState, 2> out{};
+    if (r == XR_SESSION_NOT_FOCUSED) return out;
     for (int h = 0; h < 2; ++h) {
-      HandState& hs = hands[size_t(h)];
+      HandState& hs = out[size_t(h)];
       XrSpaceLocation grip{XR_TYPE_SPACE_LOCATION}, aim{XR_TYPE_SPACE_LOCATION};
       check(xrLocateSpace(grip_spaces[size_t(h)], space, time, &grip), "xrLocateSpace");
       check(xrLocateSpace(aim_spaces[size_t(h)], space, time, &aim), "xrLocateSpace");
@@ -484,7 +579,7 @@ struct XrViewer::Impl {
       check(xrGetActionStateBoolean(session, &gi, &b), "xrGetActionStateBoolean");
       hs.menu = b.isActive && b.currentState;
     }
-    return hands;
+    return out;
   }
 
   void haptic_tick(int hand) {
@@ -518,7 +613,7 @@ struct XrViewer::Impl {
   }
 
   void interact(XrTime time) {
-    const std::array<HandState, 2> hands = read_hands(time);
+    hands = read_hands(time);
     const double dt = last_time ? std::clamp(double(time - last_time) * 1e-9, 0.0, 0.1) : 0.0;
     last_time = time;
     const GestureEvents ev = gestures.update(hands, dt, world);
@@ -554,6 +649,7 @@ struct XrViewer::Impl {
     interact(fs.predictedDisplayTime);
 
     std::array<XrCompositionLayerProjectionView, 2> pv{};
+    std::array<XrCompositionLayerDepthInfoKHR, 2> di{};
     XrCompositionLayerProjection layer{XR_TYPE_COMPOSITION_LAYER_PROJECTION};
     const XrCompositionLayerBaseHeader* layers[] = {reinterpret_cast<const XrCompositionLayerBaseHeader*>(&layer)};
     uint32_t layer_count = 0;
@@ -577,6 +673,16 @@ struct XrViewer::Impl {
           pv[v].subImage.swapchain = swapchain;
           pv[v].subImage.imageRect = {{0, 0}, {int32_t(extent.width), int32_t(extent.height)}};
           pv[v].subImage.imageArrayIndex = v;
+          if (depth_swapchain != XR_NULL_HANDLE) {
+            di[v] = {XR_TYPE_COMPOSITION_LAYER_DEPTH_INFO_KHR};
+            di[v].subImage = pv[v].subImage;
+            di[v].subImage.swapchain = depth_swapchain;
+            di[v].minDepth = 0.0f;
+            di[v].maxDepth = 1.0f;
+            di[v].nearZ = kNear;  // projection(): depth 0 at kNear, 1 at kFar
+            di[v].farZ = kFar;
+            pv[v].next = &di[v];
+          }
         }
         layer.space = space;
         layer.viewCount = 2;
@@ -605,6 +711,11 @@ struct XrViewer::Impl {
     XrSwapchainImageWaitInfo wi{XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO};
     wi.timeout = XR_INFINITE_DURATION;
     check(xrWaitSwapchainImage(swapchain, &wi), "xrWaitSwapchainImage");
+    uint32_t depth_image = 0;
+    if (depth_swapchain != XR_NULL_HANDLE) {
+      check(xrAcquireSwapchainImage(depth_swapchain, &ai, &depth_image), "xrAcquireSwapchainImage (depth)");
+      check(xrWaitSwapchainImage(depth_swapchain, &wi), "xrWaitSwapchainImage (depth)");
+    }
 
     Slot& slot = slots[frame_index % kFramesInFlight];
     VkFence fence = slot.done.get();
@@ -618,6 +729,16 @@ struct XrViewer::Impl {
       params.view[v] = view_of(xv[v].pose);
       params.projection[v] = projection(xv[v].fov);
     }
+    overlay.clear();
+    FeedbackInput feedback{.hands = hands,
+                           .neuron_threshold = interaction.thresholds().neuron(),
+                           .connection_threshold = interaction.thresholds().connection(),
+                           .selection = interaction.selection() ? &*interaction.selection() : nullptr};
+    feedback.head.position = 0.5f * (to_glm(xv[0].pose.position) + to_glm(xv[1].pose.position));
+    feedback.head.orientation = to_glm(xv[0].pose.orientation);
+    build_feedback(feedback, overlay);
+    params.overlay_lines = overlay.lines();
+    params.overlay_triangles = overlay.triangles();
     const float extent_m = interaction.extent() * interaction.world().scale;
     params.fog_start = std::max(4.0f, extent_m);
     params.fog_end = std::max(40.0f, extent_m * 4);
@@ -628,20 +749,43 @@ struct XrViewer::Impl {
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     engine::check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
     transition_image(cmd, images[image], VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
-    transition_image(cmd, depth.image.get(), VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL);
-    renderer->record(cmd, RenderTarget{views[image].get(), depth.view.get(), extent}, scene_frame, params,
-                     static_cast<uint32_t>(frame_index % kFramesInFlight));
+    const bool xr_depth = depth_swapchain != XR_NULL_HANDLE;
+    const VkImage depth_vk = xr_depth ? depth_images[depth_image] : depth.image.get();
+    transition_image(cmd, depth_vk, VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL);
+    const RenderTarget target{views[image].get(), xr_depth ? depth_views[depth_image].get() : depth.view.get(), extent,
+                              /*store_depth=*/xr_depth};
+    renderer->record(cmd, target, scene_frame, params, static_cast<uint32_t>(frame_index % kFramesInFlight));
+    // The left eye to the desktop mirror, when a window image is free (never waits for one).
+    std::optional<Mirror::Blit> blit;
+    if (mirror) {
+      const float bg[3] = {params.background.r, params.background.g, params.background.b};
+      blit = mirror->record(cmd, images[image], 0, extent, static_cast<uint32_t>(frame_index % kFramesInFlight), bg);
+    }
+    // The runtime takes depth swapchain images back in DEPTH_STENCIL_ATTACHMENT_OPTIMAL.
+    if (xr_depth)
+      transition_image(cmd, depth_vk, VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+                       VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL);
     engine::check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
     engine::check(vkResetFences(device->get(), 1, &fence), "vkResetFences");
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
+    const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    if (blit) {
+      submit.waitSemaphoreCount = 1;
+      submit.pWaitSemaphores = &blit->wait;
+      submit.pWaitDstStageMask = &wait_stage;
+      submit.signalSemaphoreCount = 1;
+      submit.pSignalSemaphores = &blit->signal;
+    }
     {
       std::lock_guard lock(device->queue_mutex());
       engine::check(vkQueueSubmit(device->queue(), 1, &submit, fence), "vkQueueSubmit");
+      if (blit) mirror->present(*blit);
     }
     XrSwapchainImageReleaseInfo ri{XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO};
     check(xrReleaseSwapchainImage(swapchain, &ri), "xrReleaseSwapchainImage");
+    if (xr_depth) check(xrReleaseSwapchainImage(depth_swapchain, &ri), "xrReleaseSwapchainImage (depth)");
     return scene_frame.generation;
   }
 
@@ -650,6 +794,11 @@ struct XrViewer::Impl {
     while (!done) {
       poll_events();
       if (done) break;
+      // The mirror's window events (and its rebuild after a resize) come outside the frame timing.
+      if (mirror && !mirror->poll() && !asked_exit && running) {
+        check(xrRequestExitSession(session), "xrRequestExitSession");  // the mirror window was closed
+        asked_exit = true;
+      }
       if (!running) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         continue;
@@ -677,6 +826,12 @@ XrStats XrViewer::stats() const {
   s.runtime = impl_->runtime;
   s.space = impl_->space_name;
   s.profile = impl_->profile;
+  s.depth_layer = impl_->depth_swapchain != XR_NULL_HANDLE;
+  s.mirror = impl_->mirror != nullptr;
+  if (impl_->mirror) {
+    s.mirror_presented = impl_->mirror->presented();
+    s.mirror_skipped = impl_->mirror->skipped();
+  }
   std::vector<double> t = impl_->wait_to_end_ms;
   std::sort(t.begin(), t.end());
   if (!t.empty()) {

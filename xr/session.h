@@ -1,5 +1,5 @@
-// The headset viewer: an OpenXR session that renders the scene in stereo and turns controller
-// input into interaction.
+// The headset viewer: an OpenXR session that renders the scene in stereo, turns controller input
+// into interaction, shows feedback in view and mirrors the left eye on the desktop.
 //
 //   XrViewer viewer(options);            // throws NoHeadsetError when there is no runtime or HMD
 //   viewer.load(model_source, input_source);
@@ -10,19 +10,48 @@
 // engine's create-infos (engine/device.h), which the engine then adopts; one array swapchain of two
 // layers at the recommended size is rendered by the engine's multiview renderer in one pass; the
 // app space is STAGE when offered, else LOCAL. The frame loop is the engine's (worker results taken
-// in, O(1) work per frame) framed by xrWaitFrame / xrBeginFrame / xrEndFrame; the only wait
-// between xrWaitFrame and xrEndFrame is for the swapchain image and the frame slot's fence.
+// in, O(1) work per frame) framed by xrWaitFrame / xrBeginFrame / xrEndFrame; the only waits
+// between xrWaitFrame and xrEndFrame are for the swapchain images and the frame slot's fence.
+//
+// Depth: when the runtime offers XR_KHR_composition_layer_depth, a second array swapchain of two
+// depth layers (D32_SFLOAT, else D16_UNORM, as offered) is the renderer's depth target and each
+// projection view carries an XrCompositionLayerDepthInfoKHR (depth 0..1, nearZ/farZ of the
+// projection). Otherwise one line says so and depth stays in a private image.
 //
 // Session states: READY begins the session, STOPPING ends it, EXITING and LOSS_PENDING end the
 // run (a lost session is not rebuilt; the run ends with a message). With max_frames the viewer
 // asks the runtime to exit (xrRequestExitSession) once that many frames showed the scene.
 //
 // Interaction: the actions and suggested bindings of xr/bindings.h (a profile the runtime rejects
-// is logged and skipped), xr/gestures.h for grab, two-hand scale, thumbstick thresholds (with a
-// haptic tick per step), trigger select and menu reset.
+// is logged and skipped), xr/gestures.h for grab, two-hand scale about the hands' midpoint,
+// thumbstick thresholds (with a haptic tick per step), trigger select along the aim ray and menu
+// reset. Feedback (xr/feedback.h), drawn by the renderer's overlay pass: each tracked controller's
+// aim ray, gauges of both thresholds by the right controller, and a panel with the selected
+// neuron's tensor, op, index and value.
 //
-// Not yet: the desktop mirror window, the depth layer (XR_KHR_composition_layer_depth), the
-// in-view panel and controller ray drawing.
+// Desktop mirror (options.mirror, on unless --no-mirror): with a display, a window
+// (engine/mirror.h) shows the left eye, blitted from the eye image in the frame's own command
+// buffer and presented without waiting (zero-timeout acquire; a frame with no free window image
+// skips the mirror). No display: no mirror, one line. Closing the window ends the session.
+//
+// OpenXR functions used: xrEnumerateInstanceExtensionProperties, xrCreateInstance,
+// xrGetInstanceProperties, xrGetSystem, xrGetInstanceProcAddr (xrGetVulkanGraphicsRequirements2KHR,
+// xrCreateVulkanInstanceKHR, xrGetVulkanGraphicsDevice2KHR, xrCreateVulkanDeviceKHR),
+// xrResultToString, xrCreateSession, xrEnumerateReferenceSpaces, xrCreateReferenceSpace,
+// xrEnumerateViewConfigurationViews, xrEnumerateSwapchainFormats, xrCreateSwapchain,
+// xrEnumerateSwapchainImages, xrStringToPath, xrPathToString, xrCreateActionSet, xrCreateAction,
+// xrSuggestInteractionProfileBindings, xrAttachSessionActionSets, xrCreateActionSpace,
+// xrPollEvent, xrBeginSession, xrEndSession, xrRequestExitSession,
+// xrGetCurrentInteractionProfile, xrWaitFrame, xrBeginFrame, xrLocateViews, xrSyncActions,
+// xrLocateSpace, xrGetActionStateFloat, xrGetActionStateVector2f, xrGetActionStateBoolean,
+// xrApplyHapticFeedback, xrAcquireSwapchainImage, xrWaitSwapchainImage, xrReleaseSwapchainImage,
+// xrEndFrame, xrDestroySpace, xrDestroySwapchain, xrDestroyActionSet, xrDestroySession,
+// xrDestroyInstance.
+//
+// Ownership and threads: the viewer owns its OpenXR handles (destroyed in order: spaces,
+// swapchains, action set, session, instance), then the Vulkan objects (mirror, renderer, scene
+// buffers, device, instance). Create, run and destroy it on one thread (the main thread when the
+// mirror uses GLFW).
 #pragma once
 
 #include <memory>
@@ -46,6 +75,9 @@ struct XrStats {
   std::string runtime;                      // runtime name and version
   std::string space;                        // "STAGE" or "LOCAL"
   std::string profile;                      // active interaction profile of the right hand
+  bool depth_layer = false;                 // depth submitted through XR_KHR_composition_layer_depth
+  bool mirror = false;                      // a desktop window mirrors the left eye
+  uint64_t mirror_presented = 0, mirror_skipped = 0;  // frames shown in it / skipped (no free image)
   // Wall time from xrWaitFrame's return to xrEndFrame's return (frames after the scene is shown).
   double wait_to_end_median_ms = 0, wait_to_end_p99_ms = 0;
 };

@@ -4,14 +4,26 @@
 #include <gtest/gtest.h>
 #include <stb_image.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include <glm/glm.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+#include "assets/assets.h"
+#include "model/load.h"
+#include "model/scene/scene.h"
+#include "tests/engine/xvfb.h"
 #include "tests/support/run_nnxr.h"
 #include "tests/xrsim/client/xr_client.h"
+#include "tests/xrsim/xrsim.h"
+#include "xr/feedback.h"
 
 namespace {
 
@@ -58,7 +70,118 @@ std::vector<std::string> layer_errors(const xrsim::client::TestEnv& env) {
   return errors;
 }
 
-RunResult view(const std::string& args) { return nnxr::test::run_nnxr("view --xr --stats " + args, kLayers); }
+// The string value of "key":"..." (first occurrence; no escapes expected).
+std::string json_string(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":\"");
+  if (at == std::string::npos) return "<missing " + key + ">";
+  const auto start = at + key.size() + 4;
+  return json.substr(start, json.find('"', start) - start);
+}
+
+// The integers of "key":[a,b,...].
+std::vector<int64_t> json_ints(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":[");
+  if (at == std::string::npos) return {-1};
+  std::vector<int64_t> v;
+  const char* p = json.c_str() + at + key.size() + 4;
+  while (*p != ']') {
+    char* end = nullptr;
+    v.push_back(std::strtoll(p, &end, 10));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return v;
+}
+
+// The default model and its layout, as the viewer builds them (default layout options).
+struct DefaultScene {
+  nnxr::model::Graph graph = nnxr::model::load_model_from_memory(nnxr::assets::default_model().bytes, "digits.onnx");
+  nnxr::scene::Layout layout = nnxr::scene::Layout::build(graph, {});
+
+  // Where the viewer first puts the network (xr/session.cpp place_network): its first layer 1 m
+  // ahead of the STAGE origin at 1.3 m height, centred, layer depth (network +X) along world −Z.
+  glm::quat rotation() const { return glm::angleAxis(glm::radians(90.0f), glm::vec3(0, 1, 0)); }
+  glm::vec3 translation() const {
+    const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+    return glm::vec3(0, 1.3f, -1.0f) - rotation() * glm::vec3(lo[0], 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2]));
+  }
+  glm::vec3 to_world(std::array<float, 3> p) const { return translation() + rotation() * glm::vec3(p[0], p[1], p[2]); }
+};
+
+std::string pose(glm::vec3 p, glm::quat q = {1, 0, 0, 0}) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.6f %.6f %.6f %.6f %.6f %.6f %.6f", p.x, p.y, p.z, q.x, q.y, q.z, q.w);
+  return buf;
+}
+
+// An 8-bit linear colour as the eye image stores it: sRGB-encoded (the swapchain is *_SRGB).
+std::array<int, 3> srgb8(glm::vec4 linear) {
+  std::array<int, 3> out{};
+  for (int i = 0; i < 3; ++i) {
+    const double c = std::round(double(linear[i]) * 255.0) / 255.0;  // packed to unorm8 first
+    const double e = c <= 0.0031308 ? 12.92 * c : 1.055 * std::pow(c, 1 / 2.4) - 0.055;
+    out[size_t(i)] = int(std::lround(e * 255.0));
+  }
+  return out;
+}
+
+// An RGBA image loaded from a capture.
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> px;
+  explicit Image(const fs::path& file) {
+    int n = 0;
+    unsigned char* p = stbi_load(file.c_str(), &w, &h, &n, 4);
+    if (p) px.assign(p, p + size_t(w) * size_t(h) * 4);
+    stbi_image_free(p);
+  }
+  bool near(int i, std::array<int, 3> c, int tolerance = 3) const {
+    for (int k = 0; k < 3; ++k)
+      if (std::abs(int(px[size_t(4 * i + k)]) - c[size_t(k)]) > tolerance) return false;
+    return true;
+  }
+  int count(glm::vec4 linear) const {
+    const auto c = srgb8(linear);
+    int n = 0;
+    for (int i = 0; i < w * h; ++i) n += near(i, c);
+    return n;
+  }
+};
+
+// The capture of view `view` at runtime frame `frame` (the newest at or before it).
+fs::path capture_at(const xrsim::client::TestEnv& env, uint64_t frame, uint32_t view) {
+  fs::path best;
+  for (const auto& e : fs::directory_iterator(env.capture_dir())) {
+    unsigned long long f = 0;
+    unsigned l = 0, v = 0;
+    if (std::sscanf(e.path().filename().c_str(), "frame%llu_layer%u_view%u.png", &f, &l, &v) == 3 && v == view && f <= frame &&
+        (best.empty() || e.path().filename() > best.filename()))
+      best = e.path();
+  }
+  return best;
+}
+
+RunResult view(const std::string& args, const std::string& env = "") {
+  return nnxr::test::run_nnxr("view --xr --stats " + args, kLayers + " " + env);
+}
+
+xrsim::Record read_record(const xrsim::client::TestEnv& env) {
+  std::string error;
+  auto record = xrsim::read_record(env.record_path(), &error);
+  EXPECT_TRUE(record.has_value()) << error;
+  return record.value_or(xrsim::Record{});
+}
+
+// Counts pixels of a capture that differ from its top-left corner (the background).
+int lit_pixels(const fs::path& file) {
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load(file.c_str(), &w, &h, &n, 4);
+  if (px == nullptr) return -1;
+  int lit = 0;
+  for (int i = 0; i < w * h; ++i)
+    if (std::abs(px[4 * i] - px[0]) + std::abs(px[4 * i + 1] - px[1]) + std::abs(px[4 * i + 2] - px[2]) > 30) ++lit;
+  stbi_image_free(px);
+  return lit;
+}
 
 TEST(XrView, WalksTheSessionStatesAndSubmitsStereoImagesOfTheNetwork) {
   xrsim::client::TestEnv env("view-basic");
@@ -77,6 +200,11 @@ TEST(XrView, WalksTheSessionStatesAndSubmitsStereoImagesOfTheNetwork) {
 
   // The last frame's two eye images: background almost everywhere, the network's colours in the
   // middle below the horizon (it stands 1 m ahead at 1.3 m, the head at 1.6 m), in both eyes.
+  // The controllers' feedback (rays, gauges) is left out of the count.
+  namespace colour = nnxr::xr::feedback_colour;
+  std::vector<std::array<int, 3>> overlay;
+  for (glm::vec4 c : {colour::kRay, colour::kGaugeBack, colour::kNeuronGauge, colour::kConnectionGauge, colour::kText})
+    overlay.push_back(srgb8(c));
   std::vector<fs::path> captures;
   for (const auto& e : fs::directory_iterator(env.capture_dir())) captures.push_back(e.path());
   std::sort(captures.begin(), captures.end());
@@ -90,6 +218,10 @@ TEST(XrView, WalksTheSessionStatesAndSubmitsStereoImagesOfTheNetwork) {
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
         const unsigned char* p = px + 4 * (y * w + x);
+        const bool feedback = std::any_of(overlay.begin(), overlay.end(), [&](const std::array<int, 3>& c) {
+          return std::abs(p[0] - c[0]) <= 3 && std::abs(p[1] - c[1]) <= 3 && std::abs(p[2] - c[2]) <= 3;
+        });
+        if (feedback) continue;
         if (std::abs(p[0] - bg[0]) + std::abs(p[1] - bg[1]) + std::abs(p[2] - bg[2]) > 30) {
           ++lit;
           if (y > h / 2 && x > w / 4 && x < 3 * w / 4) ++lit_lower_middle;
@@ -137,6 +269,233 @@ frame 255
   EXPECT_GT(json_number(json, "neuron"), 0) << json;               // was 0
   EXPECT_GT(json_number(json, "connection"), 0.5 + 1e-6) << json;  // was 0.5
   EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, TwoHandSqueezeScalesAboutTheHandsMidpoint) {
+  xrsim::client::TestEnv env("view-scale");
+  // Both hands squeeze 0.4 m apart around (0, 1.5, −0.3), then move apart to 0.8 m about the same
+  // midpoint: the network doubles in size about that point, which stays where it is.
+  env.set_script(R"(
+grip left -0.2 1.5 -0.3
+grip right 0.2 1.5 -0.3
+frame 200
+/user/hand/left/input/squeeze/value 1.0
+/user/hand/right/input/squeeze/value 1.0
+frame 210
+grip left -0.3 1.5 -0.3
+grip right 0.3 1.5 -0.3
+frame 220
+grip left -0.4 1.5 -0.3
+grip right 0.4 1.5 -0.3
+frame 230
+/user/hand/left/input/squeeze/value 0.0
+/user/hand/right/input/squeeze/value 0.0
+)");
+  const RunResult r = view("--frames 260");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_NEAR(json_number(json, "scale"), 2.0, 1e-4) << json;
+  const DefaultScene scene;
+  const glm::vec3 mid(0, 1.5f, -0.3f);
+  const glm::vec3 expected = mid + 2.0f * (scene.translation() - mid);
+  const auto t = json_triple(json, "translation");
+  ASSERT_EQ(t.size(), 3u) << json;
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(t[size_t(i)], expected[i], 1e-3) << "axis " << i << ": " << json;
+  // No turn: the hands moved along the line between them.
+  const auto q = json_triple(json, "rotation");  // w, x, y of the placement's 90° yaw
+  ASSERT_EQ(q.size(), 3u) << json;
+  EXPECT_NEAR(q[0], std::cos(glm::radians(45.0f)), 1e-4) << json;
+  EXPECT_NEAR(q[2], std::sin(glm::radians(45.0f)), 1e-4) << json;
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, TriggerSelectsTheNeuronTheAimRayHits) {
+  xrsim::client::TestEnv env("view-select");
+  // The middle neuron of the deepest block, aimed at from behind the network, a little off axis.
+  const DefaultScene scene;
+  const nnxr::scene::Block& block = scene.layout.blocks().back();
+  const int64_t elements = block.tiles * block.tile_h * block.tile_w;
+  const int64_t element = elements / 2;
+  const glm::vec3 target = scene.to_world(scene.layout.position(block.tensor, element));
+  const glm::vec3 hand = target + scene.rotation() * glm::vec3(0.5f, 0, 0) + glm::vec3(0.1f, 0.15f, 0);
+  const glm::quat aim = glm::quatLookAt(glm::normalize(target - hand), glm::vec3(0, 1, 0));
+  ASSERT_LT(glm::length(aim * glm::vec3(0, 0, -1) - glm::normalize(target - hand)), 1e-4f);
+  env.set_script("grip right " + pose(hand) + "\naim right " + pose(hand, aim) + R"(
+frame 200
+/user/hand/right/input/trigger/value 1.0
+frame 210
+/user/hand/right/input/trigger/value 0.0
+)");
+  const RunResult r = view("--frames 260");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  const nnxr::model::Tensor& tensor = scene.graph.tensors[block.tensor];
+  ASSERT_EQ(json.find(R"("selected":null)"), std::string::npos) << json;
+  EXPECT_EQ(json_string(json, "tensor"), tensor.name) << json;
+  // The element's index in the tensor's shape (row-major).
+  std::vector<int64_t> index(tensor.shape.size());
+  int64_t rest = element;
+  for (size_t d = tensor.shape.size(); d-- > 0;) {
+    const int64_t n = std::max<int64_t>(tensor.shape[d], 1);
+    index[d] = rest % n;
+    rest /= n;
+  }
+  EXPECT_EQ(json_ints(json, "index"), index) << json;
+  EXPECT_TRUE(std::isfinite(json_number(json, "value"))) << json;
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, InViewFeedbackShowsRaysThresholdGaugesAndTheSelectedNeuron) {
+  namespace colour = nnxr::xr::feedback_colour;
+  xrsim::client::TestEnv env("view-feedback");
+  // The right controller stays where the runtime puts it by default, in view below and right of
+  // the head, with its gauges; its thumbstick raises the neuron threshold from frame 120 to 220.
+  // The left hand then selects the deepest block's middle neuron from behind the network.
+  const DefaultScene scene;
+  const nnxr::scene::Block& block = scene.layout.blocks().back();
+  const int64_t element = block.tiles * block.tile_h * block.tile_w / 2;
+  const glm::vec3 target = scene.to_world(scene.layout.position(block.tensor, element));
+  const glm::vec3 hand = target + scene.rotation() * glm::vec3(0.5f, 0, 0) + glm::vec3(-0.1f, 0.15f, 0);
+  const glm::quat aim = glm::quatLookAt(glm::normalize(target - hand), glm::vec3(0, 1, 0));
+  // Eye images of 640x640 so that the panel's glyphs are a few pixels tall.
+  env.set_script("view_size 640 640\ngrip left " + pose(hand) + "\naim left " + pose(hand, aim) + R"(
+frame 120
+/user/hand/right/input/thumbstick 0 1
+frame 220
+/user/hand/right/input/thumbstick 0 0
+frame 230
+/user/hand/left/input/trigger/value 1.0
+frame 240
+/user/hand/left/input/trigger/value 0.0
+)");
+  const RunResult r = view("--frames 260 --validation");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_EQ(json_string(json, "tensor"), scene.graph.tensors[block.tensor].name) << json;
+  const double neuron = json_number(json, "neuron"), connection = json_number(json, "connection");
+  ASSERT_GT(neuron, 0.1) << json;  // a few steps up
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+
+  // The left eye. (Mesa 22.3's lavapipe draws parts of multiview's second view into the first
+  // layer, in the scene as in the overlay, so the right eye is not pixel-checked here.)
+  // Before the stick moved: rays, the connection gauge at 0.5, an empty neuron gauge, no panel.
+  const Image before(capture_at(env, 110, 0));
+  ASSERT_GT(before.w, 0) << env.capture_dir();
+  EXPECT_GT(before.count(colour::kRay), 300);
+  EXPECT_GT(before.count(colour::kGaugeBack), 50);
+  const int yellow = before.count(colour::kConnectionGauge);
+  EXPECT_GT(yellow, 30);
+  EXPECT_EQ(before.count(colour::kNeuronGauge), 0);
+  EXPECT_EQ(before.count(colour::kPanel), 0);
+  // At the end: the neuron gauge filled in proportion to its threshold (the two gauges are the
+  // same size, side by side), and the selection panel with its text.
+  std::vector<fs::path> all;
+  for (const auto& e : fs::directory_iterator(env.capture_dir())) all.push_back(e.path());
+  std::sort(all.begin(), all.end());
+  ASSERT_GE(all.size(), 2u);
+  const Image after(all[all.size() - 2]);  // the left eye of the last frame
+  const int green = after.count(colour::kNeuronGauge);
+  EXPECT_NEAR(double(green) / double(after.count(colour::kConnectionGauge)), neuron / connection, 0.3 * neuron / connection)
+      << green << " neuron-gauge pixels";
+  const int panel = after.count(colour::kPanel), text = after.count(colour::kText);
+  EXPECT_GT(panel, 10000);  // about 0.4 x 0.13 m at 0.6 m
+  EXPECT_GT(text, 500);
+  EXPECT_GT(before.count(colour::kText), 20);  // the gauges' values and letters
+  EXPECT_GT(text, before.count(colour::kText) + 400);  // ... plus the panel's four lines
+  if (HasFailure()) env.keep();
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, DepthGoesToTheCompositorWithEachProjectionView) {
+  xrsim::client::TestEnv env("view-depth");
+  const RunResult r = view("--frames 5 --validation");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_NE(json.find(R"("depth_layer":true)"), std::string::npos) << json;
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+  EXPECT_EQ(r.err.find("composition_layer_depth"), std::string::npos) << r.err;
+  const xrsim::Record record = read_record(env);
+  // A colour swapchain and a depth one (D32_SFLOAT, the first depth format the runtime offers),
+  // both two layers at the recommended size.
+  ASSERT_EQ(record.swapchains.size(), 2u);
+  EXPECT_EQ(record.swapchains[1].format, VK_FORMAT_D32_SFLOAT);
+  EXPECT_EQ(record.swapchains[1].array_size, 2u);
+  EXPECT_EQ(record.swapchains[1].width, record.swapchains[0].width);
+  // Every frame with a layer carries a depth info for each of its two views (the runtime checks
+  // their sub-images and depth ranges, and fails xrEndFrame otherwise).
+  int with_layer = 0;
+  for (const auto& f : record.frames)
+    if (f.layers > 0) {
+      ++with_layer;
+      EXPECT_EQ(f.projection_views, 2u) << "frame " << f.index;
+      EXPECT_EQ(f.depth_infos, 2u) << "frame " << f.index;
+    }
+  EXPECT_GE(with_layer, 5);
+  EXPECT_TRUE(record.errors.empty()) << record.errors.front().function << " " << record.errors.front().result;
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, WithoutTheDepthExtensionDepthStaysPrivate) {
+  xrsim::client::TestEnv env("view-nodepth");
+  const RunResult r = view("--frames 5 --validation", std::string(xrsim::kEnvNoDepthLayer) + "=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_NE(json.find(R"("depth_layer":false)"), std::string::npos) << json;
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+  // One line says so.
+  const auto at = r.err.find("does not offer XR_KHR_composition_layer_depth");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("composition_layer_depth", at + 30), std::string::npos) << r.err;
+  const xrsim::Record record = read_record(env);
+  ASSERT_EQ(record.swapchains.size(), 1u);
+  int with_layer = 0;
+  for (const auto& f : record.frames)
+    if (f.layers > 0) {
+      ++with_layer;
+      EXPECT_EQ(f.depth_infos, 0u) << "frame " << f.index;
+    }
+  EXPECT_GE(with_layer, 5);
+  // The network is still drawn (depth-tested against the private depth image).
+  ASSERT_FALSE(record.captures.empty());
+  EXPECT_GT(lit_pixels(env.capture_dir() + "/" + fs::path(record.captures.back().file).filename().string()), 50);
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, DesktopMirrorPresentsTheLeftEyeWithoutHoldingUpTheHeadset) {
+  nnxr::test::Xvfb xvfb;  // a private X server unless DISPLAY is set
+  if (!xvfb.ok()) GTEST_SKIP() << "Xvfb could not be started";
+  xrsim::client::TestEnv env("view-mirror");
+  const RunResult r = view("--frames 40 --validation --width 320 --height 240", "DISPLAY=" + xvfb.display());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  ASSERT_NE(json.find(R"("mirror":{)"), std::string::npos) << json << "\n" << r.err;
+  // Every frame offered the mirror an image; the ones with none free were skipped, not waited for.
+  const double presented = json_number(json, "presented"), skipped = json_number(json, "skipped");
+  EXPECT_GE(presented, 20) << json;
+  EXPECT_GE(presented + skipped, json_number(json, "frames")) << json;
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+  EXPECT_EQ(r.err.find("mirror"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("VUID"), std::string::npos) << r.err;
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, NoMirrorWithoutADisplayOrWithNoMirror) {
+  {
+    xrsim::client::TestEnv env("view-nomirror-display");
+    const RunResult r = view("--frames 3", "DISPLAY= WAYLAND_DISPLAY=");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(last_line(r.out).find(R"("mirror":null)"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("no display (DISPLAY and WAYLAND_DISPLAY are unset); no desktop mirror\n"), std::string::npos) << r.err;
+  }
+  nnxr::test::Xvfb xvfb;
+  if (!xvfb.ok()) GTEST_SKIP() << "Xvfb could not be started";
+  xrsim::client::TestEnv env("view-nomirror-flag");
+  const RunResult r = view("--frames 3 --no-mirror", "DISPLAY=" + xvfb.display());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(last_line(r.out).find(R"("mirror":null)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("mirror"), std::string::npos) << r.err;
 }
 
 TEST(XrView, SessionLossEndsTheRunCleanly) {

@@ -8,6 +8,8 @@
 //        NNXR_XRSIM_SCRIPT       a timeline script (format below); without it the head stands still
 //                                at (0, 1.6, 0) in STAGE and no button is pressed.
 //        NNXR_XRSIM_RECORD       file the record (format below) is written to at xrDestroyInstance.
+//        NNXR_XRSIM_NO_DEPTH_LAYER  set (not "0"): XR_KHR_composition_layer_depth is not offered
+//                                (read by xrEnumerateInstanceExtensionProperties and xrCreateInstance).
 //        NNXR_XRSIM_CAPTURE_DIR  existing folder; at every xrEndFrame the colour image of each view
 //                                of each projection layer is copied to the host and saved as
 //                                frame<NNNNN>_layer<L>_view<V>.png (8-bit RGBA/BGRA formats only;
@@ -22,7 +24,7 @@
 //   One HMD system (XR_FORM_FACTOR_HEAD_MOUNTED_DISPLAY), PRIMARY_STEREO views of 256x256
 //   (changeable by the script), OPAQUE blend, reference spaces VIEW, LOCAL and STAGE, Vulkan through
 //   XR_KHR_vulkan_enable2 (the runtime prefers a CPU device, i.e. lavapipe, when there is one), depth
-//   layers through XR_KHR_composition_layer_depth, and the interaction profiles
+//   layers through XR_KHR_composition_layer_depth (unless NNXR_XRSIM_NO_DEPTH_LAYER), and the interaction profiles
 //   khr/simple_controller, oculus/touch_controller, valve/index_controller, htc/vive_controller and
 //   microsoft/motion_controller.
 //
@@ -94,6 +96,7 @@ namespace xrsim {
 inline constexpr const char* kEnvScript = "NNXR_XRSIM_SCRIPT";
 inline constexpr const char* kEnvRecord = "NNXR_XRSIM_RECORD";
 inline constexpr const char* kEnvCaptureDir = "NNXR_XRSIM_CAPTURE_DIR";
+inline constexpr const char* kEnvNoDepthLayer = "NNXR_XRSIM_NO_DEPTH_LAYER";
 
 inline constexpr int64_t kFirstDisplayTime = 1'000'000'000;  // XrTime of frame 0, ns
 inline constexpr int64_t kFramePeriod = 11'111'111;           // 90 Hz, ns

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace xrsim::api {
 namespace {
@@ -26,6 +27,17 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
+// The extensions offered: all of kExtensions, without XR_KHR_composition_layer_depth when
+// NNXR_XRSIM_NO_DEPTH_LAYER is set to a non-empty value other than 0.
+std::vector<Extension> offered_extensions() {
+  const std::string no_depth = env(kEnvNoDepthLayer);
+  std::vector<Extension> out;
+  for (const Extension& e : kExtensions)
+    if (no_depth.empty() || no_depth == "0" || std::strcmp(e.name, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME) != 0)
+      out.push_back(e);
+  return out;
+}
+
 void copy_name(char* dst, size_t size, const std::string& src) {
   std::snprintf(dst, size, "%s", src.c_str());
 }
@@ -36,13 +48,14 @@ XrResult EnumerateInstanceExtensionProperties(const char* layer_name, uint32_t c
                                               XrExtensionProperties* properties) {
   return guarded("xrEnumerateInstanceExtensionProperties", [&]() -> XrResult {
     if (layer_name != nullptr && layer_name[0] != '\0') return XR_ERROR_API_LAYER_NOT_PRESENT;
-    constexpr uint32_t n = sizeof(kExtensions) / sizeof(kExtensions[0]);
+    const std::vector<Extension> offered = offered_extensions();
+    const uint32_t n = static_cast<uint32_t>(offered.size());
     if (capacity > 0 && properties == nullptr) return XR_ERROR_VALIDATION_FAILURE;
     for (uint32_t i = 0; i < std::min(capacity, n); ++i)
       if (properties[i].type != XR_TYPE_EXTENSION_PROPERTIES) return XR_ERROR_VALIDATION_FAILURE;
     return two_call(capacity, count_output, n, [&](uint32_t i) {
-      copy_name(properties[i].extensionName, XR_MAX_EXTENSION_NAME_SIZE, kExtensions[i].name);
-      properties[i].extensionVersion = kExtensions[i].version;
+      copy_name(properties[i].extensionName, XR_MAX_EXTENSION_NAME_SIZE, offered[i].name);
+      properties[i].extensionVersion = offered[i].version;
     });
   });
 }
@@ -60,7 +73,10 @@ XrResult CreateInstance(const XrInstanceCreateInfo* info, XrInstance* out) {
       const char* name = info->enabledExtensionNames[i];
       if (name == nullptr) return XR_ERROR_VALIDATION_FAILURE;
       if (std::strcmp(name, XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME) == 0) inst->ext_vulkan2 = true;
-      else if (std::strcmp(name, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME) == 0) inst->ext_depth = true;
+      else if (std::strcmp(name, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME) == 0) {
+        if (offered_extensions().size() == std::size(kExtensions)) inst->ext_depth = true;
+        else return XR_ERROR_EXTENSION_NOT_PRESENT;
+      }
       else if (std::strcmp(name, XR_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0) continue;  // implemented by the loader
       else return XR_ERROR_EXTENSION_NOT_PRESENT;
     }
