@@ -363,36 +363,14 @@ struct XrViewer::Impl {
     for (VkFormat f : {VK_FORMAT_R8G8B8A8_SRGB, VK_FORMAT_B8G8R8A8_SRGB})
       if (format == VK_FORMAT_UNDEFINED && std::find(formats.begin(), formats.end(), int64_t(f)) != formats.end()) format = f;
     if (format == VK_FORMAT_UNDEFINED) throw std::runtime_error("OpenXR: the runtime offers no sRGB 8-bit swapchain format");
-    XrSwapchainCreateInfo sc{XR_TYPE_SWAPCHAIN_CREATE_INFO};
-    sc.usageFlags = XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT | (mirror ? XR_SWAPCHAIN_USAGE_TRANSFER_SRC_BIT : 0);
-    sc.format = format;
-    sc.sampleCount = 1;
-    sc.width = extent.width;
-    sc.height = extent.height;
-    sc.faceCount = 1;
-    sc.arraySize = 2;
-    sc.mipCount = 1;
-    check(xrCreateSwapchain(session, &sc, &swapchain), "xrCreateSwapchain");
-    check(xrEnumerateSwapchainImages(swapchain, 0, &n, nullptr), "xrEnumerateSwapchainImages");
-    std::vector<XrSwapchainImageVulkan2KHR> imgs(n, {XR_TYPE_SWAPCHAIN_IMAGE_VULKAN2_KHR});
-    check(xrEnumerateSwapchainImages(swapchain, n, &n, reinterpret_cast<XrSwapchainImageBaseHeader*>(imgs.data())),
-          "xrEnumerateSwapchainImages");
-    for (const auto& img : imgs) {
-      images.push_back(img.image);
-      VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-      vi.image = img.image;
-      vi.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
-      vi.format = format;
-      vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 2};
-      VkImageView v = VK_NULL_HANDLE;
-      engine::check(vkCreateImageView(device->get(), &vi, nullptr, &v), "vkCreateImageView");
-      views.emplace_back(device->get(), v);
-    }
+    create_array_swapchain(XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT | (mirror ? XR_SWAPCHAIN_USAGE_TRANSFER_SRC_BIT : 0), format,
+                           VK_IMAGE_ASPECT_COLOR_BIT, swapchain, images, views);
     if (depth_extension) {
       for (VkFormat f : kDepthSwapchainFormats)
         if (depth_swapchain == XR_NULL_HANDLE && std::find(formats.begin(), formats.end(), int64_t(f)) != formats.end()) {
           depth_format = f;
-          create_depth_swapchain(f);
+          create_array_swapchain(XR_SWAPCHAIN_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, f, VK_IMAGE_ASPECT_DEPTH_BIT, depth_swapchain,
+                                 depth_images, depth_views);
         }
       if (depth_swapchain == XR_NULL_HANDLE)
         std::cerr << "nnxr: the OpenXR runtime offers no depth-only swapchain format; depth stays private to nnxr\n";
@@ -403,11 +381,13 @@ struct XrViewer::Impl {
     }
   }
 
-  // An array swapchain of two depth layers, submitted with each projection view
+  // An array swapchain of two layers (one per eye) at the recommended size, its images and a
+  // 2D_ARRAY view of each. The depth one is submitted with each projection view
   // (XrCompositionLayerDepthInfoKHR) so that the compositor can reproject with depth.
-  void create_depth_swapchain(VkFormat f) {
+  void create_array_swapchain(XrSwapchainUsageFlags usage, VkFormat f, VkImageAspectFlags aspect, XrSwapchain& out,
+                              std::vector<VkImage>& out_images, std::vector<ImageView>& out_views) {
     XrSwapchainCreateInfo sc{XR_TYPE_SWAPCHAIN_CREATE_INFO};
-    sc.usageFlags = XR_SWAPCHAIN_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT;
+    sc.usageFlags = usage;
     sc.format = f;
     sc.sampleCount = 1;
     sc.width = extent.width;
@@ -415,24 +395,25 @@ struct XrViewer::Impl {
     sc.faceCount = 1;
     sc.arraySize = 2;
     sc.mipCount = 1;
-    check(xrCreateSwapchain(session, &sc, &depth_swapchain), "xrCreateSwapchain (depth)");
+    check(xrCreateSwapchain(session, &sc, &out), "xrCreateSwapchain");
     uint32_t n = 0;
-    check(xrEnumerateSwapchainImages(depth_swapchain, 0, &n, nullptr), "xrEnumerateSwapchainImages");
+    check(xrEnumerateSwapchainImages(out, 0, &n, nullptr), "xrEnumerateSwapchainImages");
     std::vector<XrSwapchainImageVulkan2KHR> imgs(n, {XR_TYPE_SWAPCHAIN_IMAGE_VULKAN2_KHR});
-    check(xrEnumerateSwapchainImages(depth_swapchain, n, &n, reinterpret_cast<XrSwapchainImageBaseHeader*>(imgs.data())),
+    check(xrEnumerateSwapchainImages(out, n, &n, reinterpret_cast<XrSwapchainImageBaseHeader*>(imgs.data())),
           "xrEnumerateSwapchainImages");
     for (const auto& img : imgs) {
-      depth_images.push_back(img.image);
+      out_images.push_back(img.image);
       VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
       vi.image = img.image;
       vi.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
       vi.format = f;
-      vi.subresourceRange = {VK_IMAGE_ASPECT_DEPTH_BIT, 0, 1, 0, 2};
+      vi.subresourceRange = {aspect, 0, 1, 0, 2};
       VkImageView v = VK_NULL_HANDLE;
       engine::check(vkCreateImageView(device->get(), &vi, nullptr, &v), "vkCreateImageView");
-      depth_views.emplace_back(device->get(), v);
+      out_views.emplace_back(device->get(), v);
     }
   }
+
 
   void create_actions() {
     check(xrStringToPath(instance, "/user/hand/left", &hand_paths[0]), "xrStringToPath");
