@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "model/runtime/broadcast.h"
+#include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -95,6 +96,53 @@ void sigmoid_f32(const float* x, float* y, int64_t n) {
 
 void sigmoid_naive(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x[i]))));
+}
+
+void epilogue_apply(const EpilogueOut& out, float* y, int64_t offset, int64_t n, bool bias_add, float bias) {
+  if (bias_add)
+    for (int64_t i = 0; i < n; ++i) y[i] += bias;
+  if (!out.epi) return;
+  const Epilogue& e = *out.epi;
+  float* z = out.z1 + offset;
+  // The same expressions as the Relu, Clip, LeakyRelu, Sigmoid and Mul kernels.
+  switch (e.kind) {
+    case Epilogue::Kind::Relu:
+      for (int64_t i = 0; i < n; ++i) z[i] = y[i] > 0.f ? y[i] : 0.f;
+      break;
+    case Epilogue::Kind::Clip: {
+      const float lo = e.lo, hi = e.hi;
+      for (int64_t i = 0; i < n; ++i) z[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
+      break;
+    }
+    case Epilogue::Kind::LeakyRelu: {
+      const float a = e.alpha;
+      for (int64_t i = 0; i < n; ++i) z[i] = y[i] >= 0.f ? y[i] : a * y[i];
+      break;
+    }
+    case Epilogue::Kind::Sigmoid: sigmoid_f32(y, z, n); break;
+    case Epilogue::Kind::SiLU: {
+      sigmoid_f32(y, z, n);
+      float* z2 = out.z2 + offset;
+      for (int64_t i = 0; i < n; ++i) z2[i] = y[i] * z[i];
+      break;
+    }
+  }
+}
+
+void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = y[i];
+    double r = 0;
+    switch (e.kind) {
+      case Epilogue::Kind::Relu: r = v > 0 ? v : 0; break;
+      case Epilogue::Kind::Clip: r = v < e.lo ? e.lo : v > e.hi ? e.hi : v; break;
+      case Epilogue::Kind::LeakyRelu: r = v >= 0 ? v : e.alpha * v; break;
+      case Epilogue::Kind::Sigmoid:
+      case Epilogue::Kind::SiLU: r = 1.0 / (1.0 + std::exp(-v)); break;
+    }
+    z1[i] = static_cast<float>(r);
+    if (e.kind == Epilogue::Kind::SiLU) z2[i] = static_cast<float>(v * r);
+  }
 }
 
 void register_activation(Registry& r) {
