@@ -42,6 +42,10 @@ void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, 
 void sigmoid_f32(const float* x, float* y, int64_t n);
 void sigmoid_naive(const float* x, float* y, int64_t n);
 
+// tanh(x) to a few ulp, faster than libm's (the recurrent cells' activation). The reference is
+// std::tanh.
+float tanh_fast(float x);
+
 // Batched broadcasting MatMul of float tensors with numpy semantics (1-D operands promoted).
 // Returns the output shape; `out` is resized. Throws std::invalid_argument on bad shapes.
 std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);

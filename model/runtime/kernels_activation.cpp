@@ -128,25 +128,38 @@ __attribute__((target("avx2,fma"))) void sigmoid_avx2(const float* x, float* y, 
 void sigmoid_sse(const float* x, float* y, int64_t n) { sigmoid_body(x, y, n); }
 
 // The epilogue's element loops (vectorised by the compiler; AVX2 where available).
+// One pass: y[i] += bias (when bias_add), z[i] = f(y[i]).
+template <class F>
+[[gnu::always_inline]] inline void bias_then(float* y, float* z, int64_t n, bool bias_add, float bias, F f) {
+  if (bias_add) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = y[i] + bias;
+      y[i] = v;
+      z[i] = f(v);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) z[i] = f(y[i]);
+  }
+}
+
 [[gnu::always_inline]] inline void epilogue_body(const Epilogue& e, float* y, float* z, int64_t n, bool bias_add, float bias) {
-  if (bias_add)
-    for (int64_t i = 0; i < n; ++i) y[i] += bias;
   // The same expressions as the Relu, Clip and LeakyRelu kernels.
   switch (e.kind) {
-    case Epilogue::Kind::Relu:
-      for (int64_t i = 0; i < n; ++i) z[i] = y[i] > 0.f ? y[i] : 0.f;
-      break;
+    case Epilogue::Kind::Relu: bias_then(y, z, n, bias_add, bias, [](float v) { return v > 0.f ? v : 0.f; }); break;
     case Epilogue::Kind::Clip: {
       const float lo = e.lo, hi = e.hi;
-      for (int64_t i = 0; i < n; ++i) z[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
+      bias_then(y, z, n, bias_add, bias, [lo, hi](float v) { return v < lo ? lo : v > hi ? hi : v; });
       break;
     }
     case Epilogue::Kind::LeakyRelu: {
       const float a = e.alpha;
-      for (int64_t i = 0; i < n; ++i) z[i] = y[i] >= 0.f ? y[i] : a * y[i];
+      bias_then(y, z, n, bias_add, bias, [a](float v) { return v >= 0.f ? v : a * v; });
       break;
     }
-    default: break;
+    default:  // bias only
+      if (bias_add)
+        for (int64_t i = 0; i < n; ++i) y[i] += bias;
+      break;
   }
 }
 __attribute__((target("avx2,fma"))) void epilogue_avx2(const Epilogue& e, float* y, float* z, int64_t n, bool bias_add, float bias) {

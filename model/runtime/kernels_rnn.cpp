@@ -7,6 +7,18 @@
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
+// tanh to a few ulp without libm's tanhf (which goes through expm1f: the recurrences' hot spot):
+// Cephes' odd polynomial for |x| < 0.625, 1 - 2 / (exp(2|x|) + 1) with the sign of x elsewhere.
+float tanh_fast(float x) {
+  const float ax = std::fabs(x);
+  if (ax < 0.625f) {
+    const float z = x * x;
+    return x + x * z * ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z - 5.37397155531E-2f) * z + 1.33314422036E-1f) * z - 3.33332819422E-1f);
+  }
+  return std::copysign(1.f - 2.f / (std::exp(2.f * ax) + 1.f), x);
+}
+
+
 namespace {
 
 enum class Act { Sigmoid, Tanh, Relu, HardSigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, Elu, Softsign, Softplus };
@@ -17,13 +29,13 @@ struct ActFn {
   float operator()(float x) const {
     switch (kind) {
       case Act::Sigmoid: return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
-      case Act::Tanh: return std::tanh(x);
+      case Act::Tanh: return tanh_fast(x);
       case Act::Relu: return std::max(0.f, x);
       case Act::HardSigmoid: return std::clamp(alpha * x + beta, 0.f, 1.f);
       case Act::Affine: return alpha * x + beta;
       case Act::LeakyRelu: return x >= 0 ? x : alpha * x;
       case Act::ThresholdedRelu: return x > alpha ? x : 0.f;
-      case Act::ScaledTanh: return alpha * std::tanh(beta * x);
+      case Act::ScaledTanh: return alpha * tanh_fast(beta * x);
       case Act::Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
       case Act::Softsign: return x / (1 + std::fabs(x));
       case Act::Softplus: return std::log1p(std::exp(x));

@@ -325,3 +325,15 @@ TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
     if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, K, "silu " + geom_str(g));
   }
 }
+
+TEST(RuntimeKernels, TanhFastMatchesLibm) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> wide(-12.f, 12.f), narrow(-1.f, 1.f);
+  std::vector<float> xs = {0.f, -0.f, 0.625f, -0.625f, 0.6249999f, 1e-30f, -1e-7f, 88.f, -100.f, INFINITY, -INFINITY};
+  for (int i = 0; i < 20000; ++i) xs.push_back(i % 2 ? wide(rng) : narrow(rng) * std::pow(10.f, -static_cast<float>(i % 7)));
+  for (float x : xs) {
+    const double ref = std::tanh(static_cast<double>(x));
+    EXPECT_NEAR(tanh_fast(x), ref, 4e-7 * std::fabs(ref) + 1e-38) << x;
+  }
+  EXPECT_TRUE(std::isnan(tanh_fast(NAN)));
+}
