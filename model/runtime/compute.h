@@ -45,6 +45,9 @@ void sigmoid_naive(const float* x, float* y, int64_t n);
 // tanh(x) to a few ulp, faster than libm's (the recurrent cells' activation). The reference is
 // std::tanh.
 float tanh_fast(float x);
+// tanh over n floats (y may be x): the polynomial of tanh_fast near 0, 2 sigmoid(2x) - 1 elsewhere
+// (vectorised through sigmoid_f32; a few ulp).
+void tanh_f32(const float* x, float* y, int64_t n);
 
 // Batched broadcasting MatMul of float tensors with numpy semantics (1-D operands promoted).
 // Returns the output shape; `out` is resized. Throws std::invalid_argument on bad shapes.

@@ -176,6 +176,21 @@ bool avx2() {
 
 void sigmoid_f32(const float* x, float* y, int64_t n) { (avx2() ? sigmoid_avx2 : sigmoid_sse)(x, y, n); }
 
+void tanh_f32(const float* x, float* y, int64_t n) {
+  constexpr int64_t kChunk = 256;
+  float s[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    for (int64_t k = 0; k < m; ++k) s[k] = 2.f * x[i0 + k];
+    sigmoid_f32(s, s, m);
+    for (int64_t k = 0; k < m; ++k) {
+      const float v = x[i0 + k], z = v * v;
+      const float near0 = v + v * z * ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z - 5.37397155531E-2f) * z + 1.33314422036E-1f) * z - 3.33332819422E-1f);
+      y[i0 + k] = std::fabs(v) < 0.625f ? near0 : 2.f * s[k] - 1.f;
+    }
+  }
+}
+
 void sigmoid_naive(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x[i]))));
 }

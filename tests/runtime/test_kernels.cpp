@@ -337,3 +337,18 @@ TEST(RuntimeKernels, TanhFastMatchesLibm) {
   }
   EXPECT_TRUE(std::isnan(tanh_fast(NAN)));
 }
+
+TEST(RuntimeKernels, TanhArrayMatchesLibm) {
+  std::vector<float> xs = {0.f, -0.f, 0.625f, -0.625f, 0.6249999f, 1e-30f, -1e-7f, 88.f, -100.f, INFINITY, -INFINITY};
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> wide(-12.f, 12.f);
+  for (int i = 0; i < 5001; ++i) xs.push_back(i % 2 ? wide(rng) : wide(rng) * std::pow(10.f, -static_cast<float>(i % 7)));
+  std::vector<float> y(xs.size()), inplace = xs;
+  tanh_f32(xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+  tanh_f32(inplace.data(), inplace.data(), static_cast<int64_t>(inplace.size()));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double ref = std::tanh(static_cast<double>(xs[i]));
+    EXPECT_NEAR(y[i], ref, 1e-6 * std::fabs(ref) + 1e-38) << xs[i];
+    EXPECT_EQ(y[i], inplace[i]) << xs[i];
+  }
+}
