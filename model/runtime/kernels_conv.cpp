@@ -232,9 +232,10 @@ void dw_accumulate(const float* base, const int64_t* off, const float* w, int64_
 }  // namespace
 
 // Each plane is first copied into a zero-padded buffer whose columns are split by phase modulo the
-// stride, so that every kernel tap reads a contiguous run. With stride 1 the whole plane is one
-// run (the padded rows laid end to end; the padding columns' outputs are computed and dropped),
-// so that narrow planes still fill whole vector blocks; with a stride, one output row at a time.
+// stride, so that every kernel tap reads a contiguous run. With stride 1 and narrow rows the whole
+// plane is one run (the padded rows laid end to end; the padding columns' outputs are computed and
+// dropped), so that narrow planes still fill whole vector blocks; otherwise one output row at a
+// time.
 void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   const G2 s = as2d(g);
   const int64_t HW = s.H * s.W, P = s.OH * s.OW, KK = s.kh * s.kw;
@@ -242,7 +243,9 @@ void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const flo
   const int64_t Hp = (s.OH - 1) * s.sh + (s.kh - 1) * s.dh + 1;  // padded rows that are read
   const int64_t Wp = (s.OW - 1) * s.sw + (s.kw - 1) * s.dw + 1;  // padded columns that are read
   const int64_t Wq = (Wp + s.sw - 1) / s.sw;                     // columns per phase
-  const bool flat = s.sh == 1 && s.sw == 1;
+  // Rows of 64 or more outputs fill most of their blocks: those go straight into y, one row at a
+  // time (no copy out of a flat buffer).
+  const bool flat = s.sh == 1 && s.sw == 1 && s.OW < 64;
   // Tap t reads row (oh * sh + ki * dh), phase (kj * dw) % sw, from column ow + (kj * dw) / sw.
   std::vector<int64_t> off(static_cast<size_t>(KK));
   for (int64_t ki = 0; ki < s.kh; ++ki)

@@ -248,7 +248,7 @@ TEST(RuntimeKernels, ConvDepthwiseLargePlanesMatchNaive) {
       g.dilation.push_back(iter % 5 == 0 ? 2 : 1);
       g.pad_begin.push_back(r(0, k / 2 + 1));
       g.pad_end.push_back(r(0, k / 2));
-      g.in.push_back(r(17, 70));
+      g.in.push_back(r(17, 140));  // (wide rows: the per-row stride-1 path)
       g.out.push_back(conv_out_dim(g.in.back(), k, g.stride.back(), g.dilation.back(), g.pad_begin.back() + g.pad_end.back()));
     }
     const auto x = test::random_floats(static_cast<size_t>(g.C * product(g.in)), 500 + iter);
