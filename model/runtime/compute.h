@@ -9,6 +9,9 @@
 
 namespace nnxr::runtime {
 
+// Whether the CPU (and OS) can run AVX2 + FMA code: kernels with such a variant pick it then.
+bool cpu_has_avx2_fma();
+
 // C[M,N] = alpha * op(A) * op(B) + beta * C, op = transpose when ta/tb. lda/ldb/ldc are the
 // row strides of A, B, C as stored. OpenBLAS runs single-threaded; a large product is split into
 // row or column blocks over the pool set with GemmPool on this thread (one set of threads for the
@@ -27,6 +30,10 @@ class GemmPool {
   ThreadPool* previous_;
 };
 
+// The same product on the calling thread only (for callers that split the work themselves).
+void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+                 float beta, float* C, int64_t ldc);
+
 void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
                 float beta, float* C, int64_t ldc);
 
@@ -35,11 +42,40 @@ void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, 
 void sigmoid_f32(const float* x, float* y, int64_t n);
 void sigmoid_naive(const float* x, float* y, int64_t n);
 
+// tanh(x) to a few ulp, faster than libm's (the recurrent cells' activation). The reference is
+// std::tanh.
+float tanh_fast(float x);
+// tanh over n floats (y may be x): the polynomial of tanh_fast near 0, 2 sigmoid(2x) - 1 elsewhere
+// (vectorised through sigmoid_f32; a few ulp).
+void tanh_f32(const float* x, float* y, int64_t n);
+
 // Batched broadcasting MatMul of float tensors with numpy semantics (1-D operands promoted).
 // Returns the output shape; `out` is resized. Throws std::invalid_argument on bad shapes.
 std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
 void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
+
+// An activation computed in the output pass of the node that produces its input (the Plan fuses
+// a Conv with a following Relu, Clip, LeakyRelu or Sigmoid, and Sigmoid with the Mul of SiLU).
+// Both tensors are written: the pre-activation y (every tensor is kept) and z1 = act(y); for
+// SiLU also z2 = y * z1. The results equal those of the separate kernels.
+struct Epilogue {
+  enum class Kind { Relu, Clip, LeakyRelu, Sigmoid, SiLU };
+  Kind kind = Kind::Relu;
+  float lo = 0, hi = 0;  // Clip
+  float alpha = 0;       // LeakyRelu
+  int outputs() const { return kind == Kind::SiLU ? 2 : 1; }
+};
+// Where an epilogue writes: arrays laid out like y (null epi: none).
+struct EpilogueOut {
+  const Epilogue* epi = nullptr;
+  float* z1 = nullptr;
+  float* z2 = nullptr;
+};
+// y[i] += bias (when bias_add), then the epilogue of y[i] into out.z1/z2 at `offset`.
+void epilogue_apply(const EpilogueOut& out, float* y, int64_t offset, int64_t n, bool bias_add, float bias);
+// The reference: in double, one element at a time.
+void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int64_t n);
 
 // Convolution geometry: X [N, C, *in], W [M, C/group, *kernel], Y [N, M, *out].
 struct ConvGeom {
@@ -53,11 +89,14 @@ int64_t conv_out_dim(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 // Any spatial rank. B may be null.
 void conv_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y);
 // Spatial rank 1 or 2: im2col (in column blocks) + sgemm.
-void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool);
+void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                 const EpilogueOut& act = {});
 // Spatial rank 1 or 2, group == C == M: a direct kernel.
-void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool);
+void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                    const EpilogueOut& act = {});
 // Picks one of the above.
-void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool);
+void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+               const EpilogueOut& act = {});
 
 // ConvTranspose: X [N, C, *in], W [C, M/group, *kernel], Y [N, M, *out]; geometry fields mean
 // the same (C input channels, M output channels, `out` the output dims).

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/kernels_more.h"
 
@@ -62,6 +63,15 @@ void Value::clear() {
   elements_ = 0;
   size_ = 0;
   borrowed_.reset();
+}
+
+bool cpu_has_avx2_fma() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
 }
 
 // ---- messages --------------------------------------------------------------------------------

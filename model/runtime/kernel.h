@@ -16,6 +16,7 @@
 
 #include "model/graph.h"
 #include "model/half.h"
+#include "model/runtime/compute.h"
 #include "model/runtime/runtime.h"
 #include "model/runtime/thread_pool.h"
 #include "model/runtime/value.h"
@@ -61,6 +62,16 @@ class KernelContext {
   // Output i; throws when the node has no such output.
   Value& out(size_t i) const;
 
+  // The activation fused into this node by the Plan (Conv only), or null; its outputs (one, two
+  // for SiLU) must be written by the kernel.
+  const Epilogue* epilogue() const { return epilogue_; }
+  Value& epilogue_out(int k) const { return *epilogue_out_[k]; }
+  void set_epilogue(const Epilogue* e, Value* z1, Value* z2) {
+    epilogue_ = e;
+    epilogue_out_[0] = z1;
+    epilogue_out_[1] = z2;
+  }
+
   std::string input_name(size_t i) const;
   std::string output_name(size_t i) const;
   ThreadPool& pool() const { return pool_; }
@@ -77,6 +88,8 @@ class KernelContext {
   std::span<const Value*> inputs_;
   std::span<Value*> outputs_;
   ThreadPool& pool_;
+  const Epilogue* epilogue_ = nullptr;
+  Value* epilogue_out_[2] = {nullptr, nullptr};
 };
 
 class Kernel {

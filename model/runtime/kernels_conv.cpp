@@ -30,21 +30,6 @@ G2 as2d(const ConvGeom& g) {
   throw std::invalid_argument("2-D kernel used with spatial rank " + std::to_string(g.spatial()));
 }
 
-// Four floats as one value (GCC/Clang vector extension: one SSE register on x86-64).
-using F4 = float __attribute__((vector_size(16)));
-inline F4 load4(const float* p) {
-  F4 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// Y[n, m, :] = B[m].
-void fill_bias(const ConvGeom& g, const float* B, float* Y, ThreadPool& pool) {
-  const int64_t P = product(g.out);
-  pool.parallel_for(g.N * g.M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) std::fill(Y + i * P, Y + (i + 1) * P, B[i % g.M]);
-  });
-}
 
 }  // namespace
 
@@ -86,90 +71,191 @@ void conv_naive(const ConvGeom& g, const float* X, const float* W, const float* 
     }
 }
 
-void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
+namespace {
+
+// Rows [r0, r1) of the im2col matrix [Kdim, pb] (row r = tap (c, ki, kj)) of output columns
+// [p0, p0 + pb) of one image and group, into cols (row stride pb).
+void im2col_rows(const G2& s, const float* x, int64_t KK, int64_t p0, int64_t pb, int64_t r0, int64_t r1, float* cols) {
+  const int64_t HW = s.H * s.W;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t c = r / KK, ki = (r / s.kw) % s.kh, kj = r % s.kw;
+    const float* xc = x + c * HW;
+    float* dst = cols + r * pb;
+    // Tap (ki, kj) reads column ow * sw + off of row oh * sh - ph + ki * dh; the columns
+    // inside the input are ow in [ow_lo, ow_hi). One output row (or part of one) at a time:
+    // zeros, a contiguous copy (stride 1) or a strided one, zeros.
+    const int64_t off = kj * s.dw - s.pw;
+    const int64_t ow_lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
+    const int64_t ow_hi = std::min(s.OW, s.W - off <= 0 ? 0 : (s.W - off + s.sw - 1) / s.sw);
+    for (int64_t p = p0; p < p0 + pb;) {
+      const int64_t oh = p / s.OW, ow0 = p % s.OW, ow1 = std::min(s.OW, ow0 + (p0 + pb - p));
+      float* d = dst + (p - p0);  // d[ow - ow0]
+      const int64_t ih = oh * s.sh - s.ph + ki * s.dh;
+      if (ih < 0 || ih >= s.H) {
+        std::fill(d, d + (ow1 - ow0), 0.f);
+      } else {
+        const float* row = xc + ih * s.W;  // column ow reads row[ow * sw + off]
+        const int64_t lo = std::clamp(ow_lo, ow0, ow1), hi = std::clamp(ow_hi, lo, ow1);
+        std::fill(d, d + (lo - ow0), 0.f);
+        if (s.sw == 1) std::copy(row + lo + off, row + hi + off, d + (lo - ow0));
+        else
+          for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = row[ow * s.sw + off];
+        std::fill(d + (hi - ow0), d + (ow1 - ow0), 0.f);
+      }
+      p += ow1 - ow0;
+    }
+  }
+}
+
+}  // namespace
+
+// The bias and the epilogue are applied to each block of output columns right after its product,
+// while the block is still in cache (the product runs with beta = 0).
+void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   const G2 s = as2d(g);
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
   const int64_t P = s.OH * s.OW, HW = s.H * s.W, KK = s.kh * s.kw, Kdim = Cg * KK;
+  if (P == 0) return;
   const bool pointwise = KK == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 && s.OH == s.H && s.OW == s.W;
-  const int64_t block = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim)));
-  // The column buffer (up to 8 MB) is kept per thread: allocating it per call costs page faults
-  // and zero-filling that the copies below overwrite anyway.
-  // (Worker threads write into the caller's buffer: the lambdas below use `cols`, not `col`.)
+  const bool post = B || act.epi;
+  // Rows [m0, m1) of group grp, columns [p0, p0 + pb): bias and epilogue.
+  auto finish = [&](int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t p0, int64_t pb) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const int64_t ch = grp * Mg + m, at = (n * g.M + ch) * P + p0;
+      epilogue_apply(act, Y + at, at, pb, B != nullptr, B ? B[ch] : 0.f);
+    }
+  };
+  // Blocks of output columns, each done whole by one thread (im2col into that thread's buffer,
+  // product, bias and epilogue), sized so that the block's columns and outputs stay in L2.
+  const int64_t per_col = (pointwise ? Cg : Kdim) + Mg;
+  const int64_t block = std::clamp<int64_t>((int64_t{1} << 17) / per_col / 16 * 16, 64, 1024);
+  const int64_t blocks = (P + block - 1) / block;
+  const int64_t flops_per_block = 2 * Mg * Kdim * std::min(block, P);
+  if (pool.threads() == 1 || blocks >= 2 * pool.threads()) {
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.group; ++grp) {
+        const float* x = X + (n * g.C + grp * Cg) * HW;
+        float* y = Y + (n * g.M + grp * Mg) * P;
+        const float* w = W + grp * Mg * Kdim;
+        pool.parallel_for(blocks, std::max<int64_t>(1, (int64_t{1} << 21) / flops_per_block), [&](int64_t b0, int64_t b1) {
+          // Each thread's own column buffer (kept: allocating per call costs page faults).
+          thread_local std::vector<float> col;
+          for (int64_t bi = b0; bi < b1; ++bi) {
+            const int64_t p0 = bi * block, pb = std::min(block, P - p0);
+            if (pointwise) {
+              gemm_serial(false, false, Mg, pb, Cg, 1.f, w, Kdim, x + p0, HW, 0.f, y + p0, P);
+            } else {
+              if (col.size() < static_cast<size_t>(Kdim * block)) col.resize(static_cast<size_t>(Kdim * block));
+              im2col_rows(s, x, KK, p0, pb, 0, Kdim, col.data());
+              gemm_serial(false, false, Mg, pb, Kdim, 1.f, w, Kdim, col.data(), pb, 0.f, y + p0, P);
+            }
+            if (post) finish(n, grp, 0, Mg, p0, pb);
+          }
+        });
+      }
+    return;
+  }
+  // Few columns: the whole product split over the pool by gemm_blas (by rows when there are
+  // many), im2col split by rows, the bias and epilogue by output rows.
+  const int64_t cblock = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim)));
   thread_local std::vector<float> col;
-  if (!pointwise && col.size() < static_cast<size_t>(Kdim * block)) col.resize(static_cast<size_t>(Kdim * block));
-  float* const cols = col.data();
-  // The bias is written first and the products added to it (beta = 1): one pass over Y fewer
-  // than a separate bias pass after a gemm that zeroes Y.
-  const float beta = B ? 1.f : 0.f;
-  if (B) fill_bias(g, B, Y, pool);
+  if (!pointwise && col.size() < static_cast<size_t>(Kdim * cblock)) col.resize(static_cast<size_t>(Kdim * cblock));
+  float* const cols = col.data();  // (worker threads write into this thread's buffer)
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t grp = 0; grp < g.group; ++grp) {
       const float* x = X + (n * g.C + grp * Cg) * HW;
       float* y = Y + (n * g.M + grp * Mg) * P;
       const float* w = W + grp * Mg * Kdim;
-      if (pointwise) {
-        gemm_blas(false, false, Mg, P, Cg, 1.f, w, Kdim, x, HW, beta, y, P);
-        continue;
-      }
-      for (int64_t p0 = 0; p0 < P; p0 += block) {
-        const int64_t pb = std::min(block, P - p0);
-        pool.parallel_for(Kdim, 4, [&](int64_t r0, int64_t r1) {
-          for (int64_t r = r0; r < r1; ++r) {
-            const int64_t c = r / KK, ki = (r / s.kw) % s.kh, kj = r % s.kw;
-            const float* xc = x + c * HW;
-            float* dst = cols + r * pb;
-            // Tap (ki, kj) reads column ow * sw + off of row oh * sh - ph + ki * dh; the columns
-            // inside the input are ow in [ow_lo, ow_hi). One output row (or part of one) at a time:
-            // zeros, a contiguous copy (stride 1) or a strided one, zeros.
-            const int64_t off = kj * s.dw - s.pw;
-            const int64_t ow_lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
-            const int64_t ow_hi = std::min(s.OW, s.W - off <= 0 ? 0 : (s.W - off + s.sw - 1) / s.sw);
-            for (int64_t p = p0; p < p0 + pb;) {
-              const int64_t oh = p / s.OW, ow0 = p % s.OW, ow1 = std::min(s.OW, ow0 + (p0 + pb - p));
-              float* d = dst + (p - p0);  // d[ow - ow0]
-              const int64_t ih = oh * s.sh - s.ph + ki * s.dh;
-              if (ih < 0 || ih >= s.H) {
-                std::fill(d, d + (ow1 - ow0), 0.f);
-              } else {
-                const float* row = xc + ih * s.W;  // column ow reads row[ow * sw + off]
-                const int64_t a = std::clamp(ow_lo, ow0, ow1), b = std::clamp(ow_hi, a, ow1);
-                std::fill(d, d + (a - ow0), 0.f);
-                if (s.sw == 1) std::copy(row + a + off, row + b + off, d + (a - ow0));
-                else
-                  for (int64_t ow = a; ow < b; ++ow) d[ow - ow0] = row[ow * s.sw + off];
-                std::fill(d + (b - ow0), d + (ow1 - ow0), 0.f);
-              }
-              p += ow1 - ow0;
-            }
-          }
-        });
-        gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, cols, pb, beta, y + p0, P);
+      for (int64_t p0 = 0; p0 < P; p0 += cblock) {
+        const int64_t pb = std::min(cblock, P - p0);
+        if (pointwise) {
+          gemm_blas(false, false, Mg, pb, Cg, 1.f, w, Kdim, x + p0, HW, 0.f, y + p0, P);
+        } else {
+          pool.parallel_for(Kdim, 4, [&](int64_t r0, int64_t r1) { im2col_rows(s, x, KK, p0, pb, r0, r1, cols); });
+          gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, cols, pb, 0.f, y + p0, P);
+        }
+        if (post)
+          pool.parallel_for(Mg, std::max<int64_t>(1, 4096 / pb), [&](int64_t m0, int64_t m1) { finish(n, grp, m0, m1, p0, pb); });
       }
     }
 }
 
+namespace {
+
+constexpr int64_t kDwBlock = 32;  // outputs per block: four 8-float accumulators
+
+// out[j] = bias + sum_t w[t] * base[off[t] + j] for j in [0, n). Reads base[off[t] + j] for j up
+// to n rounded up to kDwBlock (callers leave that much slack); stores only out[0, n). Built for
+// AVX2 + FMA where the CPU has them (see dw_accumulate below), SSE otherwise.
+[[gnu::always_inline]] inline void dw_accumulate_body(const float* base, const int64_t* off, const float* w, int64_t taps, float bias, float* out,
+                                                      int64_t n) {
+  using V = float __attribute__((vector_size(32)));
+  for (int64_t j0 = 0; j0 < n; j0 += kDwBlock) {
+    V a0 = V{} + bias, a1 = a0, a2 = a0, a3 = a0;  // in registers across all taps
+    for (int64_t t = 0; t < taps; ++t) {
+      const float* src = base + off[t] + j0;
+      const float wv = w[t];
+      V x0, x1, x2, x3;
+      std::memcpy(&x0, src, sizeof x0);
+      std::memcpy(&x1, src + 8, sizeof x1);
+      std::memcpy(&x2, src + 16, sizeof x2);
+      std::memcpy(&x3, src + 24, sizeof x3);
+      a0 += wv * x0;
+      a1 += wv * x1;
+      a2 += wv * x2;
+      a3 += wv * x3;
+    }
+    if (n - j0 >= kDwBlock) {
+      std::memcpy(out + j0, &a0, sizeof a0);
+      std::memcpy(out + j0 + 8, &a1, sizeof a1);
+      std::memcpy(out + j0 + 16, &a2, sizeof a2);
+      std::memcpy(out + j0 + 24, &a3, sizeof a3);
+    } else {
+      const V acc[4] = {a0, a1, a2, a3};
+      std::memcpy(out + j0, acc, static_cast<size_t>(n - j0) * sizeof(float));
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) void dw_accumulate_avx2(const float* base, const int64_t* off, const float* w, int64_t taps, float bias,
+                                                              float* out, int64_t n) {
+  dw_accumulate_body(base, off, w, taps, bias, out, n);
+}
+void dw_accumulate_sse(const float* base, const int64_t* off, const float* w, int64_t taps, float bias, float* out, int64_t n) {
+  dw_accumulate_body(base, off, w, taps, bias, out, n);
+}
+void dw_accumulate(const float* base, const int64_t* off, const float* w, int64_t taps, float bias, float* out, int64_t n) {
+  static const bool avx2 = cpu_has_avx2_fma();
+  (avx2 ? dw_accumulate_avx2 : dw_accumulate_sse)(base, off, w, taps, bias, out, n);
+}
+
+}  // namespace
+
 // Each plane is first copied into a zero-padded buffer whose columns are split by phase modulo the
-// stride, so that every kernel tap reads a contiguous run; outputs are accumulated in blocks of
-// 16 across all taps (one store per output).
-void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
+// stride, so that every kernel tap reads a contiguous run. With stride 1 and narrow rows the whole
+// plane is one run (the padded rows laid end to end; the padding columns' outputs are computed and
+// dropped), so that narrow planes still fill whole vector blocks; otherwise one output row at a
+// time.
+void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   const G2 s = as2d(g);
   const int64_t HW = s.H * s.W, P = s.OH * s.OW, KK = s.kh * s.kw;
   if (P == 0) return;
   const int64_t Hp = (s.OH - 1) * s.sh + (s.kh - 1) * s.dh + 1;  // padded rows that are read
   const int64_t Wp = (s.OW - 1) * s.sw + (s.kw - 1) * s.dw + 1;  // padded columns that are read
   const int64_t Wq = (Wp + s.sw - 1) / s.sw;                     // columns per phase
+  // Rows of 64 or more outputs fill most of their blocks: those go straight into y, one row at a
+  // time (no copy out of a flat buffer).
+  const bool flat = s.sh == 1 && s.sw == 1 && s.OW < 64;
   // Tap t reads row (oh * sh + ki * dh), phase (kj * dw) % sw, from column ow + (kj * dw) / sw.
-  std::vector<int64_t> tap_row(static_cast<size_t>(KK)), tap_col(static_cast<size_t>(KK));
+  std::vector<int64_t> off(static_cast<size_t>(KK));
   for (int64_t ki = 0; ki < s.kh; ++ki)
     for (int64_t kj = 0; kj < s.kw; ++kj) {
       const int64_t t = ki * s.kw + kj, c = kj * s.dw;
-      tap_row[static_cast<size_t>(t)] = ki * s.dh * s.sw * Wq + (c % s.sw) * Wq;
-      tap_col[static_cast<size_t>(t)] = c / s.sw;
+      off[static_cast<size_t>(t)] = ki * s.dh * s.sw * Wq + (c % s.sw) * Wq + c / s.sw;
     }
   pool.parallel_for(g.N * g.C, 1, [&](int64_t b, int64_t e) {
-    constexpr int64_t kBlock = 16;
-    std::vector<float> buf(static_cast<size_t>(Hp * s.sw * Wq + kBlock));  // + slack for a last partial block
-    std::vector<int64_t> off(static_cast<size_t>(KK));
+    std::vector<float> buf(static_cast<size_t>(Hp * s.sw * Wq + kDwBlock));  // + slack for a last partial block
+    std::vector<float> flat_out(flat ? static_cast<size_t>(s.OH * Wq) : 0);
     for (int64_t plane = b; plane < e; ++plane) {
       const int64_t c = plane % g.C;
       const float* x = X + plane * HW;
@@ -185,51 +271,38 @@ void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const flo
             continue;
           }
           // Columns j with 0 <= j * sw + f - pw < W come from the input row; the rest are padding.
-          const float* xr = x + ih * s.W + f - s.pw;
           const int64_t lo = std::min(Wq, s.pw > f ? (s.pw - f + s.sw - 1) / s.sw : 0);
           const int64_t hi = std::max(lo, std::min(Wq, (s.W + s.pw - f + s.sw - 1) / s.sw));
+          const float* xr = x + ih * s.W;  // column j reads xr[j * sw + f - pw]
           std::fill(dst, dst + lo, 0.f);
-          if (s.sw == 1) std::memcpy(dst + lo, xr + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-          else
-            for (int64_t j = lo; j < hi; ++j) dst[j] = xr[j * s.sw];
+          if (s.sw == 1) {
+            if (hi > lo) std::memcpy(dst + lo, xr + (lo - s.pw), static_cast<size_t>(hi - lo) * sizeof(float));
+          } else
+            for (int64_t j = lo; j < hi; ++j) dst[j] = xr[j * s.sw + f - s.pw];
           std::fill(dst + hi, dst + Wq, 0.f);
         }
       }
-      for (int64_t oh = 0; oh < s.OH; ++oh) {
-        const float* row = buf.data() + oh * s.sh * s.sw * Wq;
-        for (int64_t t = 0; t < KK; ++t) off[static_cast<size_t>(t)] = tap_row[static_cast<size_t>(t)] + tap_col[static_cast<size_t>(t)];
-        float* yr = y + oh * s.OW;
-        for (int64_t ow0 = 0; ow0 < s.OW; ow0 += kBlock) {
-          F4 a0 = F4{} + bias, a1 = a0, a2 = a0, a3 = a0;  // the block's accumulators stay in registers
-          for (int64_t t = 0; t < KK; ++t) {
-            const float* src = row + off[static_cast<size_t>(t)] + ow0;
-            const float wv = w[t];
-            a0 += wv * load4(src);
-            a1 += wv * load4(src + 4);
-            a2 += wv * load4(src + 8);
-            a3 += wv * load4(src + 12);
-          }
-          // A last partial block read past its row (into the next row or the slack); only the
-          // outputs that exist are stored.
-          if (s.OW - ow0 >= kBlock) {
-            std::memcpy(yr + ow0, &a0, sizeof a0);
-            std::memcpy(yr + ow0 + 4, &a1, sizeof a1);
-            std::memcpy(yr + ow0 + 8, &a2, sizeof a2);
-            std::memcpy(yr + ow0 + 12, &a3, sizeof a3);
-          } else {
-            const F4 acc[4] = {a0, a1, a2, a3};
-            std::memcpy(yr + ow0, acc, static_cast<size_t>(s.OW - ow0) * sizeof(float));
-          }
-        }
+      if (flat) {
+        // Output (oh, ow) is flat element oh * Wq + ow.
+        dw_accumulate(buf.data(), off.data(), w, KK, bias, flat_out.data(), (s.OH - 1) * Wq + s.OW);
+        for (int64_t oh = 0; oh < s.OH; ++oh)
+          std::memcpy(y + oh * s.OW, flat_out.data() + oh * Wq, static_cast<size_t>(s.OW) * sizeof(float));
+      } else {
+        for (int64_t oh = 0; oh < s.OH; ++oh) dw_accumulate(buf.data() + oh * s.sh * s.sw * Wq, off.data(), w, KK, bias, y + oh * s.OW, s.OW);
       }
+      if (act.epi) epilogue_apply(act, y, plane * P, P, false, 0.f);
     }
   });
 }
 
-void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
-  if (g.spatial() > 2) return conv_naive(g, X, W, B, Y);
-  if (g.group == g.C && g.M == g.C && g.group > 1) return conv_depthwise(g, X, W, B, Y, pool);
-  conv_im2col(g, X, W, B, Y, pool);
+void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+  if (g.spatial() > 2) {
+    conv_naive(g, X, W, B, Y);
+    if (act.epi) epilogue_apply(act, Y, 0, g.N * g.M * product(g.out), false, 0.f);
+    return;
+  }
+  if (g.group == g.C && g.M == g.C && g.group > 1) return conv_depthwise(g, X, W, B, Y, pool, act);
+  conv_im2col(g, X, W, B, Y, pool, act);
 }
 
 void conv_transpose_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y) {
@@ -356,7 +429,23 @@ std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
       ctx.fail("input " + ctx.input_name(0) + " " + shape_str(x.shape()) + " and weight " + ctx.input_name(1) + " " + shape_str(w.shape()) +
                " do not agree for group " + std::to_string(g.group));
     at.resolve(ctx, g.in, g.kernel, g.stride, g.dilation, g.pad_begin, g.pad_end, g.out);
-    conv_auto(g, x.as<float>().data(), w.as<float>().data(), conv_bias(ctx, g), conv_output(ctx, g), ctx.pool());
+    const float* bias = conv_bias(ctx, g);
+    float* y = conv_output(ctx, g);
+    // A fused activation: its outputs are shaped like y.
+    EpilogueOut act;
+    if (const Epilogue* e = ctx.epilogue()) {
+      act.epi = e;
+      const Value& yv = ctx.out(0);
+      float* z[2] = {nullptr, nullptr};
+      for (int k = 0; k < e->outputs(); ++k) {
+        Value& zv = ctx.epilogue_out(k);
+        zv.reset(DType::Float, yv.dims());
+        z[k] = zv.mutable_as<float>().data();
+      }
+      act.z1 = z[0];
+      act.z2 = z[1];
+    }
+    conv_auto(g, x.as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act);
   });
 }
 

@@ -21,21 +21,66 @@ void sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const
               static_cast<blasint>(K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
 }
 
+void gemm_on(ThreadPool* pool, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
+             int64_t ldb, float beta, float* C, int64_t ldc);
+
+// A product with one row or one column of output as sgemv (sgemm packs the whole matrix for a
+// single row: several times slower), the output split over the pool when it is large.
+void gemv_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+               float beta, float* C, int64_t ldc, ThreadPool* pool, int64_t min_flops) {
+  // y[L] = alpha * mat . x + beta * y where mat is stored [rows, cols] with stride ld (trans: y
+  // indexes its columns). M == 1: mat = op(B), x = the row op(A); N == 1: mat = op(A), x = op(B).
+  const bool row = M == 1;
+  const float* mat = row ? B : A;
+  const int64_t ld = row ? ldb : lda;
+  const bool trans = row ? !tb : ta;  // mat^T is what multiplies x
+  const int64_t L = row ? N : M;
+  const float* x = row ? A : B;
+  const int64_t incx = row ? (ta ? lda : 1) : (tb ? 1 : ldb);
+  const int64_t incy = row ? 1 : ldc;
+  if (beta == 0.f)
+    for (int64_t i = 0; i < L; ++i) C[i * incy] = 0.f;  // sgemv scales y by beta: garbage * 0 could be NaN
+  auto part = [&](int64_t lo, int64_t hi) {
+    const auto n = static_cast<blasint>(hi - lo);
+    if (trans)
+      cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<blasint>(K), n, alpha, mat + lo, static_cast<blasint>(ld), x, static_cast<blasint>(incx),
+                  beta, C + lo * incy, static_cast<blasint>(incy));
+    else
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, n, static_cast<blasint>(K), alpha, mat + lo * ld, static_cast<blasint>(ld), x,
+                  static_cast<blasint>(incx), beta, C + lo * incy, static_cast<blasint>(incy));
+  };
+  if (!pool || pool->threads() == 1 || L * K < min_flops) return part(0, L);
+  pool->parallel_for((L + 15) / 16, 4, [&](int64_t b, int64_t e) { part(b * 16, std::min(L, e * 16)); });
+}
+
 }  // namespace
+
+void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+                 float beta, float* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  gemm_on(nullptr, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
 
 GemmPool::GemmPool(ThreadPool& pool) : previous_(gemm_pool) { gemm_pool = &pool; }
 GemmPool::~GemmPool() { gemm_pool = previous_; }
 
 void gemm_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
                float beta, float* C, int64_t ldc) {
+  gemm_on(gemm_pool, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+namespace {
+
+void gemm_on(ThreadPool* pool, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
+             int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.f : beta * C[i * ldc + j];
     return;
   }
-  ThreadPool* pool = gemm_pool;
   constexpr int64_t kMinFlopsPerThread = int64_t{1} << 21;  // below this a wake-up costs more than it saves
+  if (M == 1 || N == 1) return gemv_blas(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool, kMinFlopsPerThread);
   if (!pool || pool->threads() == 1 || M * N * K < 2 * kMinFlopsPerThread) return sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   // Rows of C when there are enough of them (op(A) row i starts at A + i * lda, or A + i when
   // transposed), else columns (op(B) column j at B + j, or B + j * ldb when transposed). Blocks
@@ -51,6 +96,8 @@ void gemm_blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
       sgemm(ta, tb, M, hi - lo, K, alpha, A, lda, tb ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
   });
 }
+
+}  // namespace
 
 void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
                 float beta, float* C, int64_t ldc) {

@@ -267,6 +267,24 @@ void resize_run(KernelContext& ctx, const ResizeAttrs& a) {
         idx[d] = rem % os[d];
         rem /= os[d];
       }
+      if (interp.empty() && rank > 0) {
+        // Nearest (or linear on no axis): the row's base offset once, then one gather per column.
+        bool row_out = false;
+        int64_t row_base = 0;
+        for (size_t d = 0; d + 1 < rank; ++d) {
+          const auto k = static_cast<size_t>(idx[d]);
+          row_out = row_out || maps[d].out[k];
+          row_base += maps[d].i0[k] * ist[d];
+        }
+        const AxisMap& ml = maps[rank - 1];
+        const int64_t sl = ist[rank - 1];
+        float* yr = py + row * last;
+        for (int64_t c = 0; c < last; ++c) {
+          const auto k = static_cast<size_t>(c);
+          yr[c] = row_out || ml.out[k] ? a.extrapolation : px[row_base + ml.i0[k] * sl];
+        }
+        continue;
+      }
       for (int64_t c = 0; c < last; ++c) {
         idx[rank - 1] = c;
         bool outside = false;

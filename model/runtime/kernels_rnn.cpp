@@ -7,6 +7,18 @@
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
+// tanh to a few ulp without libm's tanhf (which goes through expm1f: the recurrences' hot spot):
+// Cephes' odd polynomial for |x| < 0.625, 1 - 2 / (exp(2|x|) + 1) with the sign of x elsewhere.
+float tanh_fast(float x) {
+  const float ax = std::fabs(x);
+  if (ax < 0.625f) {
+    const float z = x * x;
+    return x + x * z * ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z - 5.37397155531E-2f) * z + 1.33314422036E-1f) * z - 3.33332819422E-1f);
+  }
+  return std::copysign(1.f - 2.f / (std::exp(2.f * ax) + 1.f), x);
+}
+
+
 namespace {
 
 enum class Act { Sigmoid, Tanh, Relu, HardSigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, Elu, Softsign, Softplus };
@@ -17,18 +29,24 @@ struct ActFn {
   float operator()(float x) const {
     switch (kind) {
       case Act::Sigmoid: return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
-      case Act::Tanh: return std::tanh(x);
+      case Act::Tanh: return tanh_fast(x);
       case Act::Relu: return std::max(0.f, x);
       case Act::HardSigmoid: return std::clamp(alpha * x + beta, 0.f, 1.f);
       case Act::Affine: return alpha * x + beta;
       case Act::LeakyRelu: return x >= 0 ? x : alpha * x;
       case Act::ThresholdedRelu: return x > alpha ? x : 0.f;
-      case Act::ScaledTanh: return alpha * std::tanh(beta * x);
+      case Act::ScaledTanh: return alpha * tanh_fast(beta * x);
       case Act::Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
       case Act::Softsign: return x / (1 + std::fabs(x));
       case Act::Softplus: return std::log1p(std::exp(x));
     }
     return x;
+  }
+  // v[i] = f(v[i]) for n values.
+  void apply(float* v, int64_t n) const {
+    if (kind == Act::Sigmoid) return sigmoid_f32(v, v, n);
+    if (kind == Act::Tanh) return tanh_f32(v, v, n);
+    for (int64_t i = 0; i < n; ++i) v[i] = (*this)(v[i]);
   }
 };
 
@@ -126,6 +144,7 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
       const float* p = ctx.in(i).as<float>().data();
       return p + (a.layout1 ? (b * D + d) : (d * B + b)) * H;
     };
+    std::vector<float> gates(static_cast<size_t>(4 * H));
     std::vector<float> xw(static_cast<size_t>(S * B * G * H)), hr(static_cast<size_t>(B * G * H)), h(static_cast<size_t>(B * H)), c(static_cast<size_t>(B * H));
     for (int64_t d = 0; d < D; ++d) {
       const bool rev = a.reverse_only || d == 1;
@@ -160,20 +179,32 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
           float* cb = c.data() + b * H;
           if (a.cell == Cell::LSTM) {
             const float* gh = hr.data() + b * G * H;
+            // Gate pre-activations into arrays, the activations over whole arrays (vectorised
+            // for Sigmoid and Tanh), then the cell update.
+            float* gi = gates.data();
+            float* go = gi + H;
+            float* gf = go + H;
+            float* gc = gf + H;
+            auto gate = [&](int64_t k, int64_t j) { return gx[k * H + j] + gh[k * H + j] + (Wb ? Wb[k * H + j] + Rb[k * H + j] : 0.f); };
             for (int64_t j = 0; j < H; ++j) {
-              auto gate = [&](int64_t k) {
-                return gx[k * H + j] + gh[k * H + j] + (Wb ? Wb[k * H + j] + Rb[k * H + j] : 0.f);
-              };
               const float cprev = cb[j];
-              float ig = f[0](clip(gate(0) + (P ? P[j] * cprev : 0.f)));
-              const float fg = f[0](clip(gate(2) + (P ? P[2 * H + j] * cprev : 0.f)));
-              if (a.input_forget) ig = 1.f - fg;
-              const float cc = f[1](clip(gate(3)));
-              const float cn = fg * cprev + ig * cc;
-              const float og = f[0](clip(gate(1) + (P ? P[H + j] * cn : 0.f)));
-              cb[j] = cn;
-              hb[j] = og * f[2](cn);
+              gi[j] = clip(gate(0, j) + (P ? P[j] * cprev : 0.f));
+              gf[j] = clip(gate(2, j) + (P ? P[2 * H + j] * cprev : 0.f));
+              gc[j] = clip(gate(3, j));
             }
+            f[0].apply(gi, H);
+            f[0].apply(gf, H);
+            f[1].apply(gc, H);
+            for (int64_t j = 0; j < H; ++j) {
+              const float ig = a.input_forget ? 1.f - gf[j] : gi[j];
+              const float cn = gf[j] * cb[j] + ig * gc[j];
+              cb[j] = cn;
+              go[j] = clip(gate(1, j) + (P ? P[H + j] * cn : 0.f));
+              gi[j] = cn;  // (the input gate is used up)
+            }
+            f[0].apply(go, H);
+            f[2].apply(gi, H);
+            for (int64_t j = 0; j < H; ++j) hb[j] = go[j] * gi[j];
           } else if (a.cell == Cell::GRU) {
             // gates z, r, h
             std::vector<float> hn(static_cast<size_t>(H));

@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <thread>
+#include <cstring>
+#include <limits>
 
 #include <cblas.h>
 
@@ -15,6 +18,11 @@ struct PlanNode {
   const KernelEntry* entry = nullptr;
   std::unique_ptr<Kernel> kernel;
   bool blocked = false;  // unsupported, or reads a tensor that an unsupported node produces
+  // Activation fused into this Conv: computed in its output pass, writing the outputs of the
+  // nodes in `fused` (the activation, and the Mul of SiLU), which then do not run themselves.
+  std::optional<Epilogue> epilogue;
+  std::vector<size_t> fused;
+  bool fused_away = false;  // this node's outputs are written by the Conv it follows
 };
 
 struct Plan::Impl {
@@ -27,6 +35,99 @@ Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Plan::~Plan() = default;
 const model::Graph& Plan::graph() const { return impl_->graph; }
 const std::vector<model::UnsupportedOp>& Plan::unsupported() const { return impl_->unsupported; }
+
+namespace {
+
+bool is_float(const model::Graph& g, model::TensorId t) { return t != model::kNone && g.tensors[t].dtype == DType::Float; }
+
+// The float value of a scalar constant input (initializer or Constant output), if it is one.
+std::optional<float> constant_float(const model::Graph& g, const model::Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] == model::kNone) return std::nullopt;
+  const model::Tensor& t = g.tensors[n.inputs[i]];
+  if (t.kind != model::TensorKind::Initializer && t.kind != model::TensorKind::Constant) return std::nullopt;
+  if (!t.data || t.data->dtype != DType::Float || t.data->elements() != 1 || t.data->bytes.size() != sizeof(float)) return std::nullopt;
+  float v;
+  std::memcpy(&v, t.data->bytes.data(), sizeof v);
+  return v;
+}
+
+// The epilogue computing node `a` from its input 0 alone, if `a` is such an activation.
+std::optional<Epilogue> activation_of(const model::Graph& g, const model::Node& a, int64_t opset) {
+  if (!a.domain.empty() || a.outputs.size() != 1 || !is_float(g, a.outputs[0])) return std::nullopt;
+  Epilogue e;
+  if (a.op_type == "Relu" && a.inputs.size() == 1) {
+    e.kind = Epilogue::Kind::Relu;
+  } else if (a.op_type == "Sigmoid" && a.inputs.size() == 1) {
+    e.kind = Epilogue::Kind::Sigmoid;
+  } else if (a.op_type == "LeakyRelu" && a.inputs.size() == 1) {
+    e.kind = Epilogue::Kind::LeakyRelu;
+    e.alpha = static_cast<float>(a.attributes.get_float("alpha", 0.01f));
+  } else if (a.op_type == "Clip") {
+    // As the Clip kernel: attributes before opset 11, optional constant inputs from 11.
+    e.kind = Epilogue::Kind::Clip;
+    e.lo = std::numeric_limits<float>::lowest();
+    e.hi = std::numeric_limits<float>::max();
+    if (opset < 11) {
+      if (a.inputs.size() != 1) return std::nullopt;
+      e.lo = static_cast<float>(a.attributes.get_float("min", -std::numeric_limits<float>::max()));
+      e.hi = static_cast<float>(a.attributes.get_float("max", std::numeric_limits<float>::max()));
+    } else {
+      if (a.inputs.size() > 3) return std::nullopt;
+      for (size_t i = 1; i < a.inputs.size(); ++i) {
+        if (a.inputs[i] == model::kNone) continue;
+        const auto v = constant_float(g, a, i);
+        if (!v) return std::nullopt;
+        (i == 1 ? e.lo : e.hi) = *v;
+      }
+    }
+  } else {
+    return std::nullopt;
+  }
+  return e;
+}
+
+// Fuses each float Conv with an activation that reads its output (the Conv's output is still
+// written: every tensor is kept): Relu, Clip with constant bounds, LeakyRelu, Sigmoid, and
+// Sigmoid followed by Mul(x, sigmoid(x)) (SiLU).
+void fuse_activations(Plan::Impl& impl) {
+  const model::Graph& g = impl.graph;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const model::Node& c = g.nodes[i];
+    PlanNode& pc = impl.nodes[i];
+    if (pc.blocked || c.op_type != "Conv" || !c.domain.empty() || c.outputs.size() != 1 || c.inputs.empty()) continue;
+    const model::TensorId y = c.outputs[0];
+    if (!is_float(g, y) || !is_float(g, c.inputs[0])) continue;
+    for (model::NodeId j : g.tensors[y].consumers) {
+      const model::Node& a = g.nodes[j];
+      PlanNode& pa = impl.nodes[j];
+      if (pa.blocked || pa.fused_away || a.inputs.empty() || a.inputs[0] != y) continue;
+      const int64_t opset = a.opset > 0 ? a.opset : g.opset_version(a.domain);
+      auto e = activation_of(g, a, opset);
+      if (!e) continue;
+      pc.epilogue = e;
+      pc.fused = {j};
+      pa.fused_away = true;
+      if (e->kind == Epilogue::Kind::Sigmoid) {
+        const model::TensorId sg = a.outputs[0];
+        for (model::NodeId k : g.tensors[sg].consumers) {
+          const model::Node& m = g.nodes[k];
+          if (m.op_type != "Mul" || !m.domain.empty() || m.inputs.size() != 2 || m.outputs.size() != 1 || !is_float(g, m.outputs[0]) ||
+              impl.nodes[k].blocked)
+            continue;
+          if ((m.inputs[0] == y && m.inputs[1] == sg) || (m.inputs[0] == sg && m.inputs[1] == y)) {
+            pc.epilogue->kind = Epilogue::Kind::SiLU;
+            pc.fused.push_back(k);
+            impl.nodes[k].fused_away = true;
+            break;
+          }
+        }
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
 
 std::shared_ptr<const Plan> Plan::build(model::Graph graph) {
   auto impl = std::make_unique<Impl>();
@@ -62,6 +163,7 @@ std::shared_ptr<const Plan> Plan::build(model::Graph graph) {
         if (t != model::kNone) blocked_tensor[t] = 1;
   }
   for (const auto& [key, count] : missing) impl->unsupported.push_back({key.first, key.second, count});
+  fuse_activations(*impl);
   return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
 }
 
@@ -204,6 +306,10 @@ RunStats Session::run() {
       ++stats.nodes_skipped;
       continue;
     }
+    if (pn.fused_away && std::all_of(n.outputs.begin(), n.outputs.end(), [&](auto t) { return t == model::kNone || s.ready[t]; })) {
+      ++stats.nodes_run;  // written by the Conv it follows
+      continue;
+    }
     inputs.assign(n.inputs.size(), nullptr);
     bool has_half = false;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -240,6 +346,14 @@ RunStats Session::run() {
     for (Value* o : outputs)
       if (o && o != nullptr && n.op_type != "Constant") o->clear();
     KernelContext ctx(g, n, inputs, outputs, *s.pool);
+    Value* fused_out[2] = {nullptr, nullptr};
+    if (pn.epilogue && !upcast) {
+      for (size_t f = 0; f < pn.fused.size() && f < 2; ++f) {
+        fused_out[f] = &s.values[g.nodes[pn.fused[f]].outputs[0]];
+        fused_out[f]->clear();
+      }
+      ctx.set_epilogue(&*pn.epilogue, fused_out[0], fused_out[1]);
+    }
     const auto node_t0 = std::chrono::steady_clock::now();
     try {
       pn.kernel->run(ctx);
@@ -261,6 +375,12 @@ RunStats Session::run() {
       }
       check_output(g, n, t, s.values[t]);
       s.ready[t] = 1;
+    }
+    for (size_t f = 0; f < 2; ++f) {
+      if (!fused_out[f]) continue;
+      const model::Node& fn = g.nodes[pn.fused[f]];
+      check_output(g, fn, fn.outputs[0], *fused_out[f]);
+      s.ready[fn.outputs[0]] = 1;
     }
     if (s.profile) stats.node_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_t0).count();
     ++stats.nodes_run;

@@ -136,7 +136,7 @@ TEST(RuntimeKernels, GemmSplitOverThePoolMatchesNaive) {
     int64_t M, N, K;
   };
   int iter = 0;
-  for (const Case c : {Case{200, 90, 300}, Case{37, 1000, 200}, Case{8, 3001, 257}, Case{130, 129, 500}})
+  for (const Case c : {Case{200, 90, 300}, Case{37, 1000, 200}, Case{8, 3001, 257}, Case{130, 129, 500}, Case{1, 1000, 1280}, Case{700, 1, 600}, Case{1, 5, 3}})
     for (int t = 0; t < 4; ++t, ++iter) {
       const bool ta = t & 1, tb = t & 2;
       const auto a = test::random_floats(static_cast<size_t>(c.M * c.K), 61 + iter);
@@ -248,7 +248,7 @@ TEST(RuntimeKernels, ConvDepthwiseLargePlanesMatchNaive) {
       g.dilation.push_back(iter % 5 == 0 ? 2 : 1);
       g.pad_begin.push_back(r(0, k / 2 + 1));
       g.pad_end.push_back(r(0, k / 2));
-      g.in.push_back(r(17, 70));
+      g.in.push_back(r(17, 140));  // (wide rows: the per-row stride-1 path)
       g.out.push_back(conv_out_dim(g.in.back(), k, g.stride.back(), g.dilation.back(), g.pad_begin.back() + g.pad_end.back()));
     }
     const auto x = test::random_floats(static_cast<size_t>(g.C * product(g.in)), 500 + iter);
@@ -278,5 +278,77 @@ TEST(RuntimeKernels, SigmoidMatchesNaive) {
     sigmoid_f32(x.data(), opt.data(), n);
     for (size_t i = 0; i < x.size(); ++i)
       EXPECT_NEAR(opt[i], ref[i], 4e-7 * std::fabs(ref[i]) + 1e-37) << "x=" << x[i] << " n=" << n;
+  }
+}
+
+// Conv with a fused epilogue (bias and activation in the output pass, every path: blocked
+// im2col, pointwise, few columns, depthwise flat and strided) against the naive Conv followed by
+// the naive activation.
+TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
+  std::mt19937 rng(11);
+  ThreadPool pool(2);
+  const GemmPool use(pool);
+  const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU};
+  for (int iter = 0; iter < 80; ++iter) {
+    auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    ConvGeom g = random_geom(rng, iter % 5 == 0 ? 1 : 2, iter % 3 == 0);
+    if (iter % 4 == 1) {  // pointwise, sometimes with many columns (blocked over the pool)
+      g.kernel.assign(g.spatial(), 1);
+      g.stride.assign(g.spatial(), 1);
+      g.pad_begin.assign(g.spatial(), 0);
+      g.pad_end.assign(g.spatial(), 0);
+      for (auto& d : g.in) d = r(1, 60);
+      g.out = g.in;
+    } else if (iter % 4 == 2) {  // large planes
+      for (size_t d = 0; d < g.in.size(); ++d) {
+        g.in[d] = r(20, 70);
+        g.out[d] = conv_out_dim(g.in[d], g.kernel[d], g.stride[d], g.dilation[d], g.pad_begin[d] + g.pad_end[d]);
+      }
+    }
+    Epilogue e;
+    e.kind = kinds[iter % 5];
+    e.lo = -0.25f;
+    e.hi = 0.5f;
+    e.alpha = 0.125f;
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 500 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * (g.C / g.group) * product(g.kernel)), 600 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 700 + iter);
+    const float* bias = iter % 2 ? b.data() : nullptr;
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+    conv_naive(g, x.data(), w.data(), bias, ref.data());
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n));
+    conv_auto(g, x.data(), w.data(), bias, opt.data(), pool, {&e, z1.data(), z2.data()});
+    const int64_t K = (g.C / g.group) * product(g.kernel);
+    expect_close(opt, ref, K, "conv " + geom_str(g));
+    expect_close(z1, ref1, K, "epilogue " + std::to_string(static_cast<int>(e.kind)) + " " + geom_str(g));
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, K, "silu " + geom_str(g));
+  }
+}
+
+TEST(RuntimeKernels, TanhFastMatchesLibm) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> wide(-12.f, 12.f), narrow(-1.f, 1.f);
+  std::vector<float> xs = {0.f, -0.f, 0.625f, -0.625f, 0.6249999f, 1e-30f, -1e-7f, 88.f, -100.f, INFINITY, -INFINITY};
+  for (int i = 0; i < 20000; ++i) xs.push_back(i % 2 ? wide(rng) : narrow(rng) * std::pow(10.f, -static_cast<float>(i % 7)));
+  for (float x : xs) {
+    const double ref = std::tanh(static_cast<double>(x));
+    EXPECT_NEAR(tanh_fast(x), ref, 4e-7 * std::fabs(ref) + 1e-38) << x;
+  }
+  EXPECT_TRUE(std::isnan(tanh_fast(NAN)));
+}
+
+TEST(RuntimeKernels, TanhArrayMatchesLibm) {
+  std::vector<float> xs = {0.f, -0.f, 0.625f, -0.625f, 0.6249999f, 1e-30f, -1e-7f, 88.f, -100.f, INFINITY, -INFINITY};
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> wide(-12.f, 12.f);
+  for (int i = 0; i < 5001; ++i) xs.push_back(i % 2 ? wide(rng) : wide(rng) * std::pow(10.f, -static_cast<float>(i % 7)));
+  std::vector<float> y(xs.size()), inplace = xs;
+  tanh_f32(xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+  tanh_f32(inplace.data(), inplace.data(), static_cast<int64_t>(inplace.size()));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double ref = std::tanh(static_cast<double>(xs[i]));
+    EXPECT_NEAR(y[i], ref, 1e-6 * std::fabs(ref) + 1e-38) << xs[i];
+    EXPECT_EQ(y[i], inplace[i]) << xs[i];
   }
 }

@@ -125,6 +125,59 @@ TEST(RuntimeSession, Float16IsUpcastAroundFloatKernels) {
   EXPECT_EQ(y->as<uint16_t>()[0], 0x3800);  // 0.5
 }
 
+// A Conv followed by an activation is fused (the activation computed in the Conv's output pass);
+// both tensors are still kept and equal what the separate kernels give. The reference graph puts
+// an Identity between the Conv and each activation, which prevents the fusion.
+TEST(RuntimeSession, FusedConvActivationsMatchSeparateKernels) {
+  const char* fused = R"(<ir_version: 8, opset_import: ["" : 13]> g (float[1,3,9,7] X, float[4,3,3,3] W, float[4] B, float[4,1,3,3] D) => (float[1,4,9,7] Y) {
+      lo = Constant <value = float {0.0}> ()
+      hi = Constant <value = float {0.5}> ()
+      c1 = Conv <pads = [1, 1, 1, 1]> (X, W, B)
+      a1 = Clip(c1, lo, hi)
+      c2 = Conv <pads = [1, 1, 1, 1], group = 4> (a1, D)
+      a2 = Relu(c2)
+      s2 = Add(c2, a2)
+      c3 = Conv <pads = [1, 1, 1, 1], group = 4> (s2, D, B)
+      g3 = Sigmoid(c3)
+      a3 = Mul(c3, g3)
+      c4 = Conv <strides = [2, 2], pads = [1, 1, 1, 1]> (X, W)
+      a4 = LeakyRelu <alpha = 0.1> (c4)
+      c5 = Conv <pads = [1, 1, 1, 1], group = 4> (a3, D, B)
+      a5 = Sigmoid(c5)
+      Y = Add(a5, a3) })";
+  std::string separate = fused;
+  for (const char* c : {"c1", "c2", "c3", "c4", "c5"}) {
+    // "aN = Op(cN" -> "aN = Op(iN" with "iN = Identity(cN)" before it (Mul/Add read iN too).
+    const std::string from = std::string(c), id = "i" + from.substr(1);
+    const size_t line = separate.find(from + " = Conv");
+    const size_t end = separate.find('\n', line);
+    separate.insert(end + 1, "      " + id + " = Identity(" + from + ")\n");
+    size_t pos = separate.find('\n', separate.find(id + " = Identity"));
+    while ((pos = separate.find(from, pos)) != std::string::npos) separate.replace(pos, from.size(), id);
+  }
+  const auto x = test::random_floats(3 * 9 * 7, 1), w = test::random_floats(4 * 3 * 9, 2), b = test::random_floats(4, 3),
+             d = test::random_floats(4 * 9, 4);
+  for (int threads : {1, 2}) {
+    Session sf(test::plan_from_text(fused), {.threads = threads}), ss(test::plan_from_text(separate), {.threads = threads});
+    for (Session* s : {&sf, &ss}) {
+      test::feed_f(*s, "X", {1, 3, 9, 7}, x);
+      test::feed_f(*s, "W", {4, 3, 3, 3}, w);
+      test::feed_f(*s, "B", {4}, b);
+      test::feed_f(*s, "D", {4, 1, 3, 3}, d);
+    }
+    EXPECT_EQ(sf.run().nodes_run, 15);
+    ss.run();
+    for (const char* name : {"c1", "a1", "c2", "a2", "s2", "c3", "g3", "a3", "c4", "a4", "c5", "a5", "Y"}) {
+      const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
+      ASSERT_EQ(f.size(), r.size()) << name;
+      ASSERT_FALSE(f.empty()) << name;
+      for (size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(f[i], r[i], 1e-6f * (1 + std::fabs(r[i]))) << name << " element " << i;
+    }
+    EXPECT_EQ(sf.find("a1")->dims(), (std::vector<int64_t>{1, 4, 9, 7}));
+    EXPECT_EQ(sf.find("a4")->dims(), (std::vector<int64_t>{1, 4, 5, 4}));
+  }
+}
+
 namespace nnxr::runtime {
 namespace {
 
