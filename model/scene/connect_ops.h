@@ -119,6 +119,28 @@ struct Best {
     }
     items_[i] = {src, a};
   }
+  // add() for X[b0 + off] over `offsets`, the threshold kept in a register between the few adds
+  // that pass it; contiguous offsets (0, 1, 2, ...) read X directly.
+  void add_all(const float* X, int64_t b0, std::span<const int64_t> offsets, bool contiguous) {
+    float th = threshold();
+    const int64_t n = int64_t(offsets.size());
+    if (contiguous) {
+      const float* x = X + b0;
+      for (int64_t j = 0; j < n; ++j)
+        if (std::fabs(x[j]) > th) [[unlikely]] {
+          add(b0 + j, x[j]);
+          th = threshold();
+        }
+      return;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t src = b0 + offsets[size_t(j)];
+      if (std::fabs(X[src]) > th) [[unlikely]] {
+        add(src, X[src]);
+        th = threshold();
+      }
+    }
+  }
   void clear() { items_.clear(); }
   const std::vector<Item>& items() const { return items_; }
   // Offers the set to `out` with weight w; `n` candidates are counted.

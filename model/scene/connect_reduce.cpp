@@ -134,6 +134,8 @@ void connect_arg(const NodeValues& v, uint32_t output, TopK& top) {
 template <class Group, class Base, class Weight>
 void offer_shared(TopK& top, const float* X, const Dims& offsets, Group group, Base base, Weight weight) {
   constexpr size_t kSlots = 64;
+  bool contiguous = true;
+  for (size_t j = 0; j < offsets.size() && contiguous; ++j) contiguous = offsets[j] == int64_t(j);
   std::vector<Best> cache(kSlots, Best(top.k()));
   std::vector<int64_t> ids(kSlots, -1);
   for (int64_t y = top.begin(); y < top.end(); ++y) {
@@ -147,7 +149,7 @@ void offer_shared(TopK& top, const float* X, const Dims& offsets, Group group, B
     if (ids[slot] != g) {
       b.clear();
       const int64_t b0 = base(g);
-      for (int64_t off : offsets) b.add(b0 + off, X[b0 + off]);
+      b.add_all(X, b0, offsets, contiguous);
       ids[slot] = g;
     }
     b.give(top, y, 0, weight(y), offsets.size());
