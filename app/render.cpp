@@ -102,7 +102,7 @@ int render_command(Args& args) {
   progress.stage("laying out and building the scene");
   const scene::Layout layout = scene::Layout::build(g, {});
   const scene::Activations values = scene::activations_of(session);
-  const uint64_t limit = device.properties().limits.maxStorageBufferRange / sizeof(scene::Neuron);
+  const uint64_t limit = engine::max_element_budget(device);
   uint64_t resident = budget;
   if (resident > limit) {
     std::cerr << "render: budget " << budget << " lowered to " << limit << ", the most " << device.name()

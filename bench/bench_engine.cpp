@@ -53,9 +53,8 @@ void BM_RecordSubmit(benchmark::State& state) {
   Context& c = context();
   const Device& d = *c.device;
   const uint64_t elements = uint64_t(state.range(0));
-  const uint64_t limit = d.properties().limits.maxStorageBufferRange / sizeof(scene::Neuron);
-  if (elements > limit) {
-    state.SkipWithError("element count beyond this device's storage buffer range");
+  if (elements > max_element_budget(d)) {
+    state.SkipWithError("element count beyond what one allocation of this device holds");
     return;
   }
   SceneBuffers buffers(d, {.element_budget = elements, .max_segments = 256, .frames_in_flight = 1});

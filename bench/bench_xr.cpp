@@ -8,8 +8,8 @@
 //    software raster time of the frame before.
 // The budget is filled by the model's strongest connections (mobilenet_v2 has hundreds of
 // millions), so `resident` reaches the budget, unless the device holds fewer: the viewer lowers the
-// budget to the device's storage buffer range (lavapipe: 128 MiB, 8.39M elements), and `resident`
-// reports what was reached.
+// budget to what one buffer and allocation of the device hold (lavapipe: 2 GiB, 134M elements),
+// and `resident` reports what was reached.
 // Run: build/bench/bench_xr [--benchmark_filter=1M]. Skips when the shared model is absent.
 #include <benchmark/benchmark.h>
 

@@ -86,15 +86,15 @@ RgbaImage rgba_from(const uint8_t* data, VkExtent2D extent, VkFormat format) {
 
 }  // namespace
 
-// Lowers the element budget to what the device's storage buffers can hold, and on a CPU device
-// to the software budget unless the user chose one.
+// Lowers the element budget to what one buffer and allocation of the device can hold, and on a
+// CPU device to the software budget unless the user chose one.
 void fit_budget(const Device& device, ViewerOptions& options) {
   uint64_t& budget = options.worker.scene.budget;
-  const uint64_t device_max = device.properties().limits.maxStorageBufferRange / sizeof(scene::Neuron);
+  const uint64_t device_max = max_element_budget(device);
   if (budget > device_max) {
     budget = device_max;
     std::cerr << "nnxr: " << device.name() << " holds at most " << device_max
-              << " elements per storage buffer: element budget " << budget << '\n';
+              << " elements per allocation: element budget " << budget << '\n';
   }
   if (options.budget_explicit || device.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ||
       budget <= options.software_budget)

@@ -204,7 +204,15 @@ Candidate examine(const Instance& instance, VkPhysicalDevice physical, const Dev
     c.problem = "lacks dynamic rendering (Vulkan 1.3 or VK_KHR_dynamic_rendering)";
     return c;
   }
+  // Buffer device addresses: core in Vulkan 1.2, else VK_KHR_buffer_device_address.
+  const bool core_address = api >= VK_API_VERSION_1_2;
+  if (!core_address && !has_extension(extensions, VK_KHR_BUFFER_DEVICE_ADDRESS_EXTENSION_NAME)) {
+    c.problem = "lacks buffer device addresses (Vulkan 1.2 or VK_KHR_buffer_device_address)";
+    return c;
+  }
+  VkPhysicalDeviceBufferDeviceAddressFeatures address{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
   VkPhysicalDeviceDynamicRenderingFeatures dynamic{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES};
+  dynamic.pNext = &address;
   VkPhysicalDeviceMultiviewFeatures multiview{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MULTIVIEW_FEATURES};
   multiview.pNext = &dynamic;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -214,6 +222,8 @@ Candidate examine(const Instance& instance, VkPhysicalDevice physical, const Dev
   else if (!dynamic.dynamicRendering) c.problem = "lacks the dynamicRendering feature";
   else if (!features.features.drawIndirectFirstInstance) c.problem = "lacks the drawIndirectFirstInstance feature";
   else if (!features.features.multiDrawIndirect) c.problem = "lacks the multiDrawIndirect feature";
+  else if (!address.bufferDeviceAddress) c.problem = "lacks the bufferDeviceAddress feature";
+  else if (!features.features.shaderInt64) c.problem = "lacks the shaderInt64 feature";
   if (!c.problem.empty()) return c;
 
   uint32_t count = 0;
@@ -296,18 +306,23 @@ std::unique_ptr<DeviceCreateInfo> device_create_info(const Instance& instance, V
     if (api < VK_API_VERSION_1_2) {
       out->extension_storage.push_back(VK_KHR_DEPTH_STENCIL_RESOLVE_EXTENSION_NAME);
       out->extension_storage.push_back(VK_KHR_CREATE_RENDERPASS_2_EXTENSION_NAME);
+      out->extension_storage.push_back(VK_KHR_BUFFER_DEVICE_ADDRESS_EXTENSION_NAME);
     }
   }
   for (const std::string& e : out->extension_storage) out->extensions.push_back(e.c_str());
 
+  out->buffer_device_address = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+  out->buffer_device_address.bufferDeviceAddress = VK_TRUE;
   out->dynamic_rendering = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES};
   out->dynamic_rendering.dynamicRendering = VK_TRUE;
+  out->dynamic_rendering.pNext = &out->buffer_device_address;
   out->multiview = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MULTIVIEW_FEATURES};
   out->multiview.multiview = VK_TRUE;
   out->multiview.pNext = &out->dynamic_rendering;
   out->features = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   out->features.features.drawIndirectFirstInstance = VK_TRUE;
   out->features.features.multiDrawIndirect = VK_TRUE;
+  out->features.features.shaderInt64 = VK_TRUE;
   out->features.pNext = &out->multiview;
 
   out->info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
@@ -346,15 +361,29 @@ void Device::init_dispatch() {
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   uint32_t api = std::min(properties_.apiVersion, instance_.api_version());
   const bool core = api >= VK_API_VERSION_1_3;
+  // Largest single buffer and allocation (maintenance3 is core in 1.1, maintenance4 in 1.3).
+  VkPhysicalDeviceMaintenance4Properties maintenance4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
+  VkPhysicalDeviceMaintenance3Properties maintenance3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  if (api >= VK_API_VERSION_1_3) maintenance3.pNext = &maintenance4;
+  VkPhysicalDeviceProperties2 properties2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  properties2.pNext = &maintenance3;
+  vkGetPhysicalDeviceProperties2(physical_, &properties2);
+  max_allocation_size_ = maintenance3.maxMemoryAllocationSize;
+  max_buffer_size_ = api >= VK_API_VERSION_1_3 ? maintenance4.maxBufferSize : max_allocation_size_;
+  const bool core_address = api >= VK_API_VERSION_1_2;
+  buffer_device_address = reinterpret_cast<PFN_vkGetBufferDeviceAddress>(
+      vkGetDeviceProcAddr(device_, core_address ? "vkGetBufferDeviceAddress" : "vkGetBufferDeviceAddressKHR"));
   begin_rendering = reinterpret_cast<PFN_vkCmdBeginRendering>(
       vkGetDeviceProcAddr(device_, core ? "vkCmdBeginRendering" : "vkCmdBeginRenderingKHR"));
   end_rendering = reinterpret_cast<PFN_vkCmdEndRendering>(
       vkGetDeviceProcAddr(device_, core ? "vkCmdEndRendering" : "vkCmdEndRenderingKHR"));
-  if (!begin_rendering || !end_rendering) {
+  const char* missing = !begin_rendering || !end_rendering ? "vkCmdBeginRendering (dynamic rendering not enabled)"
+                        : !buffer_device_address ? "vkGetBufferDeviceAddress (buffer device addresses not enabled)"
+                                                 : nullptr;
+  if (missing) {
     if (owned_) vkDestroyDevice(device_, nullptr);
     device_ = VK_NULL_HANDLE;
-    throw VulkanError("Vulkan device has no vkCmdBeginRendering (dynamic rendering not enabled)",
-                      VK_ERROR_EXTENSION_NOT_PRESENT);
+    throw VulkanError(std::string("Vulkan device has no ") + missing, VK_ERROR_EXTENSION_NOT_PRESENT);
   }
 }
 

@@ -9,8 +9,11 @@
 //    then take the handles the runtime made.
 //
 // What the engine needs (requirements()): Vulkan 1.1 or newer; device features multiview,
-// drawIndirectFirstInstance, multiDrawIndirect, dynamicRendering (core in 1.3, else
-// VK_KHR_dynamic_rendering + its dependencies); one graphics queue.
+// drawIndirectFirstInstance, multiDrawIndirect, shaderInt64, dynamicRendering (core in 1.3, else
+// VK_KHR_dynamic_rendering + its dependencies) and bufferDeviceAddress (core in 1.2, else
+// VK_KHR_buffer_device_address; the scene shaders read element arrays through 64-bit addresses);
+// one graphics queue. A device lacking any of them is not chosen, and the error names what it
+// lacks.
 //
 // Errors are VulkanError exceptions with one clear line: no Vulkan loader, no driver (ICD), no
 // suitable device (and why each candidate was rejected), a failed call. Nothing here exits.
@@ -104,6 +107,7 @@ struct DeviceCreateInfo {
   VkPhysicalDeviceFeatures2 features{};
   VkPhysicalDeviceMultiviewFeatures multiview{};
   VkPhysicalDeviceDynamicRenderingFeatures dynamic_rendering{};
+  VkPhysicalDeviceBufferDeviceAddressFeatures buffer_device_address{};
   std::vector<std::string> extension_storage;
   std::vector<const char*> extensions;
   VkDeviceCreateInfo info{};
@@ -141,10 +145,15 @@ class Device {
   const VkPhysicalDeviceProperties& properties() const { return properties_; }
   const VkPhysicalDeviceMemoryProperties& memory() const { return memory_; }
   std::string name() const { return properties_.deviceName; }
+  // Largest single memory allocation and buffer (maxMemoryAllocationSize, maxBufferSize).
+  VkDeviceSize max_allocation_size() const { return max_allocation_size_; }
+  VkDeviceSize max_buffer_size() const { return max_buffer_size_; }
 
   // vkCmdBeginRendering / vkCmdEndRendering (core 1.3 or the KHR extension).
   PFN_vkCmdBeginRendering begin_rendering = nullptr;
   PFN_vkCmdEndRendering end_rendering = nullptr;
+  // vkGetBufferDeviceAddress (core 1.2 or the KHR extension).
+  PFN_vkGetBufferDeviceAddress buffer_device_address = nullptr;
 
   // Waits until the device is idle (teardown, tests). Throws on device loss.
   void wait_idle() const;
@@ -163,6 +172,7 @@ class Device {
   VkQueue queue_ = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties properties_{};
   VkPhysicalDeviceMemoryProperties memory_{};
+  VkDeviceSize max_allocation_size_ = 0, max_buffer_size_ = 0;
   mutable std::mutex queue_mutex_;
 };
 

@@ -21,12 +21,16 @@ namespace {
 
 // Allocates memory for `requirements`, trying the preferred flag sets in order.
 Memory allocate(const Device& device, const VkMemoryRequirements& requirements,
-                std::initializer_list<VkMemoryPropertyFlags> preferences, VkMemoryPropertyFlags* chosen) {
+                std::initializer_list<VkMemoryPropertyFlags> preferences, VkMemoryPropertyFlags* chosen,
+                VkMemoryAllocateFlags allocate_flags = 0) {
   VkResult last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
   for (VkMemoryPropertyFlags flags : preferences) {
     int type = find_memory_type(device.memory(), requirements.memoryTypeBits, flags, requirements.size);
     if (type < 0) continue;
+    VkMemoryAllocateFlagsInfo flags_info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags_info.flags = allocate_flags;
     VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    if (allocate_flags != 0) info.pNext = &flags_info;
     info.allocationSize = requirements.size;
     info.memoryTypeIndex = uint32_t(type);
     VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -56,9 +60,16 @@ MappedBuffer create_mapped_buffer(const Device& device, VkDeviceSize size, VkBuf
   vkGetBufferMemoryRequirements(device.get(), buffer, &requirements);
   constexpr VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   VkMemoryPropertyFlags chosen = 0;
-  out.memory = allocate(device, requirements, {host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, host}, &chosen);
+  const bool addressed = (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0;
+  out.memory = allocate(device, requirements, {host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, host}, &chosen,
+                        addressed ? VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT : 0);
   out.buffer = std::move(owner);
   check(vkBindBufferMemory(device.get(), buffer, out.memory.get(), 0), "vkBindBufferMemory");
+  if (addressed) {
+    VkBufferDeviceAddressInfo address{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+    address.buffer = buffer;
+    out.address = device.buffer_device_address(device.get(), &address);
+  }
   check(vkMapMemory(device.get(), out.memory.get(), 0, VK_WHOLE_SIZE, 0, &out.mapped), "vkMapMemory");
   out.size = size;
   out.device_local = (chosen & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;

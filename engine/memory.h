@@ -26,9 +26,12 @@ struct MappedBuffer {
   void* mapped = nullptr;
   VkDeviceSize size = 0;
   bool device_local = false;  // landed in DEVICE_LOCAL memory
+  VkDeviceAddress address = 0;  // with VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT: the buffer's device address
 };
 
-// Throws VulkanError when no host-visible coherent memory can hold `size` bytes.
+// Throws VulkanError when no host-visible coherent memory can hold `size` bytes. A usage with
+// VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT allocates with VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT
+// and fills `address`.
 MappedBuffer create_mapped_buffer(const Device& device, VkDeviceSize size, VkBufferUsageFlags usage);
 
 // A device-local image with its memory and one view (2D, or 2D_ARRAY when layers > 1).

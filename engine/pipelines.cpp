@@ -136,8 +136,7 @@ Pipelines create_pipelines(const Device& device, const RendererConfig& config) {
   Pipelines p;
   p.frame_layout = create_set_layout(
       d, {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER});
-  p.region_layout = create_set_layout(
-      d, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER});
+  p.region_layout = create_set_layout(d, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER});
   const VkDescriptorSetLayout sets[] = {p.frame_layout.get(), p.region_layout.get()};
   VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(PushConstants)};
   VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};

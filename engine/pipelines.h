@@ -1,6 +1,6 @@
 // The scene pipelines and their layouts (engine-private). Descriptor set 0 is per frame slot
-// (frame uniforms, highlight list, overlay vertices), set 1 per element region (neurons, connections, segment
-// table); see shaders/scene.glsl.
+// (frame uniforms, highlight list, overlay vertices), set 1 per element region (its segment table,
+// whose header holds the device addresses of the neurons and connections); see shaders/scene.glsl.
 #pragma once
 
 #include <vulkan/vulkan.h>

@@ -32,7 +32,7 @@ struct Renderer::Impl {
     const uint32_t frames = config.frames_in_flight;
     VkDescriptorPoolSize sizes[] = {
         {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, frames},
-        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * frames + 3 * SceneBuffers::kRegions},
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * frames + SceneBuffers::kRegions},
     };
     VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     info.maxSets = frames + SceneBuffers::kRegions;
@@ -59,12 +59,10 @@ struct Renderer::Impl {
     for (uint32_t r = 0; r < SceneBuffers::kRegions; ++r) {
       SceneBuffers::Region region = scene.region(r);
       region_sets[r] = allocate_set(pipelines.region_layout.get());
-      VkDescriptorBufferInfo buffers[] = {{region.elements, 0, VK_WHOLE_SIZE},
-                                          {region.elements, 0, VK_WHOLE_SIZE},
-                                          {region.table, 0, VK_WHOLE_SIZE}};
-      write_set(region_sets[r],
-                {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
-                buffers);
+      // Only the table is a descriptor; the shaders reach the elements through the device
+      // addresses in its header.
+      VkDescriptorBufferInfo buffers[] = {{region.table, 0, VK_WHOLE_SIZE}};
+      write_set(region_sets[r], {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, buffers);
     }
   }
 

@@ -15,20 +15,24 @@ constexpr VkDeviceSize kNeuronBytes = sizeof(scene::Neuron);
 constexpr VkDeviceSize kConnectionBytes = sizeof(scene::Connection);
 }  // namespace
 
+uint64_t max_element_budget(const Device& device) {
+  return std::min(device.max_buffer_size(), device.max_allocation_size()) / kNeuronBytes;
+}
+
 SceneBuffers::SceneBuffers(const Device& device, const SceneBufferConfig& config) : device_(device), config_(config) {
   if (config.element_budget == 0) throw std::invalid_argument("scene buffers: the element budget must be at least 1");
   if (config.max_segments == 0) throw std::invalid_argument("scene buffers: max_segments must be at least 1");
   if (config.frames_in_flight == 0) throw std::invalid_argument("scene buffers: frames_in_flight must be at least 1");
   const VkDeviceSize region_bytes = config.element_budget * kNeuronBytes;
-  const VkDeviceSize limit = device.properties().limits.maxStorageBufferRange;
-  if (region_bytes > limit)
+  const uint64_t max_budget = max_element_budget(device);
+  if (config.element_budget > max_budget)
     throw std::invalid_argument("scene buffers: an element budget of " + std::to_string(config.element_budget) +
-                                " needs storage buffers of " + std::to_string(region_bytes >> 20) + " MiB; " +
-                                device.name() + " allows at most " + std::to_string(limit >> 20) + " MiB (budget " +
-                                std::to_string(limit / kNeuronBytes) + ")");
+                                " needs buffers of " + std::to_string(region_bytes >> 20) + " MiB; " + device.name() +
+                                " allows at most " + std::to_string((max_budget * kNeuronBytes) >> 20) +
+                                " MiB per buffer and allocation (budget " + std::to_string(max_budget) + ")");
   const VkDeviceSize table_bytes = sizeof(SceneHeaderGpu) + VkDeviceSize(config.max_segments) * sizeof(SegmentGpu);
   for (RegionState& r : regions_) {
-    r.elements = create_mapped_buffer(device, region_bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    r.elements = create_mapped_buffer(device, region_bytes, VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT);
     r.table = create_mapped_buffer(device, table_bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memset(r.table.mapped, 0, table_bytes);
   }
@@ -120,7 +124,11 @@ void SceneBuffers::publish(std::span<const scene::Segment> segments, const scene
   std::vector<SegmentGpu> gpu(segments.size());
   std::vector<uint32_t> neuron_sizes(segments.size()), connection_sizes(segments.size());
   SceneHeaderGpu header;
-  header.connection_base = uint32_t((r.elements.size - r.connections_written * kConnectionBytes) / kConnectionBytes);
+  header.neurons = r.elements.address;
+  // With no connections the address stays inside the buffer (nothing reads it).
+  header.connections = r.elements.address + (r.connections_written == 0
+                                                 ? 0
+                                                 : r.elements.size - r.connections_written * kConnectionBytes);
   header.neuron_count = uint32_t(r.neurons_written);
   header.connection_count = uint32_t(r.connections_written);
   header.segment_count = uint32_t(segments.size());
@@ -208,7 +216,7 @@ void SceneBuffers::stop() {
 
 SceneBuffers::Region SceneBuffers::region(uint32_t index) const {
   const RegionState& r = regions_[index];
-  return {r.elements.buffer.get(), r.elements.size, r.table.buffer.get(), r.table.size};
+  return {r.elements.buffer.get(), r.elements.address, r.elements.size, r.table.buffer.get(), r.table.size};
 }
 
 uint64_t SceneBuffers::generation() const {

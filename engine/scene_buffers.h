@@ -3,7 +3,10 @@
 // reads a half-written buffer.
 //
 // Scheme. There are two element regions; each holds one generation (neurons from the start of
-// the region, connections from its end) plus its segment table. A new generation is always
+// the region, connections from its end) plus its segment table, whose header carries the device
+// addresses of the generation's neurons and connections (shaders read the elements through those
+// addresses, so a region is limited by the largest buffer and allocation, not by a descriptor's
+// range). A new generation is always
 // written into the region that is not current, and only after every frame that read that region
 // has been retired (the frame thread reports retired frame serials after waiting on their
 // fences; the worker blocks until then, the frame thread never blocks). Draw counts live apart
@@ -43,13 +46,15 @@ struct SceneBufferConfig {
 
 // GPU layout of the per-region table (shaders/scene.glsl mirrors it, std430).
 struct SceneHeaderGpu {
-  uint32_t connection_base = 0;  // index (in Connections) of connection 0 within the region
-  uint32_t neuron_count = 0;     // neurons written in this generation
+  uint64_t neurons = 0;      // device address of neuron 0 of this generation (16 bytes each)
+  uint64_t connections = 0;  // device address of connection 0 (8 bytes each)
+  uint32_t neuron_count = 0;  // neurons written in this generation
   uint32_t connection_count = 0;
   uint32_t segment_count = 0;
   float max_contribution = 0;
   float value_min = 0, value_max = 0;  // over all segments
   float value_abs_max = 0;
+  uint32_t pad = 0;
 };
 struct SegmentGpu {
   uint32_t neuron_first = 0;
@@ -59,7 +64,11 @@ struct SegmentGpu {
   uint32_t tensor = 0;
   uint32_t pad[2]{};
 };
-static_assert(sizeof(SceneHeaderGpu) == 32 && sizeof(SegmentGpu) == 32);
+static_assert(sizeof(SceneHeaderGpu) == 48 && sizeof(SegmentGpu) == 32);
+
+// The largest element budget `device` can hold: one region (16 bytes per element) must fit in a
+// single buffer and a single allocation.
+uint64_t max_element_budget(const Device& device);
 
 // What one frame draws. Plain data, valid until the frame's serial is retired.
 struct SceneFrame {
@@ -75,8 +84,7 @@ struct SceneFrame {
 class SceneBuffers final : public scene::SceneSink {
  public:
   // Allocates everything once. Throws VulkanError when the device cannot hold it, or
-  // std::invalid_argument for a budget of 0 or one the device's storage buffer range cannot
-  // address.
+  // std::invalid_argument for a budget of 0 or one beyond max_element_budget(device).
   SceneBuffers(const Device& device, const SceneBufferConfig& config);
   ~SceneBuffers() override;
   SceneBuffers(const SceneBuffers&) = delete;
@@ -107,6 +115,7 @@ class SceneBuffers final : public scene::SceneSink {
   // ---- any thread ----
   struct Region {
     VkBuffer elements = VK_NULL_HANDLE;  // Neurons from 0, Connections ending at elements_size
+    VkDeviceAddress address = 0;         // device address of `elements`
     VkDeviceSize elements_size = 0;
     VkBuffer table = VK_NULL_HANDLE;     // SceneHeaderGpu then max_segments SegmentGpu
     VkDeviceSize table_size = 0;

@@ -1,6 +1,6 @@
-// Connections as lines, pulled from the Connections storage buffer: two vertices per connection
-// (source, destination), instance index = the destination's segment (firstInstance). Colour is
-// the sign of the contribution, alpha its quantised magnitude.
+// Connections as lines, pulled from the generation's connections by device address: two vertices
+// per connection (source, destination), instance index = the destination's segment
+// (firstInstance). Colour is the sign of the contribution, alpha its quantised magnitude.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "scene.glsl"
@@ -21,7 +21,7 @@ void main() {
     c = item;
     segment = uint(gl_InstanceIndex);
   }
-  uvec2 connection = connections[table.connection_base + min(c, max(table.connection_count, 1u) - 1u)];
+  uvec2 connection = connection_at(c);
   uint code = connection.y >> 24u;
   uint n = end == 0u ? connection.x : table.segments[segment].neuron_first + (connection.y & 0xFFFFFFu);
   vec4 neuron = neuron_at(n);

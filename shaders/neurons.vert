@@ -1,6 +1,7 @@
-// Neurons as camera-facing billboards, pulled from the Neurons storage buffer: six vertices per
-// neuron, vertex index = 6 * neuron + corner, instance index = segment (firstInstance). In the
-// highlight variant the neuron comes from the highlight list and is drawn larger.
+// Neurons as camera-facing billboards, pulled from the generation's neurons by device address:
+// six vertices per neuron, vertex index = 6 * neuron + corner, instance index = segment
+// (firstInstance). In the highlight variant the neuron comes from the highlight list and is drawn
+// larger.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "scene.glsl"

@@ -2,6 +2,8 @@
 // SegmentGpu), model/scene/scene.h (Neuron, Connection) and engine/renderer.cpp (FrameUniforms,
 // Push), std140/std430.
 #extension GL_EXT_multiview : require
+#extension GL_EXT_buffer_reference2 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 // Set 0: per frame slot.
 layout(set = 0, binding = 0, std140) uniform FrameUniforms {
@@ -21,7 +23,8 @@ layout(set = 0, binding = 1, std430) readonly buffer Highlight {
   uint items[];
 } highlight;
 
-// Set 1: one element region (one generation).
+// Set 1: one element region (one generation): its table, whose header holds the device addresses
+// of the generation's elements (read through buffer references, 64-bit address arithmetic).
 struct Segment {
   uint neuron_first;
   uint connection_first;
@@ -30,15 +33,17 @@ struct Segment {
   uint tensor;
   uint pad0, pad1;
 };
-layout(set = 1, binding = 0, std430) readonly buffer Neurons { vec4 neurons[]; };  // xyz, value
-layout(set = 1, binding = 1, std430) readonly buffer Connections { uvec2 connections[]; };  // src, dst|code<<24
-layout(set = 1, binding = 2, std430) readonly buffer Table {
-  uint connection_base;
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer NeuronRef { vec4 neuron; };  // xyz, value
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ConnectionRef { uvec2 connection; };  // src, dst|code<<24
+layout(set = 1, binding = 0, std430) readonly buffer Table {
+  uint64_t neurons;      // address of neuron 0
+  uint64_t connections;  // address of connection 0
   uint neuron_count;
   uint connection_count;
   uint segment_count;
   float max_contribution;
   float value_min, value_max, value_abs_max;
+  uint pad;
   Segment segments[];
 } table;
 
@@ -92,4 +97,12 @@ uint segment_of_connection(uint c) {
   return lo;
 }
 
-vec4 neuron_at(uint n) { return neurons[min(n, max(table.neuron_count, 1u) - 1u)]; }
+// Neuron n / connection c of the generation (clamped to the elements written).
+vec4 neuron_at(uint n) {
+  uint i = min(n, max(table.neuron_count, 1u) - 1u);
+  return NeuronRef(table.neurons + uint64_t(i) * uint64_t(16)).neuron;
+}
+uvec2 connection_at(uint c) {
+  uint i = min(c, max(table.connection_count, 1u) - 1u);
+  return ConnectionRef(table.connections + uint64_t(i) * uint64_t(8)).connection;
+}
