@@ -224,9 +224,9 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   }
   const Graph& g = plan->graph();
 
-  const scene::Layout layout = scene::Layout::build(g, {});
-  scene::InMemorySink sink;
   const scene::Activations values = scene::activations_of(session);
+  const scene::Layout layout = scene::Layout::build(g, {}, &values);  // data-dependent shapes as run
+  scene::InMemorySink sink;
   const scene::Scene sc = scene::Scene::build(g, layout, values, {.top_k = top_k, .budget = budget, .threads = threads}, sink);
   const scene::BuildStats& st = sc.stats();
   for (const std::string& w : st.warnings) std::cerr << "warning: " << g.source << ": " << w << '\n';

@@ -100,8 +100,8 @@ int render_command(Args& args) {
   for (const std::string& line : runtime::non_finite_report(session)) std::cerr << "warning: " << g.source << ": " << line << '\n';
 
   progress.stage("laying out and building the scene");
-  const scene::Layout layout = scene::Layout::build(g, {});
   const scene::Activations values = scene::activations_of(session);
+  const scene::Layout layout = scene::Layout::build(g, {}, &values);  // data-dependent shapes as run
   const uint64_t limit = engine::max_element_budget(device);
   uint64_t resident = budget;
   if (resident > limit) {

@@ -68,13 +68,19 @@ class SceneStages final : public Stages {
     plan_ = std::move(plan);
     name_ = model.name;
     const model::Graph& g = plan_->graph();
-    post(ModelLoaded{.name = name_,
-                     .bounds_min = layout_->bounds_min(),
-                     .bounds_max = layout_->bounds_max(),
-                     .neuron_spacing = layout_->options().neuron_spacing,
-                     .layers = g.layer_count,
-                     .nodes = g.nodes.size(),
-                     .milliseconds = ms_since(start)});
+    ModelLoaded loaded{.name = name_,
+                       .bounds_min = layout_->bounds_min(),
+                       .bounds_max = layout_->bounds_max(),
+                       .neuron_spacing = layout_->options().neuron_spacing,
+                       .layers = g.layer_count,
+                       .nodes = g.nodes.size(),
+                       .milliseconds = ms_since(start)};
+    // Tensors whose shape only a run can tell are laid out after each inference; the model's
+    // bounds are announced once the first run has told them.
+    layout_needs_run_ = scene::Layout::needs_run(g);
+    pending_loaded_.reset();
+    if (layout_needs_run_) pending_loaded_ = std::move(loaded);
+    else post(std::move(loaded));
     if (!plan_->unsupported().empty()) {
       std::string ops;
       for (const auto& u : plan_->unsupported()) ops += (ops.empty() ? "" : ", ") + u.op_type + " x" + std::to_string(u.count);
@@ -97,6 +103,16 @@ class SceneStages final : public Stages {
       post(Warning{e.what()});  // what could run did; the rest stays dark
     }
     for (const std::string& line : runtime::non_finite_report(*session_, 4)) post(Warning{name_ + ": " + line});
+    if (layout_needs_run_) {
+      const scene::Activations values = scene::activations_of(*session_);
+      layout_ = scene::Layout::build(plan_->graph(), options_.layout, &values);
+      if (pending_loaded_) {
+        pending_loaded_->bounds_min = layout_->bounds_min();
+        pending_loaded_->bounds_max = layout_->bounds_max();
+        post(std::move(*pending_loaded_));
+        pending_loaded_.reset();
+      }
+    }
     infer_ms_ = ms_since(start);
     inferred_ = true;
     return true;
@@ -179,6 +195,8 @@ class SceneStages final : public Stages {
   std::string name_;
   std::shared_ptr<const runtime::Plan> plan_;
   std::optional<scene::Layout> layout_;
+  bool layout_needs_run_ = false;             // some float tensor's shape is data-dependent
+  std::optional<ModelLoaded> pending_loaded_;  // posted after the first run when layout_needs_run_
   std::unique_ptr<runtime::Session> session_;
   bool inferred_ = false;
   double infer_ms_ = 0;

@@ -121,10 +121,9 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     const TensorValue& v = values[b.tensor];
     if (v.data.empty()) continue;
     const auto n = int64_t(v.data.size());
-    const auto laid = t.elements();
-    if (!laid || *laid != n) {
-      st.warnings.push_back("tensor '" + t.name + "': " + std::to_string(n) + " values do not match its laid-out shape " +
-                            model::shape_string(t.shape) + "; not shown");
+    if (b.elements != n) {
+      st.warnings.push_back("tensor '" + t.name + "': " + std::to_string(n) + " values do not match the " +
+                            std::to_string(b.elements) + " laid out; not shown");
       continue;
     }
     if (uint64_t(n) > std::numeric_limits<uint32_t>::max()) {

@@ -82,6 +82,12 @@ std::array<float, 3> Layout::bounds_min() const { return impl_->min; }
 std::array<float, 3> Layout::bounds_max() const { return impl_->max; }
 double Layout::build_ms() const { return impl_->build_ms; }
 
+bool Layout::needs_run(const model::Graph& graph) {
+  return std::any_of(graph.tensors.begin(), graph.tensors.end(), [](const model::Tensor& t) {
+    return (t.dtype == model::DType::Float || t.dtype == model::DType::Float16) && (!t.rank_known || !t.elements());
+  });
+}
+
 const Block* Layout::block(model::TensorId tensor) const {
   if (tensor >= impl_->block_of.size() || impl_->block_of[tensor] < 0) return nullptr;
   return &impl_->blocks[size_t(impl_->block_of[tensor])];
@@ -93,7 +99,7 @@ std::array<float, 3> Layout::position(model::TensorId tensor, int64_t element) c
   return place(p, std::clamp<int64_t>(element, 0, p.elements - 1));
 }
 
-Layout Layout::build(const model::Graph& graph, const LayoutOptions& options) {
+Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, const Activations* run) {
   const auto start = std::chrono::steady_clock::now();
   Layout layout;
   Impl& im = *layout.impl_;
@@ -107,13 +113,19 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options) {
     int slot;
     model::TensorId id;
     int64_t elements;
+    std::span<const int64_t> shape;
   };
   std::vector<Item> items;
   for (model::TensorId id = 0; id < graph.tensors.size(); ++id) {
     const model::Tensor& t = graph.tensors[id];
-    if ((t.dtype != model::DType::Float && t.dtype != model::DType::Float16) || !t.rank_known) continue;
-    const auto n = t.elements();
-    if (!n || *n <= 0) continue;
+    if (t.dtype != model::DType::Float && t.dtype != model::DType::Float16) continue;
+    int64_t n = t.rank_known ? t.elements().value_or(-1) : -1;
+    std::span<const int64_t> shape = t.shape;
+    if (n < 0 && run && id < run->size() && !(*run)[id].data.empty()) {  // a shape only the run knows
+      shape = (*run)[id].shape;
+      n = int64_t((*run)[id].data.size());
+    }
+    if (n <= 0) continue;
     const bool weight = t.kind == model::TensorKind::Initializer || t.kind == model::TensorKind::Constant;
     if (weight) {
       if (!options.weights || t.consumers.empty()) continue;
@@ -121,9 +133,9 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options) {
       for (model::NodeId c : t.consumers)
         if (c < graph.nodes.size()) first = std::min(first, graph.nodes[c].layer);
       if (first == std::numeric_limits<int>::max()) continue;
-      items.push_back({2 * first - 1, id, *n});
+      items.push_back({2 * first - 1, id, n, shape});
     } else {
-      items.push_back({2 * t.layer, id, *n});
+      items.push_back({2 * t.layer, id, n, shape});
     }
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.slot < b.slot; });
@@ -151,8 +163,7 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options) {
     std::vector<float> widths, heights;
     float total = 0;
     for (size_t i = first; i < last; ++i) {
-      const model::Tensor& t = graph.tensors[items[i].id];
-      const Fold f = fold(t.shape, items[i].elements);
+      const Fold f = fold(items[i].shape, items[i].elements);
       Placement p;
       p.step = step;
       p.elements = items[i].elements;
@@ -183,6 +194,7 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options) {
       Block b;
       b.tensor = items[first + i].id;
       b.layer = graph.tensors[b.tensor].layer;
+      b.elements = items[first + i].elements;
       // Bounds from the extreme grid corners, computed as place() computes positions.
       const int64_t tiles_y = (p.tiles + p.tiles_x - 1) / p.tiles_x;
       b.min = {x, p.y0 - float(tiles_y - 1) * p.tile_dy - float(p.tile_h - 1) * p.step, p.z0};

@@ -90,16 +90,22 @@ struct LayoutOptions {
 struct Block {
   model::TensorId tensor = model::kNone;
   int layer = 0;
+  int64_t elements = 0;               // laid out (from the graph's shape, or the run's)
   std::array<float, 3> min{}, max{};  // axis-aligned bounds of the block
   // How elements fold: `tiles` feature-map tiles of tile_h × tile_w, arranged tiles_x × tiles_y.
   int64_t tiles = 1, tile_h = 1, tile_w = 1, tiles_x = 1, tiles_y = 1;
 };
 
 // Deterministic positions for every element of every laid-out float tensor (activations, graph
-// inputs, and weights when LayoutOptions::weights). Depends on the graph and options only.
+// inputs, and weights when LayoutOptions::weights). Depends on the graph and options only, except
+// for tensors whose shape the graph leaves unknown (data-dependent shapes): with `run`, those take
+// the shape they had in that run (needs_run() says whether any float tensor is such); without it
+// they are not laid out.
 class Layout {
  public:
-  static Layout build(const model::Graph& graph, const LayoutOptions& options);
+  static Layout build(const model::Graph& graph, const LayoutOptions& options, const Activations* run = nullptr);
+  // True when some float tensor of `graph` has a shape only a run can tell.
+  static bool needs_run(const model::Graph& graph);
 
   const std::vector<Block>& blocks() const;          // laid-out tensors, by layer then tensor id
   const Block* block(model::TensorId tensor) const;  // nullptr: not laid out

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include "model/load.h"
+#include "model/runtime/runtime.h"
 #include "model/scene/scene.h"
 #include "tests/scene/test_scene_util.h"
 
@@ -158,6 +160,50 @@ TEST(Layout, MobileNetSpansARoom) {
     EXPECT_LT(hi[a] - lo[a], 16.f) << "axis " << a;
   }
   check_invariants(g, layout, false);
+}
+
+}  // namespace
+}  // namespace nnxr::scene
+
+namespace nnxr::scene {
+namespace {
+
+// A Reshape whose target shape is a graph input: the graph cannot tell Z's shape, a run can. The
+// input-free layout leaves Z out; with the run's activations Z is laid out in its run shape, and
+// the scene shows all of its neurons.
+TEST(Layout, DataDependentShapesAreLaidOutFromTheRun) {
+  const auto plan = runtime::Plan::build(model::load_model_from_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+      g (float[2,3,4] X, int64[3] S) => (float[?, ?, ?] Z) {
+        Y = Relu(X)
+        Z = Reshape(Y, S) })"));
+  const Graph& g = plan->graph();
+  const model::TensorId z = g.find("Z");
+  ASSERT_NE(z, model::kNone);
+  ASSERT_FALSE(g.tensors[z].elements().has_value());
+  EXPECT_TRUE(Layout::needs_run(g));
+  runtime::Session s(plan);
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) - 5;
+  const std::vector<int64_t> xs = {2, 3, 4}, shape = {4, 3, 2}, ss = {3};
+  s.set_input("X", model::DType::Float, xs, std::as_bytes(std::span(x)));
+  s.set_input("S", model::DType::Int64, ss, std::as_bytes(std::span(shape)));
+  s.run();
+  const Activations acts = activations_of(s);
+
+  EXPECT_EQ(Layout::build(g, {}).block(z), nullptr);
+  const Layout layout = Layout::build(g, {}, &acts);
+  const Block* b = layout.block(z);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->elements, 24);
+  EXPECT_EQ(b->tiles, 4);  // 4 tiles of 3×2
+  EXPECT_EQ(b->tile_h, 3);
+  EXPECT_EQ(b->tile_w, 2);
+  EXPECT_EQ(layout.blocks().size(), 3u);  // X, Y, Z
+
+  InMemorySink sink;
+  const Scene scene = Scene::build(g, layout, acts, {.top_k = 4, .budget = 1000}, sink);
+  EXPECT_TRUE(scene.stats().warnings.empty()) << scene.stats().warnings.front();
+  EXPECT_EQ(scene.stats().neurons, 72u);  // X, Y and Z, 24 each
 }
 
 }  // namespace
