@@ -33,44 +33,38 @@ KernelFactory act(const char* a_name, float a_def, const char* b_name, float b_d
 
 // expf to ~2 ulp that the compiler can vectorise (Cephes polynomial; round by the 1.5*2^23 trick,
 // so no libm call). Inputs are clamped to [-87, 88]: exp(-87) ~ 1.6e-38 stands in for smaller values.
-inline float exp_vec(float x) {
-  x = x < -87.f ? -87.f : (x > 88.f ? 88.f : x);
-  const float n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
-  float r = x - n * 0.693359375f;
+// One definition for a float (I = int32_t) and for GCC vectors of floats (I: the int32 vector of
+// the same width): the same operations in the same order, so every width gives the same results.
+// In place (no vector passed or returned by value: an 8-float vector would change the ABI
+// between the AVX2 and the SSE builds).
+template <class V, class I>
+[[gnu::always_inline]] inline void exp_lanes(V& x) {
+  x = x < -87.f ? V{} - 87.f : (x > 88.f ? V{} + 88.f : x);
+  const V n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
+  V r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500E-4f;
+  V p = V{} + 1.9875691500E-4f;
   p = p * r + 1.3981999507E-3f;
   p = p * r + 8.3334519073E-3f;
   p = p * r + 4.1665795894E-2f;
   p = p * r + 1.6666665459E-1f;
   p = p * r + 5.0000001201E-1f;
-  const float y = p * r * r + r + 1.f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, 4);
-  return y * scale;
+  const V y = p * r * r + r + 1.f;
+  I bits;
+  if constexpr (std::is_same_v<V, float>) bits = (static_cast<int32_t>(n) + 127) << 23;
+  else bits = (__builtin_convertvector(n, I) + 127) << 23;
+  V scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  x = y * scale;
 }
 
-// exp_vec on four floats at once, the same operations in the same order (so the same results).
+inline float exp_vec(float x) {
+  exp_lanes<float, int32_t>(x);
+  return x;
+}
+
 using F4 = float __attribute__((vector_size(16)));
 using I4 = int32_t __attribute__((vector_size(16)));
-inline F4 exp_vec4(F4 x) {
-  x = x < -87.f ? F4{} - 87.f : (x > 88.f ? F4{} + 88.f : x);
-  const F4 n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
-  F4 r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  F4 p = F4{} + 1.9875691500E-4f;
-  p = p * r + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  const F4 y = p * r * r + r + 1.f;
-  const I4 bits = (__builtin_convertvector(n, I4) + 127) << 23;
-  F4 scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return y * scale;
-}
 
 template <class T>
 T sigmoid(T x) {
@@ -97,28 +91,17 @@ namespace {
       V t;
       std::memcpy(&t, x + i + 8 * u, sizeof t);
       t = -t;
-      t = t < -87.f ? V{} - 87.f : (t > 88.f ? V{} + 88.f : t);
-      const V k = (t * 1.44269504088896341f + 12582912.f) - 12582912.f;
-      V r = t - k * 0.693359375f;
-      r = r - k * -2.12194440e-4f;
-      V p = V{} + 1.9875691500E-4f;
-      p = p * r + 1.3981999507E-3f;
-      p = p * r + 8.3334519073E-3f;
-      p = p * r + 4.1665795894E-2f;
-      p = p * r + 1.6666665459E-1f;
-      p = p * r + 5.0000001201E-1f;
-      const V e = p * r * r + r + 1.f;
-      const VI bits = (__builtin_convertvector(k, VI) + 127) << 23;
-      V scale;
-      std::memcpy(&scale, &bits, sizeof scale);
-      out[u] = 1.f / (1.f + e * scale);
+      exp_lanes<V, VI>(t);
+      out[u] = 1.f / (1.f + t);
     }
     std::memcpy(y + i, out, sizeof out);
   }
   for (; i + 4 <= n; i += 4) {
     F4 v;
     std::memcpy(&v, x + i, sizeof v);
-    const F4 out = 1.f / (1.f + exp_vec4(-v));
+    v = -v;
+    exp_lanes<F4, I4>(v);
+    const F4 out = 1.f / (1.f + v);
     std::memcpy(y + i, &out, sizeof out);
   }
   for (; i < n; ++i) y[i] = sigmoid(x[i]);
