@@ -186,28 +186,47 @@ using model::float_to_half;
 // Copies elements of size `elem` (1, 2, 4, 8 or more bytes).
 inline void copy_elem(std::byte* dst, const std::byte* src, size_t elem);
 
-// Calls f(T{}) for the numeric dtypes the arithmetic kernels support; fails otherwise.
-template <class Ctx, class F>
-decltype(auto) dispatch_numeric(const Ctx& ctx, DType t, F&& f) {
+// Element-type sets for dispatch_types (combine with |).
+inline constexpr unsigned kFloats = 1;      // float, double
+inline constexpr unsigned kCommonInts = 2;  // int64, int32, int8, uint8
+inline constexpr unsigned kOtherInts = 4;   // int16, uint64, uint32, uint16
+inline constexpr unsigned kBool = 8;        // bool as bool
+inline constexpr unsigned kStorage = 16;    // float16 and bfloat16 as uint16_t, bool as uint8_t (bits only)
+
+// Calls f(T{}) with the C++ type of dtype `t` when `t` is in `Set`; otherwise fails with
+// "element type X <unsupported>".
+template <unsigned Set, class Ctx, class F>
+decltype(auto) dispatch_types(const Ctx& ctx, DType t, F&& f, std::string_view unsupported = "is not supported by this kernel") {
   switch (t) {
-    case DType::Float: return f(float{});
-    case DType::Double: return f(double{});
-    case DType::Int64: return f(int64_t{});
-    case DType::Int32: return f(int32_t{});
-    case DType::Int8: return f(int8_t{});
-    case DType::UInt8: return f(uint8_t{});
+    case DType::Float: if constexpr ((Set & kFloats) != 0) return f(float{}); break;
+    case DType::Double: if constexpr ((Set & kFloats) != 0) return f(double{}); break;
+    case DType::Int64: if constexpr ((Set & kCommonInts) != 0) return f(int64_t{}); break;
+    case DType::Int32: if constexpr ((Set & kCommonInts) != 0) return f(int32_t{}); break;
+    case DType::Int8: if constexpr ((Set & kCommonInts) != 0) return f(int8_t{}); break;
+    case DType::UInt8: if constexpr ((Set & kCommonInts) != 0) return f(uint8_t{}); break;
+    case DType::Int16: if constexpr ((Set & kOtherInts) != 0) return f(int16_t{}); break;
+    case DType::UInt64: if constexpr ((Set & kOtherInts) != 0) return f(uint64_t{}); break;
+    case DType::UInt32: if constexpr ((Set & kOtherInts) != 0) return f(uint32_t{}); break;
+    case DType::UInt16: if constexpr ((Set & kOtherInts) != 0) return f(uint16_t{}); break;
+    case DType::Bool:
+      if constexpr ((Set & kBool) != 0) return f(bool{});
+      else if constexpr ((Set & kStorage) != 0) return f(uint8_t{});
+      break;
+    case DType::Float16:
+    case DType::BFloat16: if constexpr ((Set & kStorage) != 0) return f(uint16_t{}); break;
     default: break;
   }
-  ctx.fail(std::string("element type ") + std::string(model::dtype_name(t)) + " is not supported by this kernel");
+  ctx.fail(std::string("element type ") + std::string(model::dtype_name(t)) + " " + std::string(unsupported));
+}
+
+// The numeric dtypes the common arithmetic kernels support.
+template <class Ctx, class F>
+decltype(auto) dispatch_numeric(const Ctx& ctx, DType t, F&& f) {
+  return dispatch_types<kFloats | kCommonInts>(ctx, t, std::forward<F>(f));
 }
 template <class Ctx, class F>
 decltype(auto) dispatch_float(const Ctx& ctx, DType t, F&& f) {
-  switch (t) {
-    case DType::Float: return f(float{});
-    case DType::Double: return f(double{});
-    default: break;
-  }
-  ctx.fail(std::string("element type ") + std::string(model::dtype_name(t)) + " is not supported by this kernel (float only)");
+  return dispatch_types<kFloats>(ctx, t, std::forward<F>(f), "is not supported by this kernel (float only)");
 }
 
 inline void copy_elem(std::byte* dst, const std::byte* src, size_t elem) {

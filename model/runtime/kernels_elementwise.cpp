@@ -69,20 +69,7 @@ void same_type(const KernelContext& ctx, size_t i, size_t j) {
 
 template <class F>
 decltype(auto) dispatch_arith(const KernelContext& ctx, DType t, F&& f) {
-  switch (t) {
-    case DType::Float: return f(float{});
-    case DType::Double: return f(double{});
-    case DType::Int64: return f(int64_t{});
-    case DType::Int32: return f(int32_t{});
-    case DType::Int16: return f(int16_t{});
-    case DType::Int8: return f(int8_t{});
-    case DType::UInt64: return f(uint64_t{});
-    case DType::UInt32: return f(uint32_t{});
-    case DType::UInt16: return f(uint16_t{});
-    case DType::UInt8: return f(uint8_t{});
-    default: break;
-  }
-  ctx.fail("element type " + std::string(model::dtype_name(t)) + " is not supported by this kernel");
+  return dispatch_types<kFloats | kCommonInts | kOtherInts>(ctx, t, std::forward<F>(f));
 }
 
 enum class Arith { Add, Sub, Mul, Div, Max, Min, Mod, FMod };

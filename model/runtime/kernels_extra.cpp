@@ -19,26 +19,10 @@
 namespace nnxr::runtime {
 namespace {
 
-// Calls f(T{}) for every fixed-size element type (bool as uint8_t).
+// Calls f(T{}) for every fixed-size element type (bool as uint8_t, 16-bit floats as uint16_t).
 template <class F>
 void dispatch_all(const KernelContext& ctx, DType t, F&& f) {
-  switch (t) {
-    case DType::Float: return f(float{});
-    case DType::Double: return f(double{});
-    case DType::Int64: return f(int64_t{});
-    case DType::Int32: return f(int32_t{});
-    case DType::Int16: return f(int16_t{});
-    case DType::Int8: return f(int8_t{});
-    case DType::UInt64: return f(uint64_t{});
-    case DType::UInt32: return f(uint32_t{});
-    case DType::UInt16:
-    case DType::Float16:
-    case DType::BFloat16: return f(uint16_t{});
-    case DType::UInt8:
-    case DType::Bool: return f(uint8_t{});
-    default: break;
-  }
-  ctx.fail("element type " + std::string(model::dtype_name(t)) + " is not supported by this kernel");
+  dispatch_types<kFloats | kCommonInts | kOtherInts | kStorage>(ctx, t, std::forward<F>(f));
 }
 
 // ---- Unique ----------------------------------------------------------------------------------

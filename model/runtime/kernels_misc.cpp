@@ -28,21 +28,7 @@ To from_double(double v) {
 
 template <class F>
 decltype(auto) dispatch_cast(const KernelContext& ctx, DType t, F&& f) {
-  switch (t) {
-    case DType::Float: return f(float{});
-    case DType::Double: return f(double{});
-    case DType::Int64: return f(int64_t{});
-    case DType::Int32: return f(int32_t{});
-    case DType::Int16: return f(int16_t{});
-    case DType::Int8: return f(int8_t{});
-    case DType::UInt64: return f(uint64_t{});
-    case DType::UInt32: return f(uint32_t{});
-    case DType::UInt16: return f(uint16_t{});
-    case DType::UInt8: return f(uint8_t{});
-    case DType::Bool: return f(bool{});
-    default: break;
-  }
-  ctx.fail("cast involving " + std::string(model::dtype_name(t)) + " is not supported");
+  return dispatch_types<kFloats | kCommonInts | kOtherInts | kBool>(ctx, t, std::forward<F>(f));
 }
 
 void cast_value(const KernelContext& ctx, const Value& x, DType to, Value& y) {
