@@ -9,6 +9,7 @@
 
 #include "assets/assets.h"
 #include "model/load.h"
+#include "tests/support/shared_models.h"
 
 namespace {
 
@@ -38,16 +39,8 @@ void load_default(benchmark::State& state) {
 BENCHMARK(load_default)->Unit(benchmark::kMillisecond);
 
 const int registered = [] {
-  for (const char* sub : {"", "arch"}) {
-    const fs::path dir = fs::path(NNXR_SHARED_MODELS) / sub;
-    if (!fs::is_directory(dir)) continue;
-    std::vector<fs::path> models;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".onnx") models.push_back(e.path());
-    std::sort(models.begin(), models.end());
-    for (const auto& p : models)
-      benchmark::RegisterBenchmark(("load/" + p.stem().string()).c_str(), load_file, p)->Unit(benchmark::kMillisecond);
-  }
+  for (const fs::path& p : nnxr::test::shared_model_paths())
+    benchmark::RegisterBenchmark(("load/" + p.stem().string()).c_str(), load_file, p)->Unit(benchmark::kMillisecond);
   return 0;
 }();
 

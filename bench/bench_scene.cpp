@@ -22,6 +22,7 @@
 #include "model/runtime/runtime.h"
 #include "model/scene/scene.h"
 #include "model/tensor_io.h"
+#include "tests/support/shared_models.h"
 
 namespace {
 
@@ -156,15 +157,7 @@ void trace(benchmark::State& state, const fs::path& path) {
 
 const int registered = [] {
   std::vector<std::pair<std::string, fs::path>> models = {{"default", {}}};
-  for (const char* sub : {"", "arch"}) {
-    const fs::path dir = fs::path(NNXR_SHARED_MODELS) / sub;
-    if (!fs::is_directory(dir)) continue;
-    std::vector<fs::path> found;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".onnx") found.push_back(e.path());
-    std::sort(found.begin(), found.end());
-    for (const auto& p : found) models.push_back({p.stem().string(), p});
-  }
+  for (const fs::path& p : nnxr::test::shared_model_paths()) models.push_back({p.stem().string(), p});
   if (models.size() == 1) std::cerr << "note: " << NNXR_SHARED_MODELS << " is absent; only the default model is measured\n";
   for (const auto& [name, path] : models) {
     benchmark::RegisterBenchmark(("scene/" + name).c_str(), scene_build, path)->Unit(benchmark::kMillisecond)->UseRealTime();

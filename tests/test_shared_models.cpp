@@ -11,23 +11,14 @@
 #include <sstream>
 
 #include "model/load.h"
+#include "tests/support/shared_models.h"
 
 namespace nnxr::model {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> shared_models() {
-  std::vector<fs::path> out;
-  for (const char* sub : {"", "arch"}) {
-    const fs::path dir = fs::path(NNXR_SHARED_MODELS) / sub;
-    if (!fs::is_directory(dir)) continue;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".onnx") out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<fs::path> shared_models() { return test::shared_model_paths(); }
 
 // Symbolic dims as the reference measurements set them (MODELS.md): 1, except YuNet's 320x320.
 std::map<std::string, int64_t, std::less<>> dims_for(const fs::path& model) {

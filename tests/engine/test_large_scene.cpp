@@ -7,7 +7,6 @@
 
 #include <algorithm>
 
-#include "engine/camera.h"
 #include "engine/offscreen.h"
 #include "engine/renderer.h"
 #include "engine/scene_buffers.h"
@@ -25,16 +24,8 @@ class LargeSceneTest : public ::testing::Test {
   void SetUp() override {
     env = test::VulkanEnv::create();
     if (!env) GTEST_SKIP();
-    camera.eye = {-5, 0, 0};
-    camera.target = {0, 0, 0};
-    camera.near = 0.1f;
-    camera.far = 50;
-    params.view[0] = camera.view();
-    params.projection[0] = camera.projection(1.0f);
-    params.neuron_size = 0.4f;
+    params = test::side_view();
     params.connection_alpha = 1.0f;
-    params.fog_start = 100;
-    params.fog_end = 200;
   }
   void TearDown() override {
     if (!env) return;
@@ -42,9 +33,7 @@ class LargeSceneTest : public ::testing::Test {
     EXPECT_EQ(env->validation_errors(), 0u) << "Vulkan validation errors (printed above)";
   }
   std::pair<uint32_t, uint32_t> pixel_of(glm::vec3 p) const {
-    glm::vec4 clip = params.projection[0] * params.view[0] * glm::vec4(p, 1);
-    glm::vec3 ndc = glm::vec3(clip) / clip.w;
-    return {uint32_t((ndc.x + 1) / 2 * kSize), uint32_t((ndc.y + 1) / 2 * kSize)};
+    return test::pixel_of(params, p, kSize);
   }
   // Whether a pixel within two of where p lands satisfies pred (lines are one pixel wide).
   bool near(const RgbaImage& image, glm::vec3 p, bool (*pred)(const uint8_t*)) const {
@@ -58,7 +47,6 @@ class LargeSceneTest : public ::testing::Test {
   }
 
   std::unique_ptr<test::VulkanEnv> env;
-  Camera camera;
   FrameParams params;
 };
 

@@ -25,15 +25,7 @@ class RenderTest : public ::testing::Test {
     buffers = std::make_unique<SceneBuffers>(*env->device, SceneBufferConfig{.element_budget = 1024, .max_segments = 16});
     renderer = std::make_unique<Renderer>(*env->device, *buffers, RendererConfig{});
     offscreen = std::make_unique<Offscreen>(*env->device, RendererConfig{}, VkExtent2D{kSize, kSize});
-    camera.eye = {-5, 0, 0};
-    camera.target = {0, 0, 0};
-    camera.near = 0.1f;
-    camera.far = 50;
-    params.view[0] = camera.view();
-    params.projection[0] = camera.projection(1.0f);
-    params.neuron_size = 0.4f;
-    params.fog_start = 100;
-    params.fog_end = 200;
+    params = test::side_view();
   }
   void TearDown() override {
     if (!env) return;
@@ -46,9 +38,7 @@ class RenderTest : public ::testing::Test {
 
   // Pixel where the network-space point p lands.
   std::pair<uint32_t, uint32_t> pixel_of(glm::vec3 p) const {
-    glm::vec4 clip = params.projection[0] * params.view[0] * glm::vec4(p, 1);
-    glm::vec3 ndc = glm::vec3(clip) / clip.w;
-    return {uint32_t((ndc.x + 1) / 2 * kSize), uint32_t((ndc.y + 1) / 2 * kSize)};
+    return test::pixel_of(params, p, kSize);
   }
   const uint8_t* at(const RgbaImage& image, glm::vec3 p) const {
     auto [x, y] = pixel_of(p);
@@ -64,7 +54,6 @@ class RenderTest : public ::testing::Test {
   std::unique_ptr<SceneBuffers> buffers;
   std::unique_ptr<Renderer> renderer;
   std::unique_ptr<Offscreen> offscreen;
-  Camera camera;
   FrameParams params;
 };
 

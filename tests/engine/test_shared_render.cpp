@@ -11,20 +11,16 @@
 #include <vector>
 
 #include "tests/support/run_nnxr.h"
+#include "tests/support/shared_models.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
+// Paths relative to the shared folder (short test names); one empty entry when there are none.
 std::vector<std::string> shared_models() {
   std::vector<std::string> out;
-  for (const char* sub : {"", "arch"}) {
-    const fs::path dir = fs::path(NNXR_SHARED_MODELS) / sub;
-    if (!fs::is_directory(dir)) continue;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".onnx") out.push_back((fs::path(sub) / e.path().filename()).string());
-  }
-  std::sort(out.begin(), out.end());
+  for (const fs::path& p : nnxr::test::shared_model_paths()) out.push_back(p.lexically_relative(NNXR_SHARED_MODELS).string());
   if (out.empty()) out.push_back("");  // one skipped case says why
   return out;
 }

@@ -1,5 +1,7 @@
 #include "tests/engine/vulkan_env.h"
 
+#include "engine/camera.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <algorithm>
@@ -70,6 +72,27 @@ bool near_colour(const uint8_t* p, const uint8_t* q, int tolerance) {
   for (int i = 0; i < 3; ++i)
     if (std::abs(int(p[i]) - int(q[i])) > tolerance) return false;
   return true;
+}
+
+FrameParams side_view() {
+  Camera camera;
+  camera.eye = {-5, 0, 0};
+  camera.target = {0, 0, 0};
+  camera.near = 0.1f;
+  camera.far = 50;
+  FrameParams params;
+  params.view[0] = camera.view();
+  params.projection[0] = camera.projection(1.0f);
+  params.neuron_size = 0.4f;
+  params.fog_start = 100;
+  params.fog_end = 200;
+  return params;
+}
+
+std::pair<uint32_t, uint32_t> pixel_of(const FrameParams& params, glm::vec3 p, uint32_t size) {
+  const glm::vec4 clip = params.projection[0] * params.view[0] * glm::vec4(p, 1);
+  const glm::vec3 ndc = glm::vec3(clip) / clip.w;
+  return {uint32_t((ndc.x + 1) / 2 * float(size)), uint32_t((ndc.y + 1) / 2 * float(size))};
 }
 
 }  // namespace nnxr::engine::test

@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <glm/glm.hpp>
 
 #include "engine/device.h"
 #include "engine/offscreen.h"
+#include "engine/renderer.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::engine::test {
@@ -37,6 +42,12 @@ struct HandScene {
   void add_segment(std::vector<scene::Neuron> n, std::vector<scene::Connection> c = {});
   void write(scene::SceneSink& sink) const;  // neurons(), connections(), copy, publish()
 };
+
+// The hand-made scenes' view: from 5 m along −X towards the origin (square image), neurons 0.4 m
+// wide, fog beyond 100 m.
+FrameParams side_view();
+// Pixel of a size × size image where the point p lands under params' first view.
+std::pair<uint32_t, uint32_t> pixel_of(const FrameParams& params, glm::vec3 p, uint32_t size);
 
 // Writes `image` as <build dir>/<name>.png and returns the path (for failure messages).
 std::string save_failure_image(const RgbaImage& image, const std::string& name);

@@ -105,6 +105,22 @@ struct DefaultScene {
     return glm::vec3(0, 1.3f, -1.0f) - rotation() * glm::vec3(lo[0], 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2]));
   }
   glm::vec3 to_world(std::array<float, 3> p) const { return translation() + rotation() * glm::vec3(p[0], p[1], p[2]); }
+
+  // A hand 0.5 m behind the deepest block's middle neuron (network +X), moved by `offset` in the
+  // world, aiming its ray at that neuron.
+  struct Aim {
+    const nnxr::scene::Block& block;
+    int64_t element;
+    glm::vec3 hand;
+    glm::quat aim;
+  };
+  Aim aim_at_deepest(glm::vec3 offset) const {
+    const nnxr::scene::Block& block = layout.blocks().back();
+    const int64_t element = block.tiles * block.tile_h * block.tile_w / 2;
+    const glm::vec3 target = to_world(layout.position(block.tensor, element));
+    const glm::vec3 hand = target + rotation() * glm::vec3(0.5f, 0, 0) + offset;
+    return {block, element, hand, glm::quatLookAt(glm::normalize(target - hand), glm::vec3(0, 1, 0))};
+  }
 };
 
 std::string pose(glm::vec3 p, glm::quat q = {1, 0, 0, 0}) {
@@ -314,12 +330,8 @@ TEST(XrView, TriggerSelectsTheNeuronTheAimRayHits) {
   xrsim::client::TestEnv env("view-select");
   // The middle neuron of the deepest block, aimed at from behind the network, a little off axis.
   const DefaultScene scene;
-  const nnxr::scene::Block& block = scene.layout.blocks().back();
-  const int64_t elements = block.tiles * block.tile_h * block.tile_w;
-  const int64_t element = elements / 2;
+  const auto [block, element, hand, aim] = scene.aim_at_deepest(glm::vec3(0.1f, 0.15f, 0));
   const glm::vec3 target = scene.to_world(scene.layout.position(block.tensor, element));
-  const glm::vec3 hand = target + scene.rotation() * glm::vec3(0.5f, 0, 0) + glm::vec3(0.1f, 0.15f, 0);
-  const glm::quat aim = glm::quatLookAt(glm::normalize(target - hand), glm::vec3(0, 1, 0));
   ASSERT_LT(glm::length(aim * glm::vec3(0, 0, -1) - glm::normalize(target - hand)), 1e-4f);
   env.set_script("grip right " + pose(hand) + "\naim right " + pose(hand, aim) + R"(
 frame 200
@@ -354,11 +366,7 @@ TEST(XrView, InViewFeedbackShowsRaysThresholdGaugesAndTheSelectedNeuron) {
   // the head, with its gauges; its thumbstick raises the neuron threshold from frame 120 to 220.
   // The left hand then selects the deepest block's middle neuron from behind the network.
   const DefaultScene scene;
-  const nnxr::scene::Block& block = scene.layout.blocks().back();
-  const int64_t element = block.tiles * block.tile_h * block.tile_w / 2;
-  const glm::vec3 target = scene.to_world(scene.layout.position(block.tensor, element));
-  const glm::vec3 hand = target + scene.rotation() * glm::vec3(0.5f, 0, 0) + glm::vec3(-0.1f, 0.15f, 0);
-  const glm::quat aim = glm::quatLookAt(glm::normalize(target - hand), glm::vec3(0, 1, 0));
+  const auto [block, element, hand, aim] = scene.aim_at_deepest(glm::vec3(-0.1f, 0.15f, 0));
   // Eye images of 640x640 so that the panel's glyphs are a few pixels tall.
   env.set_script("view_size 640 640\ngrip left " + pose(hand) + "\naim left " + pose(hand, aim) + R"(
 frame 120
