@@ -69,7 +69,8 @@ run       runs the model on the CPU and reports its outputs; every tensor is kep
           --random SEED   fill inputs not given with seeded random values (ort-run.js's generator)
           --threads N     threads for the kernels and OpenBLAS (default 1; 0 = all cores)
           --repeat N      run N more times and print median= and min= latency in ms
-          --profile       print the time per op type (averaged over the --repeat runs)
+          --profile       print the time per op type and the slowest nodes, averaged over the
+                          --repeat runs (with --json: the time of every node)
           --dump DIR      write every computed tensor as .npy, with DIR/index.json
           --json          one JSON object instead of text
 

@@ -99,6 +99,25 @@ void print_profile(const model::Graph& g, const std::vector<double>& node_ms, in
   for (const auto& [op, v] : rows)
     std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << v.first << " ms "
               << std::setw(5) << std::setprecision(1) << (total > 0 ? 100 * v.first / total : 0) << "%  x" << v.second << '\n';
+  // The slowest nodes with their first input's and output's shapes (what a kernel choice depends on).
+  std::vector<size_t> order(std::min(node_ms.size(), g.nodes.size()));
+  std::iota(order.begin(), order.end(), size_t{0});
+  const size_t shown = std::min<size_t>(order.size(), 12);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
+                    [&](size_t a, size_t b) { return node_ms[a] > node_ms[b]; });
+  auto shape_of = [&](const std::vector<model::TensorId>& ids) {
+    std::string out;
+    if (!ids.empty() && ids[0] != model::kNone) {
+      for (int64_t d : g.tensors[ids[0]].shape) out += (out.empty() ? "" : "x") + std::to_string(d);
+    }
+    return "[" + out + "]";
+  };
+  std::cout << "slowest nodes (ms per run):\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const model::Node& node = g.nodes[order[i]];
+    std::cout << "  " << std::setw(10) << std::setprecision(3) << node_ms[order[i]] / runs << " ms  " << node.op_type << ' ' << node.name << ' '
+              << shape_of(node.inputs) << " -> " << shape_of(node.outputs) << '\n';
+  }
 }
 
 }  // namespace
@@ -160,6 +179,12 @@ int run_command(Args& args) {
     j.field("nodes_run", stats.nodes_run).field("nodes_skipped", stats.nodes_skipped);
     if (!failure.empty()) j.field("error", failure);
     if (!times.empty()) j.field("repeat", repeat).field("median_ms", median).field("min_ms", times.front());
+    if (profile) {
+      j.key("profile").begin_array();
+      for (size_t n = 0; n < std::min(node_ms.size(), g.nodes.size()); ++n)
+        j.begin_object().field("node", g.nodes[n].name).field("op", g.nodes[n].op_type).field("ms", node_ms[n] / std::max(repeat, 1)).end_object();
+      j.end_array();
+    }
     j.key("outputs").begin_array();
     for (auto id : g.outputs) {
       const runtime::Value* v = session.value(id);
