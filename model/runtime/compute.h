@@ -77,6 +77,33 @@ void epilogue_apply(const EpilogueOut& out, float* y, int64_t offset, int64_t n,
 // The reference: in double, one element at a time.
 void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int64_t n);
 
+// A [M, K] packed for gemm_packed: panels of kPanelRows rows, each stored k-major (row r of panel
+// p at data[(p * K + k) * kPanelRows + r]; rows past M are zero). A Conv packs its weights once.
+constexpr int64_t kPanelRows = 6;
+struct PackedA {
+  int64_t M = 0, K = 0;
+  std::vector<float> data;
+  int64_t panels() const { return (M + kPanelRows - 1) / kPanelRows; }
+  const float* panel(int64_t p) const { return data.data() + p * K * kPanelRows; }
+};
+PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda);
+
+// Whether gemm_packed runs on this CPU (AVX2 + FMA); callers fall back to gemm_serial/gemm_blas.
+bool gemm_packed_available();
+
+// Where gemm_packed writes: C [M, N] with row stride ldc; bias [M] or null; the epilogue of
+// element (m, n) goes to act->z1/z2 at act_offset + m * ldc + n (act or act->epi null: none).
+struct GemmOut {
+  float* C = nullptr;
+  int64_t ldc = 0;
+  const float* bias = nullptr;
+  const EpilogueOut* act = nullptr;
+  int64_t act_offset = 0;
+};
+// Panels [p0, p1) and columns [n0, n1) of C = A · B + bias, then the epilogue, on the calling
+// thread. B is [K, N] with row stride ldb and is read in place. Only where gemm_packed_available().
+void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
+
 // Convolution geometry: X [N, C, *in], W [M, C/group, *kernel], Y [N, M, *out].
 struct ConvGeom {
   int64_t N = 1, C = 1, M = 1, group = 1;
@@ -88,15 +115,23 @@ int64_t conv_out_dim(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 
 // Any spatial rank. B may be null.
 void conv_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y);
-// Spatial rank 1 or 2: im2col (in column blocks) + sgemm.
+// The weights W [M, C/group, kernel...] packed for gemm_packed, one PackedA per group.
+std::vector<PackedA> pack_conv_weights(const float* W, int64_t M, int64_t group, int64_t Kdim);
+// Spatial rank 1 or 2: im2col (in column blocks; none for pointwise) + gemm_packed, or sgemm
+// without AVX2. `packed`: the weights from pack_conv_weights (null: packed per call).
 void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
-                 const EpilogueOut& act = {});
+                 const EpilogueOut& act = {}, const std::vector<PackedA>* packed = nullptr);
 // Spatial rank 1 or 2, group == C == M: a direct kernel.
 void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                     const EpilogueOut& act = {});
+// Spatial rank 2, group == C == M, a 3x3 kernel with dilation 1 and stride 1 or 2 (both dims),
+// on a CPU with AVX2 + FMA: from zero-padded row copies, with the epilogue in registers.
+bool conv_depthwise3x3_applies(const ConvGeom& g);
+void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                       const EpilogueOut& act = {});
 // Picks one of the above.
 void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
-               const EpilogueOut& act = {});
+               const EpilogueOut& act = {}, const std::vector<PackedA>* packed = nullptr);
 
 // ConvTranspose: X [N, C, *in], W [C, M/group, *kernel], Y [N, M, *out]; geometry fields mean
 // the same (C input channels, M output channels, `out` the output dims).

@@ -109,21 +109,41 @@ void im2col_rows(const G2& s, const float* x, int64_t KK, int64_t p0, int64_t pb
 
 }  // namespace
 
+std::vector<PackedA> pack_conv_weights(const float* W, int64_t M, int64_t group, int64_t Kdim) {
+  std::vector<PackedA> packed;
+  const int64_t Mg = M / group;
+  for (int64_t grp = 0; grp < group; ++grp) packed.push_back(pack_a(W + grp * Mg * Kdim, Mg, Kdim, Kdim));
+  return packed;
+}
+
 // The bias and the epilogue are applied to each block of output columns right after its product,
-// while the block is still in cache (the product runs with beta = 0).
-void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+// while the block is still in cache: in registers with gemm_packed, else after sgemm (beta = 0).
+void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act,
+                 const std::vector<PackedA>* packed) {
   const G2 s = as2d(g);
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
   const int64_t P = s.OH * s.OW, HW = s.H * s.W, KK = s.kh * s.kw, Kdim = Cg * KK;
   if (P == 0) return;
   const bool pointwise = KK == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 && s.OH == s.H && s.OW == s.W;
   const bool post = B || act.epi;
-  // Rows [m0, m1) of group grp, columns [p0, p0 + pb): bias and epilogue.
+  const bool fast = gemm_packed_available();
+  std::vector<PackedA> local;
+  if (fast && !packed) {
+    local = pack_conv_weights(W, g.M, g.group, Kdim);
+    packed = &local;
+  }
+  // Rows [m0, m1) of group grp, columns [p0, p0 + pb): bias and epilogue (after sgemm).
   auto finish = [&](int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t p0, int64_t pb) {
     for (int64_t m = m0; m < m1; ++m) {
       const int64_t ch = grp * Mg + m, at = (n * g.M + ch) * P + p0;
       epilogue_apply(act, Y + at, at, pb, B != nullptr, B ? B[ch] : 0.f);
     }
+  };
+  // Panels [q0, q1) of group grp's product over columns [p0, p0 + pb), B read from src (stride ldb).
+  auto packed_part = [&](int64_t n, int64_t grp, int64_t q0, int64_t q1, int64_t p0, int64_t pb, const float* src, int64_t ldb) {
+    const int64_t at = (n * g.M + grp * Mg) * P + p0;
+    const GemmOut out{Y + at, P, B ? B + grp * Mg : nullptr, &act, at};
+    gemm_packed((*packed)[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
   };
   // Blocks of output columns, each done whole by one thread (im2col into that thread's buffer,
   // product, bias and epilogue), sized so that the block's columns and outputs stay in L2.
@@ -137,26 +157,33 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
         const float* x = X + (n * g.C + grp * Cg) * HW;
         float* y = Y + (n * g.M + grp * Mg) * P;
         const float* w = W + grp * Mg * Kdim;
+        const int64_t panels = fast ? (*packed)[static_cast<size_t>(grp)].panels() : 0;
         pool.parallel_for(blocks, std::max<int64_t>(1, (int64_t{1} << 21) / flops_per_block), [&](int64_t b0, int64_t b1) {
           // Each thread's own column buffer (kept: allocating per call costs page faults).
           thread_local std::vector<float> col;
           for (int64_t bi = b0; bi < b1; ++bi) {
             const int64_t p0 = bi * block, pb = std::min(block, P - p0);
-            if (pointwise) {
-              gemm_serial(false, false, Mg, pb, Cg, 1.f, w, Kdim, x + p0, HW, 0.f, y + p0, P);
-            } else {
+            const float* src = x + p0;
+            int64_t ldb = HW;
+            if (!pointwise) {
               if (col.size() < static_cast<size_t>(Kdim * block)) col.resize(static_cast<size_t>(Kdim * block));
               im2col_rows(s, x, KK, p0, pb, 0, Kdim, col.data());
-              gemm_serial(false, false, Mg, pb, Kdim, 1.f, w, Kdim, col.data(), pb, 0.f, y + p0, P);
+              src = col.data();
+              ldb = pb;
             }
+            if (fast) {
+              packed_part(n, grp, 0, panels, p0, pb, src, ldb);
+              continue;
+            }
+            gemm_serial(false, false, Mg, pb, Kdim, 1.f, w, Kdim, src, ldb, 0.f, y + p0, P);
             if (post) finish(n, grp, 0, Mg, p0, pb);
           }
         });
       }
     return;
   }
-  // Few columns: the whole product split over the pool by gemm_blas (by rows when there are
-  // many), im2col split by rows, the bias and epilogue by output rows.
+  // Few columns: the product split over the pool by rows (panels of gemm_packed, or gemm_blas),
+  // im2col split by rows, the bias and epilogue (after gemm_blas) by output rows.
   const int64_t cblock = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim)));
   thread_local std::vector<float> col;
   if (!pointwise && col.size() < static_cast<size_t>(Kdim * cblock)) col.resize(static_cast<size_t>(Kdim * cblock));
@@ -168,12 +195,20 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
       const float* w = W + grp * Mg * Kdim;
       for (int64_t p0 = 0; p0 < P; p0 += cblock) {
         const int64_t pb = std::min(cblock, P - p0);
-        if (pointwise) {
-          gemm_blas(false, false, Mg, pb, Cg, 1.f, w, Kdim, x + p0, HW, 0.f, y + p0, P);
-        } else {
+        const float* src = x + p0;
+        int64_t ldb = HW;
+        if (!pointwise) {
           pool.parallel_for(Kdim, 4, [&](int64_t r0, int64_t r1) { im2col_rows(s, x, KK, p0, pb, r0, r1, cols); });
-          gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, cols, pb, 0.f, y + p0, P);
+          src = cols;
+          ldb = pb;
         }
+        if (fast) {
+          const int64_t panels = (*packed)[static_cast<size_t>(grp)].panels();
+          const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / (2 * kPanelRows * std::max<int64_t>(1, Kdim) * pb));
+          pool.parallel_for(panels, grain, [&](int64_t q0, int64_t q1) { packed_part(n, grp, q0, q1, p0, pb, src, ldb); });
+          continue;
+        }
+        gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, src, ldb, 0.f, y + p0, P);
         if (post)
           pool.parallel_for(Mg, std::max<int64_t>(1, 4096 / pb), [&](int64_t m0, int64_t m1) { finish(n, grp, m0, m1, p0, pb); });
       }
@@ -295,14 +330,16 @@ void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const flo
   });
 }
 
-void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act,
+               const std::vector<PackedA>* packed) {
   if (g.spatial() > 2) {
     conv_naive(g, X, W, B, Y);
     if (act.epi) epilogue_apply(act, Y, 0, g.N * g.M * product(g.out), false, 0.f);
     return;
   }
+  if (conv_depthwise3x3_applies(g)) return conv_depthwise3x3(g, X, W, B, Y, pool, act);
   if (g.group == g.C && g.M == g.C && g.group > 1) return conv_depthwise(g, X, W, B, Y, pool, act);
-  conv_im2col(g, X, W, B, Y, pool, act);
+  conv_im2col(g, X, W, B, Y, pool, act, packed);
 }
 
 void conv_transpose_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y) {
@@ -407,9 +444,23 @@ float* conv_output(KernelContext& ctx, const ConvGeom& g) {
   return y.mutable_as<float>().data();
 }
 
+// Constant float weights [M, C/group, kernel...] packed for gemm_packed once, at plan time (for
+// the im2col path; depthwise and N-d convolutions read W as it is).
+std::shared_ptr<const std::vector<PackedA>> pack_constant_weights(const KernelInit& init, int64_t group) {
+  const model::TensorData* w = init.constant_input(1);
+  if (!gemm_packed_available() || !w || w->dtype != DType::Float || w->shape.size() < 3 || w->shape.size() > 4) return nullptr;
+  const int64_t M = w->shape[0], Cg = w->shape[1];
+  if (M % group != 0 || (group > 1 && group == M && Cg == 1) || static_cast<int64_t>(w->bytes.size()) != w->elements() * 4) return nullptr;
+  const int64_t Kdim = w->elements() / std::max<int64_t>(M, 1);
+  return std::make_shared<const std::vector<PackedA>>(pack_conv_weights(reinterpret_cast<const float*>(w->bytes.data()), M, group, Kdim));
+}
+
 std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
   const SpatialAttrs at = SpatialAttrs::decode(init);
-  return make_kernel([at](KernelContext& ctx) {
+  const model::TensorData* wdata = init.constant_input(1);
+  const float* packed_from = wdata ? reinterpret_cast<const float*>(wdata->bytes.data()) : nullptr;
+  auto packed = pack_constant_weights(init, at.group);
+  return make_kernel([at, packed, packed_from](KernelContext& ctx) {
     ctx.expect_dtype(0, {DType::Float});
     ctx.expect_dtype(1, {DType::Float});
     const Value &x = ctx.in(0), &w = ctx.in(1);
@@ -445,7 +496,9 @@ std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
       act.z1 = z[0];
       act.z2 = z[1];
     }
-    conv_auto(g, x.as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act);
+    // The plan-time packing holds for the very weights it was made from (a borrowed initializer).
+    const bool same_weights = packed && w.as<float>().data() == packed_from;
+    conv_auto(g, x.as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act, same_weights ? packed.get() : nullptr);
   });
 }
 

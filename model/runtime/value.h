@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -16,6 +17,22 @@
 #include "model/graph.h"
 
 namespace nnxr::runtime {
+
+// Storage aligned to a cache line, so that kernels can use aligned (and streaming) vector stores.
+template <class T>
+struct CacheAligned {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheAligned() = default;
+  template <class U>
+  CacheAligned(const CacheAligned<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlign); }
+  template <class U>
+  bool operator==(const CacheAligned<U>&) const {
+    return true;
+  }
+};
 
 class Value {
  public:
@@ -59,7 +76,7 @@ class Value {
   std::vector<int64_t> shape_;
   int64_t elements_ = 0;
   size_t size_ = 0;
-  std::vector<std::byte> storage_;
+  std::vector<std::byte, CacheAligned<std::byte>> storage_;
   std::shared_ptr<const model::TensorData> borrowed_;
 };
 

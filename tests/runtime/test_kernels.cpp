@@ -326,6 +326,92 @@ TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
   }
 }
 
+// The 3x3 depthwise kernel (strides 1 and 2, every padding up to 2, planes narrower and wider
+// than a step of 16 outputs) with each epilogue, against the naive Conv and activation.
+TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
+  if (!conv_depthwise3x3_applies(ConvGeom{1, 2, 2, 2, {5, 5}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}})) GTEST_SKIP() << "no AVX2 + FMA";
+  std::mt19937 rng(17);
+  ThreadPool pool(2);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU};
+  for (int iter = 0; iter < 90; ++iter) {
+    ConvGeom g;
+    g.N = r(1, 2);
+    g.C = g.M = g.group = r(2, 7);
+    const int64_t s = iter % 2 + 1;
+    for (int d = 0; d < 2; ++d) {
+      g.kernel.push_back(3);
+      g.stride.push_back(s);
+      g.dilation.push_back(1);
+      g.pad_begin.push_back(r(0, 2));
+      g.pad_end.push_back(r(0, 2));
+      g.in.push_back(iter % 3 == 0 ? r(3, 9) : r(3, 75));
+      g.out.push_back(conv_out_dim(g.in.back(), 3, s, 1, g.pad_begin.back() + g.pad_end.back()));
+    }
+    ASSERT_TRUE(conv_depthwise3x3_applies(g)) << geom_str(g);
+    Epilogue e;
+    e.kind = kinds[iter % 5];
+    e.lo = -0.25f;
+    e.hi = 0.5f;
+    e.alpha = 0.125f;
+    const bool with_act = iter % 6 != 5;
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * 9), 900 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
+    const float* bias = iter % 4 < 2 ? b.data() : nullptr;
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+    conv_naive(g, x.data(), w.data(), bias, ref.data());
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n));
+    conv_depthwise3x3(g, x.data(), w.data(), bias, opt.data(), pool, with_act ? EpilogueOut{&e, z1.data(), z2.data()} : EpilogueOut{});
+    expect_close(opt, ref, 9, "depthwise3x3 " + geom_str(g));
+    if (!with_act) continue;
+    expect_close(z1, ref1, 9, "depthwise3x3 epilogue " + std::to_string(static_cast<int>(e.kind)) + " " + geom_str(g));
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, 9, "depthwise3x3 silu " + geom_str(g));
+  }
+}
+
+// gemm_packed on its own: row counts that are not a multiple of the panel, column tails, a
+// column range inside a wider C, bias and each in-register epilogue.
+TEST(RuntimeKernels, GemmPackedMatchesNaive) {
+  if (!gemm_packed_available()) GTEST_SKIP() << "no AVX2 + FMA";
+  std::mt19937 rng(19);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid};
+  for (int iter = 0; iter < 60; ++iter) {
+    const int64_t M = r(1, 40), K = r(1, 70), N = r(1, 90), ldb = N + r(0, 5), ldc = N + r(0, 5);
+    const int64_t n0 = r(0, static_cast<int>(N) - 1), n1 = r(static_cast<int>(n0) + 1, static_cast<int>(N));
+    const auto a = test::random_floats(static_cast<size_t>(M * K), 1100 + iter);
+    const auto bm = test::random_floats(static_cast<size_t>(K * ldb), 1200 + iter);
+    const auto bias = test::random_floats(static_cast<size_t>(M), 1300 + iter);
+    Epilogue e;
+    e.kind = kinds[iter % 4];
+    e.lo = -0.25f;
+    e.hi = 0.5f;
+    e.alpha = 0.125f;
+    std::vector<float> c(static_cast<size_t>(M * ldc), 123.f), z(c.size(), 123.f), zz(c.size(), 123.f);
+    const EpilogueOut act{&e, z.data(), zz.data()};
+    const PackedA pa = pack_a(a.data(), M, K, K);
+    gemm_packed(pa, 0, pa.panels(), bm.data(), ldb, n0, n1, GemmOut{c.data(), ldc, iter % 2 ? bias.data() : nullptr, &act, 0});
+    std::vector<float> ref(static_cast<size_t>(M * ldc), 123.f), got(ref.size()), refz(ref.size(), 123.f), gotz(ref.size());
+    gemm_naive(false, false, M, N, K, 1.f, a.data(), K, bm.data(), ldb, 0.f, ref.data(), ldc);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t j = 0; j < ldc; ++j) {
+        const size_t i = static_cast<size_t>(m * ldc + j);
+        if (j < n0 || j >= n1) {  // outside the range: untouched
+          ref[i] = 123.f;
+          refz[i] = 123.f;
+          continue;
+        }
+        if (iter % 2) ref[i] += bias[static_cast<size_t>(m)];
+        float z2 = 0;
+        epilogue_naive(e, &ref[i], &refz[i], &z2, 1);
+      }
+    expect_close(c, ref, K, "gemm_packed M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N));
+    expect_close(z, refz, K, "gemm_packed epilogue " + std::to_string(static_cast<int>(e.kind)));
+  }
+}
+
 TEST(RuntimeKernels, TanhFastMatchesLibm) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> wide(-12.f, 12.f), narrow(-1.f, 1.f);

@@ -1,0 +1,92 @@
+// The convolution kernels on the layer shapes of mobilenet_v2 (224x224), one thread, with the
+// fused Clip(0, 6) epilogue as the runtime runs them: bytes and outputs per second per layer.
+//   conv/dw3x3/CxHxW/sS   3x3 depthwise, stride S, pad 1
+//   conv/1x1/CxHxW->M     pointwise
+//   conv/3x3/CxHxW->M/sS  dense 3x3 (im2col)
+// Compare against the naive reference with --benchmark_filter=naive (much slower).
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/runtime/compute.h"
+
+using namespace nnxr::runtime;
+
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+ConvGeom geom(int64_t C, int64_t H, int64_t M, int64_t k, int64_t s, int64_t group) {
+  ConvGeom g;
+  g.C = C;
+  g.M = M;
+  g.group = group;
+  const int64_t p = k / 2;
+  g.in = {H, H};
+  g.kernel = {k, k};
+  g.stride = {s, s};
+  g.dilation = {1, 1};
+  g.pad_begin = {p, p};
+  g.pad_end = {p, p};
+  const int64_t o = conv_out_dim(H, k, s, 1, 2 * p);
+  g.out = {o, o};
+  return g;
+}
+
+void run_conv(benchmark::State& state, ConvGeom g) {
+  ThreadPool pool(1);
+  const GemmPool use(pool);
+  const int64_t Kdim = g.C / g.group * g.kernel[0] * g.kernel[1];
+  const auto x = random_floats(static_cast<size_t>(g.C * g.in[0] * g.in[1]), 1);
+  const auto w = random_floats(static_cast<size_t>(g.M * Kdim), 2);
+  const auto b = random_floats(static_cast<size_t>(g.M), 3);
+  const int64_t n = g.M * g.out[0] * g.out[1];
+  std::vector<float> y(static_cast<size_t>(n)), z(static_cast<size_t>(n));
+  const Epilogue clip{Epilogue::Kind::Clip, 0.f, 6.f, 0.f};
+  const EpilogueOut act{&clip, z.data(), nullptr};
+  const auto packed = g.group == 1 && gemm_packed_available() ? pack_conv_weights(w.data(), g.M, g.group, Kdim) : std::vector<PackedA>{};
+  for (auto _ : state) {
+    conv_auto(g, x.data(), w.data(), b.data(), y.data(), pool, act, packed.empty() ? nullptr : &packed);
+    benchmark::DoNotOptimize(z.data());
+  }
+  state.counters["outputs/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["flop/s"] = benchmark::Counter(2.0 * static_cast<double>(n * Kdim), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void register_all() {
+  struct Layer {
+    int64_t C, H, M, k, s, group;
+  };
+  const Layer layers[] = {
+      {3, 224, 32, 3, 2, 1},     {32, 112, 32, 3, 1, 32},   {96, 112, 96, 3, 2, 96},  {144, 56, 144, 3, 1, 144}, {144, 56, 144, 3, 2, 144},
+      {192, 28, 192, 3, 1, 192}, {576, 14, 576, 3, 1, 576}, {960, 7, 960, 3, 1, 960}, {16, 112, 96, 1, 1, 1},    {24, 56, 144, 1, 1, 1},
+      {144, 56, 24, 1, 1, 1},    {64, 14, 384, 1, 1, 1},    {960, 7, 320, 1, 1, 1},   {320, 7, 1280, 1, 1, 1},
+  };
+  for (const Layer& l : layers) {
+    const ConvGeom g = geom(l.C, l.H, l.M, l.k, l.s, l.group);
+    std::string name = "conv/";
+    const std::string shape = std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.H);
+    if (l.group > 1) name += "dw3x3/" + shape + "/s" + std::to_string(l.s);
+    else if (l.k == 1) name += "1x1/" + shape + "->" + std::to_string(l.M);
+    else name += std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + shape + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s);
+    benchmark::RegisterBenchmark(name.c_str(), run_conv, g)->Unit(benchmark::kMicrosecond);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

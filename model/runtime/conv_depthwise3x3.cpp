@@ -1,0 +1,172 @@
+// The 3x3 depthwise convolution of mobile and detection networks (stride 1 or 2, dilation 1, any
+// padding), one plane at a time: each input row is copied once into a zero-padded row (stride
+// 2: split into its even and odd columns), so that every tap of 16 outputs is two contiguous
+// vector loads; the bias and a piecewise-linear activation are applied in registers and y and
+// the activation are written once.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "model/runtime/compute.h"
+#include "model/runtime/epilogue_avx2.h"
+
+namespace nnxr::runtime {
+
+bool conv_depthwise3x3_applies(const ConvGeom& g) {
+  static const bool avx2 = cpu_has_avx2_fma();
+  if (!avx2 || g.spatial() != 2 || g.group <= 1 || g.group != g.C || g.M != g.C) return false;
+  const int64_t s = g.stride[0];
+  return g.kernel[0] == 3 && g.kernel[1] == 3 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.stride[1] == s && (s == 1 || s == 2) &&
+         g.pad_begin[0] <= 2 && g.pad_begin[1] <= 2;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+
+using avx2::activate;
+using avx2::ActParams;
+using avx2::InReg;
+
+constexpr int64_t kOut = 16;  // outputs per step: two 8-float vectors
+
+struct Plane {
+  int64_t H, W, OH, OW, stride, ph, pw;
+  int64_t row_len;  // floats per prepared row (stride 2: per half, even or odd columns)
+};
+
+// Input row x (W floats) into dst: the columns of a zero-padded row that hold data. The vector
+// past the last full one is read with a mask and stored whole (zeros past W: the padding stays 0).
+__attribute__((target("avx2,fma"))) inline void copy_row(const float* x, int64_t W, float* dst) {
+  int64_t i = 0;
+  for (; i + 8 <= W; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(x + i));
+  if (i < W) _mm256_storeu_ps(dst + i, _mm256_maskload_ps(x + i, avx2::tail_mask(W - i)));
+}
+
+// The padded row p (2 * half floats) split into even[i] = p[2i] and odd[i] = p[2i + 1].
+__attribute__((target("avx2,fma"))) void split_row(const float* p, int64_t half, float* even, float* odd) {
+  for (int64_t i = 0; i < half; i += 8) {
+    const __m256 v0 = _mm256_loadu_ps(p + 2 * i), v1 = _mm256_loadu_ps(p + 2 * i + 8);
+    // shuffle_ps works within 128-bit lanes: [0 2 8 10 | 4 6 12 14]; the permute restores order.
+    const __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm256_storeu_ps(even + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+    _mm256_storeu_ps(odd + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
+  }
+}
+
+// One plane: x [H, W] -> y [OH, OW] (and z, the activation, when Act is not None).
+template <InReg Act, int Stride>
+__attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, const ActParams& ap,
+                                               float* rows, float* pad, const float* zero) {
+  const int64_t L = g.row_len;
+  // Prepared input rows: stride 1, row r at rows + r * L; stride 2, its even half there and its
+  // odd half L floats further. Their padding columns are zero from the start (planes only write
+  // the data columns).
+  for (int64_t r = 0; r < g.H; ++r) {
+    if constexpr (Stride == 1) {
+      copy_row(x + r * g.W, g.W, rows + r * L + g.pw);
+    } else {
+      copy_row(x + r * g.W, g.W, pad + g.pw);
+      split_row(pad, L, rows + 2 * r * L, rows + (2 * r + 1) * L);
+    }
+  }
+  __m256 wv[9];
+  for (int t = 0; t < 9; ++t) wv[t] = _mm256_set1_ps(w[t]);
+  const __m256 bv = _mm256_set1_ps(bias);
+  // Streaming stores only when every row is whole steps: a line written partly by streaming and
+  // partly by ordinary stores is flushed piecemeal (several times slower).
+  const bool stream = Act != InReg::None && g.OW % kOut == 0 && reinterpret_cast<uintptr_t>(y) % 32 == 0;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const float* src[3];
+    for (int ki = 0; ki < 3; ++ki) {
+      const int64_t ih = oh * Stride - g.ph + ki;
+      src[ki] = ih < 0 || ih >= g.H ? zero : rows + ih * (Stride == 1 ? L : 2 * L);
+    }
+    float* yr = y + oh * g.OW;
+    float* zr = z ? z + oh * g.OW : nullptr;
+    for (int64_t ow = 0; ow < g.OW; ow += kOut) {
+      __m256 acc[3][2];
+      for (int ki = 0; ki < 3; ++ki)
+        for (int v = 0; v < 2; ++v) {
+          const float* p = src[ki] + ow + 8 * v;
+          __m256 a;
+          if constexpr (Stride == 1) {
+            // Output ow + j reads padded column ow + j + kj.
+            a = _mm256_mul_ps(wv[3 * ki], _mm256_loadu_ps(p));
+            a = _mm256_fmadd_ps(wv[3 * ki + 1], _mm256_loadu_ps(p + 1), a);
+            a = _mm256_fmadd_ps(wv[3 * ki + 2], _mm256_loadu_ps(p + 2), a);
+          } else {
+            // Padded column 2 (ow + j) + kj: even[ow + j], odd[ow + j], even[ow + j + 1].
+            a = _mm256_mul_ps(wv[3 * ki], _mm256_loadu_ps(p));
+            a = _mm256_fmadd_ps(wv[3 * ki + 1], _mm256_loadu_ps(p + L), a);
+            a = _mm256_fmadd_ps(wv[3 * ki + 2], _mm256_loadu_ps(p + 1), a);
+          }
+          acc[ki][v] = a;
+        }
+      const __m256 r0 = _mm256_add_ps(_mm256_add_ps(bv, acc[0][0]), _mm256_add_ps(acc[1][0], acc[2][0]));
+      const __m256 r1 = _mm256_add_ps(_mm256_add_ps(bv, acc[0][1]), _mm256_add_ps(acc[1][1], acc[2][1]));
+      if (ow + kOut <= g.OW) {
+        if (stream) {
+          _mm256_stream_ps(yr + ow, r0);
+          _mm256_stream_ps(yr + ow + 8, r1);
+        } else {
+          _mm256_storeu_ps(yr + ow, r0);
+          _mm256_storeu_ps(yr + ow + 8, r1);
+        }
+        if constexpr (Act != InReg::None) {
+          _mm256_storeu_ps(zr + ow, activate<Act>(r0, ap));
+          _mm256_storeu_ps(zr + ow + 8, activate<Act>(r1, ap));
+        }
+      } else {
+        avx2::store_first(yr + ow, r0, r1, g.OW - ow);
+        if constexpr (Act != InReg::None) avx2::store_first(zr + ow, activate<Act>(r0, ap), activate<Act>(r1, ap), g.OW - ow);
+      }
+    }
+  }
+}
+
+template <InReg Act, int Stride>
+__attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y,
+                                                const EpilogueOut& act, int64_t b, int64_t e) {
+  const int64_t L = g.row_len, P = g.OH * g.OW;
+  thread_local std::vector<float> buf;
+  const size_t rows_size = static_cast<size_t>(g.H * L * Stride);
+  buf.assign(rows_size + static_cast<size_t>(2 * L) + static_cast<size_t>(L * Stride), 0.f);
+  float* rows = buf.data();
+  float* pad = rows + rows_size;  // stride 2: one padded row before its split
+  const float* zero = pad + 2 * L;  // the rows outside the input (all taps read 0)
+  const ActParams ap = avx2::act_params(act.epi);
+  for (int64_t p = b; p < e; ++p) {
+    const int64_t c = p % C;
+    float* y = Y + p * P;
+    plane<Act, Stride>(g, X + p * g.H * g.W, W + 9 * c, B ? B[c] : 0.f, y, Act == InReg::None ? nullptr : act.z1 + p * P, ap, rows, pad, zero);
+    if (Act == InReg::None && act.epi) epilogue_apply(act, y, p * P, P, false, 0.f);  // the sigmoid kinds
+  }
+  if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
+}
+
+}  // namespace
+
+void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+  Plane p{g.in[0], g.in[1], g.out[0], g.out[1], g.stride[0], g.pad_begin[0], g.pad_begin[1], 0};
+  if (p.OH * p.OW == 0) return;
+  // Row length: covers the padded input row and every column the last step of 16 outputs reads
+  // (stride 2: per half), rounded to whole vectors.
+  const int64_t steps = (p.OW + kOut - 1) / kOut * kOut;
+  const int64_t data_end = p.pw + (p.W + 7) / 8 * 8;  // copy_row stores whole vectors
+  const int64_t need = p.stride == 1 ? std::max(data_end, steps + 2) : std::max((data_end + 1) / 2, steps + 1);
+  p.row_len = (need + 7) / 8 * 8;
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
+      if (p.stride == 1) planes<Act, 1>(p, g.C, X, W, B, Y, act, b, e);
+      else planes<Act, 2>(p, g.C, X, W, B, Y, act, b, e);
+    });
+  });
+}
+#else
+// Never called: conv_depthwise3x3_applies() is false on other architectures.
+void conv_depthwise3x3(const ConvGeom&, const float*, const float*, const float*, float*, ThreadPool&, const EpilogueOut&) {}
+#endif
+
+}  // namespace nnxr::runtime

@@ -1,0 +1,87 @@
+// Internal: the piecewise-linear epilogues on 8-float AVX2 registers, for kernels that apply the
+// activation while their output is still in registers (gemm_packed, the 3x3 depthwise kernel).
+// Include only from code compiled for AVX2 + FMA (functions with target("avx2,fma")).
+#pragma once
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "model/runtime/compute.h"
+
+namespace nnxr::runtime::avx2 {
+
+// The activation computed in registers: the same results as the Relu, Clip and LeakyRelu
+// kernels, NaN included. The sigmoid kinds are not among them (callers use epilogue_apply).
+enum class InReg { None, Relu, Clip, LeakyRelu };
+
+struct ActParams {
+  float lo = 0, hi = 0, alpha = 0;
+};
+
+inline ActParams act_params(const Epilogue* e) { return e ? ActParams{e->lo, e->hi, e->alpha} : ActParams{}; }
+
+template <InReg Act>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 activate(__m256 v, const ActParams& p) {
+  if constexpr (Act == InReg::Relu) {
+    return _mm256_max_ps(v, _mm256_setzero_ps());  // v > 0 ? v : 0 (NaN -> 0)
+  } else if constexpr (Act == InReg::Clip) {
+    const __m256 t = _mm256_min_ps(_mm256_set1_ps(p.hi), v);  // v > hi ? hi : v (NaN stays)
+    return _mm256_max_ps(_mm256_set1_ps(p.lo), t);            // v < lo ? lo : t
+  } else if constexpr (Act == InReg::LeakyRelu) {
+    const __m256 ge = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ);
+    return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(p.alpha)), v, ge);
+  } else {
+    return v;
+  }
+}
+
+// Lanes [0, n) of a mask for maskload/maskstore (n in [0, 8]).
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i tail_mask(int64_t n) {
+  alignas(32) static constexpr int32_t kLanes[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - n));
+}
+
+// Stores lanes [0, n) of the 16 floats (v0, v1) at p (n in [0, 16]); nothing past them is
+// touched. Plain stores of 8, 4, 2 and 1 floats (masked stores are slow on some CPUs).
+__attribute__((target("avx2,fma"), always_inline)) inline void store_first(float* p, __m256 v0, __m256 v1, int64_t n) {
+  __m256 v = v0;
+  if (n >= 8) {
+    _mm256_storeu_ps(p, v0);
+    p += 8;
+    n -= 8;
+    v = v1;
+    if (n == 8) return _mm256_storeu_ps(p, v1);
+  }
+  __m128 h = _mm256_castps256_ps128(v);
+  if (n >= 4) {
+    _mm_storeu_ps(p, h);
+    p += 4;
+    n -= 4;
+    h = _mm256_extractf128_ps(v, 1);
+  }
+  if (n >= 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(p), h);
+    p += 2;
+    n -= 2;
+    h = _mm_movehl_ps(h, h);
+  }
+  if (n >= 1) _mm_store_ss(p, h);
+}
+
+// Calls f.template operator()<Act>() with the InReg kind of e (None for no epilogue and for the
+// sigmoid kinds).
+template <class F>
+decltype(auto) with_in_reg(const Epilogue* e, F&& f) {
+  if (e) switch (e->kind) {
+      case Epilogue::Kind::Relu: return f.template operator()<InReg::Relu>();
+      case Epilogue::Kind::Clip: return f.template operator()<InReg::Clip>();
+      case Epilogue::Kind::LeakyRelu: return f.template operator()<InReg::LeakyRelu>();
+      default: break;
+    }
+  return f.template operator()<InReg::None>();
+}
+
+}  // namespace nnxr::runtime::avx2
+#endif

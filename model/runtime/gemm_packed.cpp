@@ -1,0 +1,151 @@
+// gemm_packed: C = A · B + bias with the epilogue applied while each 6x16 tile of C is still in
+// registers. A (a Conv's weights) is packed once; B (the input, or an im2col block) is read in
+// place. One write of each output element and of its activation, no zeroing pass and no copy of
+// B: that is what makes the pointwise convolutions of mobile networks, which move more memory
+// than they compute, cheaper than through sgemm plus a separate bias and activation pass.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <cstdlib>
+
+#include "model/runtime/compute.h"
+#include "model/runtime/epilogue_avx2.h"
+
+namespace nnxr::runtime {
+
+PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda) {
+  PackedA p;
+  p.M = M;
+  p.K = K;
+  p.data.assign(static_cast<size_t>(p.panels() * K * kPanelRows), 0.f);
+  for (int64_t m = 0; m < M; ++m) {
+    float* panel = p.data.data() + (m / kPanelRows) * K * kPanelRows + m % kPanelRows;
+    const float* row = A + m * lda;
+    for (int64_t k = 0; k < K; ++k) panel[k * kPanelRows] = row[k];
+  }
+  return p;
+}
+
+bool gemm_packed_available() {
+  static const bool v = cpu_has_avx2_fma() && !getenv("NNXR_NO_PACK");  // TEMP A/B
+  return v;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+
+constexpr int kCols = 16;  // columns per tile: two 8-float vectors
+static_assert(kPanelRows == 6, "the tile kernel holds 6 rows x 2 vectors of accumulators");
+
+using avx2::ActParams;
+using avx2::activate;
+using avx2::InReg;
+
+struct TileOut {
+  float* y;  // C at the tile's first element
+  float* z;  // the activation at the same place, or null
+  int64_t ld;
+  ActParams p;
+  // Full tiles of y with streaming stores (y 32-byte aligned): with an activation in registers
+  // nothing reads y during the run (the next node reads z), so it need not pass through cache.
+  bool stream_y;
+};
+
+// One tile: rows [0, rows) x columns [0, cols) of C from a packed panel and B (row stride ldb,
+// at least 16 readable columns per row). Accumulators start at the bias.
+template <InReg Act>
+__attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows,
+                                              int cols) {
+  __m256 c[kPanelRows][2];
+  for (int r = 0; r < kPanelRows; ++r) c[r][0] = c[r][1] = _mm256_set1_ps(bias[r]);
+  for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += ldb) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    for (int r = 0; r < kPanelRows; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r);
+      c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
+      c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
+    }
+  }
+  if (rows == kPanelRows && cols == kCols) {
+    for (int r = 0; r < kPanelRows; ++r) {
+      if (o.stream_y) {
+        _mm256_stream_ps(o.y + r * o.ld, c[r][0]);
+        _mm256_stream_ps(o.y + r * o.ld + 8, c[r][1]);
+      } else {
+        _mm256_storeu_ps(o.y + r * o.ld, c[r][0]);
+        _mm256_storeu_ps(o.y + r * o.ld + 8, c[r][1]);
+      }
+      if constexpr (Act != InReg::None) {
+        _mm256_storeu_ps(o.z + r * o.ld, activate<Act>(c[r][0], o.p));
+        _mm256_storeu_ps(o.z + r * o.ld + 8, activate<Act>(c[r][1], o.p));
+      }
+    }
+    return;
+  }
+  // A partial tile: the rows that exist (constant indices keep the accumulators in registers in
+  // the loop above), each with the columns that exist.
+  for (int r = 0; r < kPanelRows; ++r) {
+    if (r >= rows) break;
+    avx2::store_first(o.y + r * o.ld, c[r][0], c[r][1], cols);
+    if constexpr (Act != InReg::None) avx2::store_first(o.z + r * o.ld, activate<Act>(c[r][0], o.p), activate<Act>(c[r][1], o.p), cols);
+  }
+}
+
+template <InReg Act>
+__attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1,
+                                             const GemmOut& out, float* z_base) {
+  const int64_t K = a.K;
+  const EpilogueOut* act = out.act;
+  const bool sig = Act == InReg::None && act && act->epi;  // a sigmoid kind: after each block
+  TileOut o{nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
+  const bool stream = Act != InReg::None && out.ldc % 8 == 0;
+  // Column blocks whose part of B stays in L2 while every panel passes over it.
+  const int64_t block = std::clamp<int64_t>((int64_t{256} << 10) / (std::max<int64_t>(K, 1) * 4) / kCols * kCols, kCols, 2048);
+  // The last partial tile's columns of B, zero-padded to 16 (B has no readable slack).
+  thread_local std::vector<float> tail;
+  for (int64_t j0 = n0; j0 < n1; j0 += block) {
+    const int64_t j1 = std::min(n1, j0 + block);
+    const int64_t full_end = j0 + (j1 - j0) / kCols * kCols;
+    if (full_end < j1) {
+      const int64_t w = j1 - full_end;
+      tail.assign(static_cast<size_t>(K * kCols), 0.f);
+      for (int64_t k = 0; k < K; ++k) std::memcpy(tail.data() + k * kCols, B + k * ldb + full_end, static_cast<size_t>(w) * sizeof(float));
+    }
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t m0 = p * kPanelRows;
+      const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, a.M - m0));
+      float bias[kPanelRows] = {};
+      if (out.bias)
+        for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
+      const float* panel = a.panel(p);
+      for (int64_t j = j0; j < j1; j += kCols) {
+        const int64_t at = m0 * out.ldc + j;
+        o.y = out.C + at;
+        o.z = z_base ? z_base + at : nullptr;
+        o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 32 == 0;
+        if (j < full_end) tile<Act>(panel, B + j, ldb, K, bias, o, rows, kCols);
+        else tile<Act>(panel, tail.data(), kCols, K, bias, o, rows, static_cast<int>(j1 - j));
+      }
+      if (sig)
+        for (int r = 0; r < rows; ++r) {
+          const int64_t at = (m0 + r) * out.ldc + j0;
+          epilogue_apply(*act, out.C + at, out.act_offset + at, j1 - j0, false, 0.f);
+        }
+    }
+  }
+  if (stream) _mm_sfence();  // the streamed stores are visible before the caller signals completion
+}
+
+}  // namespace
+
+void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {
+  if (p0 >= p1 || n0 >= n1) return;
+  const Epilogue* e = out.act ? out.act->epi : nullptr;
+  avx2::with_in_reg(e, [&]<InReg Act>() { run<Act>(a, p0, p1, B, ldb, n0, n1, out, Act == InReg::None ? nullptr : out.act->z1 + out.act_offset); });
+}
+#else
+// Never called: gemm_packed_available() is false on other architectures.
+void gemm_packed(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
+#endif
+
+}  // namespace nnxr::runtime
