@@ -11,15 +11,19 @@
 #include <vector>
 
 #include "model/runtime/compute.h"
+#include "model/runtime/value.h"
 
 using namespace nnxr::runtime;
 
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
+// Cache-line aligned, as the runtime's tensors are.
+using Floats = std::vector<float, CacheAligned<float>>;
+
+Floats random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
+  Floats v(n);
   for (auto& x : v) x = d(rng);
   return v;
 }
@@ -49,7 +53,7 @@ void run_conv(benchmark::State& state, ConvGeom g) {
   const auto w = random_floats(static_cast<size_t>(g.M * Kdim), 2);
   const auto b = random_floats(static_cast<size_t>(g.M), 3);
   const int64_t n = g.M * g.out[0] * g.out[1];
-  std::vector<float> y(static_cast<size_t>(n)), z(static_cast<size_t>(n));
+  Floats y(static_cast<size_t>(n)), z(static_cast<size_t>(n));
   const Epilogue clip{Epilogue::Kind::Clip, 0.f, 6.f, 0.f};
   const EpilogueOut act{&clip, z.data(), nullptr};
   const auto packed = g.group == 1 && gemm_packed_available() ? pack_conv_weights(w.data(), g.M, g.group, Kdim) : std::vector<PackedA>{};

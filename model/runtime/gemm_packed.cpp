@@ -98,18 +98,25 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   const EpilogueOut* act = out.act;
   const bool sig = Act == InReg::None && act && act->epi;  // a sigmoid kind: after each block
   TileOut o{nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
-  const bool stream = Act != InReg::None && out.ldc % 8 == 0;
+  // Streaming stores for tiles that are whole cache lines (row starts on a line, 16 floats); the
+  // partial last tile then starts on a line of its own.
+  const bool stream = Act != InReg::None && out.ldc % kCols == 0 && !getenv("NNXR_NO_STREAM");
   // Column blocks whose part of B stays in L2 while every panel passes over it.
   const int64_t block = std::clamp<int64_t>((int64_t{256} << 10) / (std::max<int64_t>(K, 1) * 4) / kCols * kCols, kCols, 2048);
-  // The last partial tile's columns of B, zero-padded to 16 (B has no readable slack).
+  // B is read in place, except for the last partial tile of a block: its columns are copied,
+  // zero-padded to 16 (B has no readable slack past its rows).
   thread_local std::vector<float> tail;
   for (int64_t j0 = n0; j0 < n1; j0 += block) {
     const int64_t j1 = std::min(n1, j0 + block);
     const int64_t full_end = j0 + (j1 - j0) / kCols * kCols;
     if (full_end < j1) {
-      const int64_t w = j1 - full_end;
-      tail.assign(static_cast<size_t>(K * kCols), 0.f);
-      for (int64_t k = 0; k < K; ++k) std::memcpy(tail.data() + k * kCols, B + k * ldb + full_end, static_cast<size_t>(w) * sizeof(float));
+      tail.resize(static_cast<size_t>(K * kCols));
+      const __m256i m0 = avx2::tail_mask(std::min<int64_t>(j1 - full_end, 8)), m1 = avx2::tail_mask(std::max<int64_t>(j1 - full_end - 8, 0));
+      for (int64_t k = 0; k < K; ++k) {
+        const float* src = B + k * ldb + full_end;
+        _mm256_storeu_ps(tail.data() + k * kCols, _mm256_maskload_ps(src, m0));
+        _mm256_storeu_ps(tail.data() + k * kCols + 8, _mm256_maskload_ps(src + 8, m1));
+      }
     }
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t m0 = p * kPanelRows;
@@ -122,9 +129,10 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
         const int64_t at = m0 * out.ldc + j;
         o.y = out.C + at;
         o.z = z_base ? z_base + at : nullptr;
-        o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 32 == 0;
-        if (j < full_end) tile<Act>(panel, B + j, ldb, K, bias, o, rows, kCols);
-        else tile<Act>(panel, tail.data(), kCols, K, bias, o, rows, static_cast<int>(j1 - j));
+        o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
+        const int cols = static_cast<int>(std::min<int64_t>(kCols, j1 - j));
+        if (j < full_end) tile<Act>(panel, B + j, ldb, K, bias, o, rows, cols);
+        else tile<Act>(panel, tail.data(), kCols, K, bias, o, rows, cols);
       }
       if (sig)
         for (int r = 0; r < rows; ++r) {

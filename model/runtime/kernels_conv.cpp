@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "model/half.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/spatial.h"
@@ -160,7 +161,7 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
         const int64_t panels = fast ? (*packed)[static_cast<size_t>(grp)].panels() : 0;
         pool.parallel_for(blocks, std::max<int64_t>(1, (int64_t{1} << 21) / flops_per_block), [&](int64_t b0, int64_t b1) {
           // Each thread's own column buffer (kept: allocating per call costs page faults).
-          thread_local std::vector<float> col;
+          thread_local std::vector<float, CacheAligned<float>> col;
           for (int64_t bi = b0; bi < b1; ++bi) {
             const int64_t p0 = bi * block, pb = std::min(block, P - p0);
             const float* src = x + p0;
@@ -185,7 +186,7 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
   // Few columns: the product split over the pool by rows (panels of gemm_packed, or gemm_blas),
   // im2col split by rows, the bias and epilogue (after gemm_blas) by output rows.
   const int64_t cblock = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim)));
-  thread_local std::vector<float> col;
+  thread_local std::vector<float, CacheAligned<float>> col;
   if (!pointwise && col.size() < static_cast<size_t>(Kdim * cblock)) col.resize(static_cast<size_t>(Kdim * cblock));
   float* const cols = col.data();  // (worker threads write into this thread's buffer)
   for (int64_t n = 0; n < g.N; ++n)
@@ -444,23 +445,33 @@ float* conv_output(KernelContext& ctx, const ConvGeom& g) {
   return y.mutable_as<float>().data();
 }
 
-// Constant float weights [M, C/group, kernel...] packed for gemm_packed once, at plan time (for
-// the im2col path; depthwise and N-d convolutions read W as it is).
+// Constant weights [M, C/group, kernel...] (float, or float16 as the Conv sees them upcast)
+// packed for gemm_packed once, at plan time, for the im2col path (depthwise and N-d convolutions
+// read W as it is). Constants cannot change after loading (only graph inputs can be set).
 std::shared_ptr<const std::vector<PackedA>> pack_constant_weights(const KernelInit& init, int64_t group) {
   const model::TensorData* w = init.constant_input(1);
-  if (!gemm_packed_available() || !w || w->dtype != DType::Float || w->shape.size() < 3 || w->shape.size() > 4) return nullptr;
-  const int64_t M = w->shape[0], Cg = w->shape[1];
-  if (M % group != 0 || (group > 1 && group == M && Cg == 1) || static_cast<int64_t>(w->bytes.size()) != w->elements() * 4) return nullptr;
-  const int64_t Kdim = w->elements() / std::max<int64_t>(M, 1);
-  return std::make_shared<const std::vector<PackedA>>(pack_conv_weights(reinterpret_cast<const float*>(w->bytes.data()), M, group, Kdim));
+  if (!gemm_packed_available() || !w || w->shape.size() < 3 || w->shape.size() > 4) return nullptr;
+  const int64_t M = w->shape[0], Cg = w->shape[1], n = w->elements();
+  if (M <= 0 || M % group != 0 || (group > 1 && group == M && Cg == 1)) return nullptr;
+  std::vector<float> upcast;
+  const float* data = nullptr;
+  if (w->dtype == DType::Float && static_cast<int64_t>(w->bytes.size()) == n * 4) {
+    data = reinterpret_cast<const float*>(w->bytes.data());
+  } else if (w->dtype == DType::Float16 && static_cast<int64_t>(w->bytes.size()) == n * 2) {
+    upcast.resize(static_cast<size_t>(n));
+    model::half_to_float(reinterpret_cast<const uint16_t*>(w->bytes.data()), upcast.data(), static_cast<size_t>(n));
+    data = upcast.data();
+  } else {
+    return nullptr;
+  }
+  return std::make_shared<const std::vector<PackedA>>(pack_conv_weights(data, M, group, n / M));
 }
 
 std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
   const SpatialAttrs at = SpatialAttrs::decode(init);
-  const model::TensorData* wdata = init.constant_input(1);
-  const float* packed_from = wdata ? reinterpret_cast<const float*>(wdata->bytes.data()) : nullptr;
   auto packed = pack_constant_weights(init, at.group);
-  return make_kernel([at, packed, packed_from](KernelContext& ctx) {
+  const int64_t packed_elements = packed ? (*packed)[0].M * (*packed)[0].K * static_cast<int64_t>(packed->size()) : 0;
+  return make_kernel([at, packed, packed_elements](KernelContext& ctx) {
     ctx.expect_dtype(0, {DType::Float});
     ctx.expect_dtype(1, {DType::Float});
     const Value &x = ctx.in(0), &w = ctx.in(1);
@@ -496,8 +507,8 @@ std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
       act.z1 = z[0];
       act.z2 = z[1];
     }
-    // The plan-time packing holds for the very weights it was made from (a borrowed initializer).
-    const bool same_weights = packed && w.as<float>().data() == packed_from;
+    // The plan-time packing of the constant weights (their geometry as packed).
+    const bool same_weights = packed && w.elements() == packed_elements && static_cast<int64_t>(packed->size()) == g.group;
     conv_auto(g, x.as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act, same_weights ? packed.get() : nullptr);
   });
 }
