@@ -129,6 +129,8 @@ void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const flo
 bool conv_depthwise3x3_applies(const ConvGeom& g);
 void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                        const EpilogueOut& act = {});
+// dst[i] = src[2 i] for i < n (reads no further than src[2 (n - 1)]): the stride-2 gather of im2col.
+void copy_every_other(const float* src, float* dst, int64_t n);
 // Picks one of the above.
 void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                const EpilogueOut& act = {}, const std::vector<PackedA>* packed = nullptr);

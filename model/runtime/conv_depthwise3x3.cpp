@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/runtime/compute.h"
-#include "model/runtime/epilogue_avx2.h"
+#include "model/runtime/avx2.h"
 
 namespace nnxr::runtime {
 
@@ -43,15 +43,24 @@ __attribute__((target("avx2,fma"))) inline void copy_row(const float* x, int64_t
   if (i < W) _mm256_storeu_ps(dst + i, _mm256_maskload_ps(x + i, avx2::tail_mask(W - i)));
 }
 
-// The padded row p (2 * half floats) split into even[i] = p[2i] and odd[i] = p[2i + 1].
-__attribute__((target("avx2,fma"))) void split_row(const float* p, int64_t half, float* even, float* odd) {
-  for (int64_t i = 0; i < half; i += 8) {
-    const __m256 v0 = _mm256_loadu_ps(p + 2 * i), v1 = _mm256_loadu_ps(p + 2 * i + 8);
-    // shuffle_ps works within 128-bit lanes: [0 2 8 10 | 4 6 12 14]; the permute restores order.
-    const __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
-    _mm256_storeu_ps(even + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
-    _mm256_storeu_ps(odd + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
-  }
+// Outputs [ow, ow + 8 V) of one output row into r[0, V): the bias plus the taps of the three
+// prepared input rows src (stride 2: their even halves, the odd ones L floats further).
+template <int Stride, int V>
+__attribute__((target("avx2,fma"), always_inline)) inline void taps(const float* const* src, int64_t L, int64_t ow, const __m256* wv, __m256 bv,
+                                                                    __m256* r) {
+  __m256 acc[3][V];
+  for (int ki = 0; ki < 3; ++ki)
+    for (int v = 0; v < V; ++v) {
+      const float* p = src[ki] + ow + 8 * v;
+      // Stride 1: output ow + j reads padded column ow + j + kj. Stride 2: padded column
+      // 2 (ow + j) + kj, that is even[ow + j], odd[ow + j], even[ow + j + 1].
+      const float* p1 = Stride == 1 ? p + 1 : p + L;
+      const float* p2 = Stride == 1 ? p + 2 : p + 1;
+      __m256 a = _mm256_mul_ps(wv[3 * ki], _mm256_loadu_ps(p));
+      a = _mm256_fmadd_ps(wv[3 * ki + 1], _mm256_loadu_ps(p1), a);
+      acc[ki][v] = _mm256_fmadd_ps(wv[3 * ki + 2], _mm256_loadu_ps(p2), a);
+    }
+  for (int v = 0; v < V; ++v) r[v] = _mm256_add_ps(_mm256_add_ps(bv, acc[0][v]), _mm256_add_ps(acc[1][v], acc[2][v]));
 }
 
 // One plane: x [H, W] -> y [OH, OW] (and z, the activation, when Act is not None).
@@ -67,7 +76,7 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
       copy_row(x + r * g.W, g.W, rows + r * L + g.pw);
     } else {
       copy_row(x + r * g.W, g.W, pad + g.pw);
-      split_row(pad, L, rows + 2 * r * L, rows + (2 * r + 1) * L);
+      avx2::split_even_odd(pad, L, rows + 2 * r * L, rows + (2 * r + 1) * L);
     }
   }
   __m256 wv[9];
@@ -84,43 +93,33 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
     }
     float* yr = y + oh * g.OW;
     float* zr = z ? z + oh * g.OW : nullptr;
-    for (int64_t ow = 0; ow < g.OW; ow += kOut) {
-      __m256 acc[3][2];
-      for (int ki = 0; ki < 3; ++ki)
-        for (int v = 0; v < 2; ++v) {
-          const float* p = src[ki] + ow + 8 * v;
-          __m256 a;
-          if constexpr (Stride == 1) {
-            // Output ow + j reads padded column ow + j + kj.
-            a = _mm256_mul_ps(wv[3 * ki], _mm256_loadu_ps(p));
-            a = _mm256_fmadd_ps(wv[3 * ki + 1], _mm256_loadu_ps(p + 1), a);
-            a = _mm256_fmadd_ps(wv[3 * ki + 2], _mm256_loadu_ps(p + 2), a);
-          } else {
-            // Padded column 2 (ow + j) + kj: even[ow + j], odd[ow + j], even[ow + j + 1].
-            a = _mm256_mul_ps(wv[3 * ki], _mm256_loadu_ps(p));
-            a = _mm256_fmadd_ps(wv[3 * ki + 1], _mm256_loadu_ps(p + L), a);
-            a = _mm256_fmadd_ps(wv[3 * ki + 2], _mm256_loadu_ps(p + 1), a);
-          }
-          acc[ki][v] = a;
-        }
-      const __m256 r0 = _mm256_add_ps(_mm256_add_ps(bv, acc[0][0]), _mm256_add_ps(acc[1][0], acc[2][0]));
-      const __m256 r1 = _mm256_add_ps(_mm256_add_ps(bv, acc[0][1]), _mm256_add_ps(acc[1][1], acc[2][1]));
-      if (ow + kOut <= g.OW) {
-        if (stream) {
-          _mm256_stream_ps(yr + ow, r0);
-          _mm256_stream_ps(yr + ow + 8, r1);
-        } else {
-          _mm256_storeu_ps(yr + ow, r0);
-          _mm256_storeu_ps(yr + ow + 8, r1);
-        }
-        if constexpr (Act != InReg::None) {
-          _mm256_storeu_ps(zr + ow, activate<Act>(r0, ap));
-          _mm256_storeu_ps(zr + ow + 8, activate<Act>(r1, ap));
-        }
+    int64_t ow = 0;
+    __m256 r[2];
+    for (; ow + kOut <= g.OW; ow += kOut) {
+      taps<Stride, 2>(src, L, ow, wv, bv, r);
+      if (stream) {
+        _mm256_stream_ps(yr + ow, r[0]);
+        _mm256_stream_ps(yr + ow + 8, r[1]);
       } else {
-        avx2::store_first(yr + ow, r0, r1, g.OW - ow);
-        if constexpr (Act != InReg::None) avx2::store_first(zr + ow, activate<Act>(r0, ap), activate<Act>(r1, ap), g.OW - ow);
+        _mm256_storeu_ps(yr + ow, r[0]);
+        _mm256_storeu_ps(yr + ow + 8, r[1]);
       }
+      if constexpr (Act != InReg::None) {
+        _mm256_storeu_ps(zr + ow, activate<Act>(r[0], ap));
+        _mm256_storeu_ps(zr + ow + 8, activate<Act>(r[1], ap));
+      }
+    }
+    // The rest of the row: one or two vectors (narrow planes such as 7x7 take one).
+    const int64_t rest = g.OW - ow;
+    if (rest > 0) {
+      if (rest > 8) {
+        taps<Stride, 2>(src, L, ow, wv, bv, r);
+      } else {
+        taps<Stride, 1>(src, L, ow, wv, bv, r);
+        r[1] = r[0];  // (not stored)
+      }
+      avx2::store_first(yr + ow, r[0], r[1], rest);
+      if constexpr (Act != InReg::None) avx2::store_first(zr + ow, activate<Act>(r[0], ap), activate<Act>(r[1], ap), rest);
     }
   }
 }

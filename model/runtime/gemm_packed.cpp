@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "model/runtime/compute.h"
-#include "model/runtime/epilogue_avx2.h"
+#include "model/runtime/avx2.h"
 
 namespace nnxr::runtime {
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "model/half.h"
+#include "model/runtime/avx2.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/spatial.h"
@@ -72,6 +73,27 @@ void conv_naive(const ConvGeom& g, const float* X, const float* W, const float* 
     }
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+__attribute__((target("avx2,fma"))) void copy_every_other_avx2(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  if (n > 8) {  // whole vectors while they read no further than the last element (src[2 (n - 1)])
+    i = (n - 1) / 8 * 8;
+    avx2::split_even_odd(src, i, dst, nullptr);
+  }
+  for (; i < n; ++i) dst[i] = src[2 * i];
+}
+}  // namespace
+#endif
+
+void copy_every_other(const float* src, float* dst, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = cpu_has_avx2_fma();
+  if (avx2) return copy_every_other_avx2(src, dst, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
+}
+
 namespace {
 
 // Rows [r0, r1) of the im2col matrix [Kdim, pb] (row r = tap (c, ki, kj)) of output columns
@@ -99,6 +121,7 @@ void im2col_rows(const G2& s, const float* x, int64_t KK, int64_t p0, int64_t pb
         const int64_t lo = std::clamp(ow_lo, ow0, ow1), hi = std::clamp(ow_hi, lo, ow1);
         std::fill(d, d + (lo - ow0), 0.f);
         if (s.sw == 1) std::copy(row + lo + off, row + hi + off, d + (lo - ow0));
+        else if (s.sw == 2 && hi > lo) copy_every_other(row + lo * 2 + off, d + (lo - ow0), hi - lo);
         else
           for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = row[ow * s.sw + off];
         std::fill(d + (hi - ow0), d + (ow1 - ow0), 0.f);
@@ -149,8 +172,13 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
   // Blocks of output columns, each done whole by one thread (im2col into that thread's buffer,
   // product, bias and epilogue), sized so that the block's columns and outputs stay in L2.
   const int64_t per_col = (pointwise ? Cg : Kdim) + Mg;
-  const int64_t block = std::clamp<int64_t>((int64_t{1} << 17) / per_col / 16 * 16, 64, 1024);
-  const int64_t blocks = (P + block - 1) / block;
+  int64_t block = std::clamp<int64_t>((int64_t{1} << 17) / per_col / 16 * 16, 64, 1024);
+  int64_t blocks = (P + block - 1) / block;
+  if (blocks > 1 && blocks % pool.threads() != 0) {  // as many blocks for every thread (a run waits for the last)
+    blocks += pool.threads() - blocks % pool.threads();
+    block = ((P + blocks - 1) / blocks + 15) / 16 * 16;
+    blocks = (P + block - 1) / block;
+  }
   const int64_t flops_per_block = 2 * Mg * Kdim * std::min(block, P);
   if (pool.threads() == 1 || blocks >= 2 * pool.threads()) {
     for (int64_t n = 0; n < g.N; ++n)
