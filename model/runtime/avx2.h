@@ -10,12 +10,13 @@
 #include <cstdint>
 
 #include "model/runtime/compute.h"
+#include "model/runtime/exp_lanes.h"
 
 namespace nnxr::runtime::avx2 {
 
-// The activation computed in registers: the same results as the Relu, Clip and LeakyRelu
-// kernels, NaN included. The sigmoid kinds are not among them (callers use epilogue_apply).
-enum class InReg { None, Relu, Clip, LeakyRelu };
+// The activation computed in registers: the same results as the Relu, Clip, LeakyRelu and
+// Sigmoid kernels, NaN included. SiLU: activate gives the sigmoid s; the second output is v * s.
+enum class InReg { None, Relu, Clip, LeakyRelu, Sigmoid, SiLU };
 
 struct ActParams {
   float lo = 0, hi = 0, alpha = 0;
@@ -33,6 +34,12 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 activate(__m256
   } else if constexpr (Act == InReg::LeakyRelu) {
     const __m256 ge = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ);
     return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(p.alpha)), v, ge);
+  } else if constexpr (Act == InReg::Sigmoid || Act == InReg::SiLU) {
+    using V = float __attribute__((vector_size(32)));
+    using VI = int32_t __attribute__((vector_size(32)));
+    V t = -static_cast<V>(v);  // as sigmoid_f32: 1 / (1 + exp(-v))
+    exp_lanes<V, VI>(t);
+    return static_cast<__m256>(1.f / (1.f + t));
   } else {
     return v;
   }
@@ -82,17 +89,40 @@ __attribute__((target("avx2,fma"), always_inline)) inline void split_even_odd(co
   }
 }
 
-// Calls f.template operator()<Act>() with the InReg kind of e (None for no epilogue and for the
-// sigmoid kinds).
+// Calls f.template operator()<Act>() with the InReg kind of e (None for no epilogue).
 template <class F>
 decltype(auto) with_in_reg(const Epilogue* e, F&& f) {
   if (e) switch (e->kind) {
       case Epilogue::Kind::Relu: return f.template operator()<InReg::Relu>();
       case Epilogue::Kind::Clip: return f.template operator()<InReg::Clip>();
       case Epilogue::Kind::LeakyRelu: return f.template operator()<InReg::LeakyRelu>();
-      default: break;
+      case Epilogue::Kind::Sigmoid: return f.template operator()<InReg::Sigmoid>();
+      case Epilogue::Kind::SiLU: return f.template operator()<InReg::SiLU>();
     }
   return f.template operator()<InReg::None>();
+}
+
+// Stores the epilogue's outputs of v (already stored as y) at z1 and z2 (SiLU: v * sigmoid):
+// lanes [0, n) of (v0, v1), n in [0, 16]; all 16 with n = 16.
+template <InReg Act>
+__attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* z1, float* z2, __m256 v0, __m256 v1, const ActParams& p, int64_t n) {
+  if constexpr (Act == InReg::None) return;
+  const __m256 a0 = activate<Act>(v0, p), a1 = activate<Act>(v1, p);
+  if (n == 16) {
+    _mm256_storeu_ps(z1, a0);
+    _mm256_storeu_ps(z1 + 8, a1);
+  } else {
+    store_first(z1, a0, a1, n);
+  }
+  if constexpr (Act == InReg::SiLU) {
+    const __m256 m0 = _mm256_mul_ps(v0, a0), m1 = _mm256_mul_ps(v1, a1);  // as the Mul kernel
+    if (n == 16) {
+      _mm256_storeu_ps(z2, m0);
+      _mm256_storeu_ps(z2 + 8, m1);
+    } else {
+      store_first(z2, m0, m1, n);
+    }
+  }
 }
 
 }  // namespace nnxr::runtime::avx2

@@ -24,7 +24,6 @@ bool conv_depthwise3x3_applies(const ConvGeom& g) {
 #if defined(__x86_64__) || defined(__i386__)
 namespace {
 
-using avx2::activate;
 using avx2::ActParams;
 using avx2::InReg;
 
@@ -63,9 +62,10 @@ __attribute__((target("avx2,fma"), always_inline)) inline void taps(const float*
   for (int v = 0; v < V; ++v) r[v] = _mm256_add_ps(_mm256_add_ps(bv, acc[0][v]), _mm256_add_ps(acc[1][v], acc[2][v]));
 }
 
-// One plane: x [H, W] -> y [OH, OW] (and z, the activation, when Act is not None).
+// One plane: x [H, W] -> y [OH, OW] (and z, the activation, when Act is not None; z2, SiLU's
+// product).
 template <InReg Act, int Stride>
-__attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, const ActParams& ap,
+__attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2, const ActParams& ap,
                                                float* rows, float* pad, const float* zero) {
   const int64_t L = g.row_len;
   // Prepared input rows: stride 1, row r at rows + r * L; stride 2, its even half there and its
@@ -93,6 +93,7 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
     }
     float* yr = y + oh * g.OW;
     float* zr = z ? z + oh * g.OW : nullptr;
+    float* z2r = z2 ? z2 + oh * g.OW : nullptr;
     int64_t ow = 0;
     __m256 r[2];
     for (; ow + kOut <= g.OW; ow += kOut) {
@@ -104,10 +105,7 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
         _mm256_storeu_ps(yr + ow, r[0]);
         _mm256_storeu_ps(yr + ow + 8, r[1]);
       }
-      if constexpr (Act != InReg::None) {
-        _mm256_storeu_ps(zr + ow, activate<Act>(r[0], ap));
-        _mm256_storeu_ps(zr + ow + 8, activate<Act>(r[1], ap));
-      }
+      if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, r[0], r[1], ap, kOut);
     }
     // The rest of the row: one or two vectors (narrow planes such as 7x7 take one).
     const int64_t rest = g.OW - ow;
@@ -119,7 +117,7 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
         r[1] = r[0];  // (not stored)
       }
       avx2::store_first(yr + ow, r[0], r[1], rest);
-      if constexpr (Act != InReg::None) avx2::store_first(zr + ow, activate<Act>(r[0], ap), activate<Act>(r[1], ap), rest);
+      if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, r[0], r[1], ap, rest);
     }
   }
 }
@@ -138,8 +136,8 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
   for (int64_t p = b; p < e; ++p) {
     const int64_t c = p % C;
     float* y = Y + p * P;
-    plane<Act, Stride>(g, X + p * g.H * g.W, W + 9 * c, B ? B[c] : 0.f, y, Act == InReg::None ? nullptr : act.z1 + p * P, ap, rows, pad, zero);
-    if (Act == InReg::None && act.epi) epilogue_apply(act, y, p * P, P, false, 0.f);  // the sigmoid kinds
+    plane<Act, Stride>(g, X + p * g.H * g.W, W + 9 * c, B ? B[c] : 0.f, y, Act == InReg::None ? nullptr : act.z1 + p * P,
+                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, ap, rows, pad, zero);
   }
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }

@@ -38,16 +38,17 @@ constexpr int kCols = 16;  // columns per tile: two 8-float vectors
 static_assert(kPanelRows == 6, "the tile kernel holds 6 rows x 2 vectors of accumulators");
 
 using avx2::ActParams;
-using avx2::activate;
 using avx2::InReg;
 
 struct TileOut {
-  float* y;  // C at the tile's first element
-  float* z;  // the activation at the same place, or null
+  float* y;   // C at the tile's first element
+  float* z1;  // the activation at the same place, or null
+  float* z2;  // SiLU's product at the same place, or null
   int64_t ld;
   ActParams p;
-  // Full tiles of y with streaming stores (y 32-byte aligned): with an activation in registers
-  // nothing reads y during the run (the next node reads z), so it need not pass through cache.
+  // Full tiles of y with streaming stores (whole cache lines): with the activation computed in
+  // registers nothing reads y during the run (the next node reads z1), so it need not pass
+  // through cache.
   bool stream_y;
 };
 
@@ -75,10 +76,7 @@ __attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, in
         _mm256_storeu_ps(o.y + r * o.ld, c[r][0]);
         _mm256_storeu_ps(o.y + r * o.ld + 8, c[r][1]);
       }
-      if constexpr (Act != InReg::None) {
-        _mm256_storeu_ps(o.z + r * o.ld, activate<Act>(c[r][0], o.p));
-        _mm256_storeu_ps(o.z + r * o.ld + 8, activate<Act>(c[r][1], o.p));
-      }
+      if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, c[r][0], c[r][1], o.p, kCols);
     }
     return;
   }
@@ -87,17 +85,18 @@ __attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, in
   for (int r = 0; r < kPanelRows; ++r) {
     if (r >= rows) break;
     avx2::store_first(o.y + r * o.ld, c[r][0], c[r][1], cols);
-    if constexpr (Act != InReg::None) avx2::store_first(o.z + r * o.ld, activate<Act>(c[r][0], o.p), activate<Act>(c[r][1], o.p), cols);
+    if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, c[r][0], c[r][1], o.p, cols);
   }
 }
 
 template <InReg Act>
 __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1,
-                                             const GemmOut& out, float* z_base) {
+                                             const GemmOut& out) {
   const int64_t K = a.K;
   const EpilogueOut* act = out.act;
-  const bool sig = Act == InReg::None && act && act->epi;  // a sigmoid kind: after each block
-  TileOut o{nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
+  float* const z1 = Act == InReg::None ? nullptr : act->z1 + out.act_offset;
+  float* const z2 = Act == InReg::SiLU ? act->z2 + out.act_offset : nullptr;
+  TileOut o{nullptr, nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
   // Streaming stores for tiles that are whole cache lines (row starts on a line, 16 floats); the
   // partial last tile then starts on a line of its own.
   const bool stream = Act != InReg::None && out.ldc % kCols == 0 && !getenv("NNXR_NO_STREAM");
@@ -128,17 +127,13 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
       for (int64_t j = j0; j < j1; j += kCols) {
         const int64_t at = m0 * out.ldc + j;
         o.y = out.C + at;
-        o.z = z_base ? z_base + at : nullptr;
+        o.z1 = z1 ? z1 + at : nullptr;
+        o.z2 = z2 ? z2 + at : nullptr;
         o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
         const int cols = static_cast<int>(std::min<int64_t>(kCols, j1 - j));
         if (j < full_end) tile<Act>(panel, B + j, ldb, K, bias, o, rows, cols);
         else tile<Act>(panel, tail.data(), kCols, K, bias, o, rows, cols);
       }
-      if (sig)
-        for (int r = 0; r < rows; ++r) {
-          const int64_t at = (m0 + r) * out.ldc + j0;
-          epilogue_apply(*act, out.C + at, out.act_offset + at, j1 - j0, false, 0.f);
-        }
     }
   }
   if (stream) _mm_sfence();  // the streamed stores are visible before the caller signals completion
@@ -149,7 +144,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
 void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {
   if (p0 >= p1 || n0 >= n1) return;
   const Epilogue* e = out.act ? out.act->epi : nullptr;
-  avx2::with_in_reg(e, [&]<InReg Act>() { run<Act>(a, p0, p1, B, ldb, n0, n1, out, Act == InReg::None ? nullptr : out.act->z1 + out.act_offset); });
+  avx2::with_in_reg(e, [&]<InReg Act>() { run<Act>(a, p0, p1, B, ldb, n0, n1, out); });
 }
 #else
 // Never called: gemm_packed_available() is false on other architectures.
