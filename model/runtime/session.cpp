@@ -51,12 +51,16 @@ std::optional<float> constant_float(const model::Graph& g, const model::Node& n,
   return v;
 }
 
-// The epilogue computing node `a` from its input 0 alone, if `a` is such an activation.
-std::optional<Epilogue> activation_of(const model::Graph& g, const model::Node& a, int64_t opset) {
-  if (!a.domain.empty() || a.outputs.size() != 1 || !is_float(g, a.outputs[0])) return std::nullopt;
+// The epilogue computing node `a` from its input 0 alone, if `a` is such an activation. Float16
+// tensors: Relu only (the Conv computes in float and rounds y and the activation to float16;
+// max(round(y), 0) = round(max(y, 0)), while the other activations of a rounded y differ).
+std::optional<Epilogue> activation_of(const model::Graph& g, const model::Node& a, int64_t opset, DType dtype) {
+  if (!a.domain.empty() || a.outputs.size() != 1 || a.outputs[0] == model::kNone || g.tensors[a.outputs[0]].dtype != dtype) return std::nullopt;
   Epilogue e;
   if (a.op_type == "Relu" && a.inputs.size() == 1) {
     e.kind = Epilogue::Kind::Relu;
+  } else if (dtype != DType::Float) {
+    return std::nullopt;
   } else if (a.op_type == "Sigmoid" && a.inputs.size() == 1) {
     e.kind = Epilogue::Kind::Sigmoid;
   } else if (a.op_type == "LeakyRelu" && a.inputs.size() == 1) {
@@ -88,7 +92,7 @@ std::optional<Epilogue> activation_of(const model::Graph& g, const model::Node& 
 
 // Fuses each float Conv with an activation that reads its output (the Conv's output is still
 // written: every tensor is kept): Relu, Clip with constant bounds, LeakyRelu, Sigmoid, and
-// Sigmoid followed by Mul(x, sigmoid(x)) (SiLU).
+// Sigmoid followed by Mul(x, sigmoid(x)) (SiLU). A float16 Conv: Relu.
 void fuse_activations(Plan::Impl& impl) {
   const model::Graph& g = impl.graph;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -96,13 +100,14 @@ void fuse_activations(Plan::Impl& impl) {
     PlanNode& pc = impl.nodes[i];
     if (pc.blocked || c.op_type != "Conv" || !c.domain.empty() || c.outputs.size() != 1 || c.inputs.empty()) continue;
     const model::TensorId y = c.outputs[0];
-    if (!is_float(g, y) || !is_float(g, c.inputs[0])) continue;
+    const DType dtype = g.tensors[y].dtype;
+    if ((dtype != DType::Float && dtype != DType::Float16) || c.inputs[0] == model::kNone || g.tensors[c.inputs[0]].dtype != dtype) continue;
     for (model::NodeId j : g.tensors[y].consumers) {
       const model::Node& a = g.nodes[j];
       PlanNode& pa = impl.nodes[j];
       if (pa.blocked || pa.fused_away || a.inputs.empty() || a.inputs[0] != y) continue;
       const int64_t opset = a.opset > 0 ? a.opset : g.opset_version(a.domain);
-      auto e = activation_of(g, a, opset);
+      auto e = activation_of(g, a, opset, dtype);
       if (!e) continue;
       pc.epilogue = e;
       pc.fused = {j};
@@ -176,7 +181,7 @@ struct Session::State {
   // (by tensor id; empty until then), so that fp16 weights are converted once, not every run.
   std::vector<Value> upcast_constants;
   // float32 inputs and outputs of a float16 node, reused from node to node and run to run.
-  std::vector<Value> temps_in, temps_out;
+  std::vector<Value> temps_in, temps_out, temps_fused;
   int threads = 1;
   bool profile = false;
   std::unique_ptr<ThreadPool> pool;
@@ -346,11 +351,15 @@ RunStats Session::run() {
     for (Value* o : outputs)
       if (o && o != nullptr && n.op_type != "Constant") o->clear();
     KernelContext ctx(g, n, inputs, outputs, *s.pool);
+    // The fused activation's outputs (float temporaries when the node computes float16 in float).
     Value* fused_out[2] = {nullptr, nullptr};
-    if (pn.epilogue && !upcast) {
+    Value* fused_dst[2] = {nullptr, nullptr};
+    if (pn.epilogue) {
+      s.temps_fused.resize(2);
       for (size_t f = 0; f < pn.fused.size() && f < 2; ++f) {
-        fused_out[f] = &s.values[g.nodes[pn.fused[f]].outputs[0]];
-        fused_out[f]->clear();
+        fused_dst[f] = &s.values[g.nodes[pn.fused[f]].outputs[0]];
+        fused_dst[f]->clear();
+        fused_out[f] = upcast ? &s.temps_fused[f] : fused_dst[f];
       }
       ctx.set_epilogue(&*pn.epilogue, fused_out[0], fused_out[1]);
     }
@@ -362,24 +371,26 @@ RunStats Session::run() {
     } catch (const std::exception& e) {
       throw RuntimeError("node " + node_label(n) + ": " + e.what());
     }
+    // A float result computed for a float16 tensor t goes back to float16.
+    auto settle = [&](const Value& tmp, model::TensorId t) {
+      const DType want = g.tensors[t].dtype;
+      if (tmp.dtype() == DType::Float && (want == DType::Float16 || want == DType::Undefined))
+        to_half(tmp, s.values[t]);
+      else
+        s.values[t].assign(tmp.dtype(), tmp.dims(), {tmp.data(), tmp.byte_size()});
+    };
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       const auto t = n.outputs[k];
       if (t == model::kNone) continue;
-      if (upcast) {
-        const Value& tmp = temps_out[k];
-        const DType want = g.tensors[t].dtype;
-        if (tmp.dtype() == DType::Float && (want == DType::Float16 || want == DType::Undefined))
-          to_half(tmp, s.values[t]);
-        else
-          s.values[t].assign(tmp.dtype(), tmp.dims(), {tmp.data(), tmp.byte_size()});
-      }
+      if (upcast) settle(temps_out[k], t);
       check_output(g, n, t, s.values[t]);
       s.ready[t] = 1;
     }
     for (size_t f = 0; f < 2; ++f) {
       if (!fused_out[f]) continue;
       const model::Node& fn = g.nodes[pn.fused[f]];
-      check_output(g, fn, fn.outputs[0], *fused_out[f]);
+      if (upcast) settle(*fused_out[f], fn.outputs[0]);
+      check_output(g, fn, fn.outputs[0], *fused_dst[f]);
       s.ready[fn.outputs[0]] = 1;
     }
     if (s.profile) stats.node_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_t0).count();
