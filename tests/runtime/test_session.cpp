@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "model/half.h"
 #include "model/ops.h"
 #include "support.h"
 
@@ -123,6 +124,41 @@ TEST(RuntimeSession, Float16IsUpcastAroundFloatKernels) {
   ASSERT_NE(y, nullptr);
   EXPECT_EQ(y->dtype(), model::DType::Float16);
   EXPECT_EQ(y->as<uint16_t>()[0], 0x3800);  // 0.5
+}
+
+// A float16 Conv and its Relu: computed in float in one pass, both tensors rounded to float16;
+// bit for bit what the separate kernels give (an Identity in between prevents the fusion).
+TEST(RuntimeSession, Float16ConvReluFusedMatchesSeparateKernels) {
+  const char* fused = R"(<ir_version: 8, opset_import: ["" : 13]> g (float16[1,3,9,7] X, float16[4,3,3,3] W) => (float16[1,4,9,7] Y) {
+      c = Conv <pads = [1, 1, 1, 1]> (X, W)
+      Y = Relu(c) })";
+  const char* separate = R"(<ir_version: 8, opset_import: ["" : 13]> g (float16[1,3,9,7] X, float16[4,3,3,3] W) => (float16[1,4,9,7] Y) {
+      c = Conv <pads = [1, 1, 1, 1]> (X, W)
+      i = Identity(c)
+      Y = Relu(i) })";
+  auto halves = [](const std::vector<float>& f) {
+    std::vector<uint16_t> h(f.size());
+    model::float_to_half(f.data(), h.data(), f.size());
+    return h;
+  };
+  const auto x = halves(test::random_floats(3 * 9 * 7, 5)), w = halves(test::random_floats(4 * 3 * 9, 6));
+  Session sf(test::plan_from_text(fused)), ss(test::plan_from_text(separate));
+  for (Session* s : {&sf, &ss}) {
+    test::feed(*s, "X", model::DType::Float16, {1, 3, 9, 7}, x);
+    test::feed(*s, "W", model::DType::Float16, {4, 3, 3, 3}, w);
+    s->run();
+  }
+  for (const char* name : {"c", "Y"}) {
+    const Value *f = sf.find(name), *r = ss.find(name);
+    ASSERT_TRUE(f && r) << name;
+    ASSERT_EQ(f->dtype(), model::DType::Float16) << name;
+    const auto fv = f->as<uint16_t>(), rv = r->as<uint16_t>();
+    ASSERT_EQ(fv.size(), 4u * 9 * 7) << name;
+    EXPECT_TRUE(std::equal(fv.begin(), fv.end(), rv.begin(), rv.end())) << name;
+  }
+  size_t zeros = 0;
+  for (uint16_t v : sf.find("Y")->as<uint16_t>()) zeros += v == 0;
+  EXPECT_GT(zeros, 0u);  // the Relu did clamp something
 }
 
 // A Conv followed by an activation is fused (the activation computed in the Conv's output pass);
