@@ -98,22 +98,39 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
         // window (kh + kw comparisons per output instead of kh x kw). NaN wins, as below.
         ctx.pool().parallel_for(planes, 1, [&](int64_t b, int64_t e) {
           std::vector<float> rows(static_cast<size_t>(H * OW));
+          std::vector<float> halves(sw == 2 ? static_cast<size_t>(W + 1) : 0);  // stride 2: even columns, then odd ones
+          const int64_t n_even = (W + 1) / 2;
           for (int64_t plane = b; plane < e; ++plane) {
             const float* xp = px + plane * IS;
             float* yp = py + plane * P;
             // Row pass, one kernel column at a time over every output column it reaches
             // (0 <= ow * sw + off < W), so that the inner loop runs along contiguous outputs.
+            // With stride 2 the row is first split into its even and odd columns, so that each
+            // kernel column reads a contiguous run too.
             for (int64_t r = 0; r < H; ++r) {
               const float* row = xp + r * W;
+              if (sw == 2) {
+                copy_every_other(row, halves.data(), n_even);
+                copy_every_other(row + 1, halves.data() + n_even, W / 2);
+              }
               float* out = rows.data() + r * OW;
               std::fill(out, out + OW, -std::numeric_limits<float>::infinity());
               for (int64_t j = 0; j < kw; ++j) {
                 const int64_t off = j * dw - pw;
                 const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
                 const int64_t hi = std::min(OW, W - off <= 0 ? 0 : (W - off + sw - 1) / sw);
-                for (int64_t ow = lo; ow < hi; ++ow) {
-                  const float v = row[ow * sw + off];
-                  out[ow] = (v > out[ow] || v != v) ? v : out[ow];
+                // Column ow * sw + off is src[ow + shift] (stride 2: in the half of its parity).
+                auto take = [out](const float* src, int64_t step, int64_t shift, int64_t from, int64_t to) {
+                  for (int64_t ow = from; ow < to; ++ow) {
+                    const float v = src[ow * step + shift];
+                    out[ow] = (v > out[ow] || v != v) ? v : out[ow];
+                  }
+                };
+                if (sw == 2) {
+                  const int64_t odd = off & 1;
+                  take(halves.data() + (odd ? n_even : 0), 1, (off - odd) / 2, lo, hi);
+                } else {
+                  take(row, sw, off, lo, hi);
                 }
               }
             }
