@@ -53,21 +53,22 @@ struct TileOut {
 };
 
 // One tile: rows [0, rows) x columns [0, cols) of C from a packed panel and B (row stride ldb,
-// at least 16 readable columns per row). Accumulators start at the bias.
-template <InReg Act>
+// at least 8 V readable columns per row), V vectors of 8 columns (V = 1: a narrow last tile,
+// cols <= 8). Accumulators start at the bias.
+template <InReg Act, int V>
 __attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows,
                                               int cols) {
   __m256 c[kPanelRows][2];
   for (int r = 0; r < kPanelRows; ++r) c[r][0] = c[r][1] = _mm256_set1_ps(bias[r]);
   for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += ldb) {
-    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = V == 2 ? _mm256_loadu_ps(b + 8) : b0;
     for (int r = 0; r < kPanelRows; ++r) {
       const __m256 av = _mm256_broadcast_ss(a + r);
       c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
-      c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
+      if constexpr (V == 2) c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
     }
   }
-  if (rows == kPanelRows && cols == kCols) {
+  if (V == 2 && rows == kPanelRows && cols == kCols) {
     for (int r = 0; r < kPanelRows; ++r) {
       if (o.stream_y) {
         _mm256_stream_ps(o.y + r * o.ld, c[r][0]);
@@ -131,8 +132,9 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
         o.z2 = z2 ? z2 + at : nullptr;
         o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
         const int cols = static_cast<int>(std::min<int64_t>(kCols, j1 - j));
-        if (j < full_end) tile<Act>(panel, B + j, ldb, K, bias, o, rows, cols);
-        else tile<Act>(panel, tail.data(), kCols, K, bias, o, rows, cols);
+        if (j < full_end) tile<Act, 2>(panel, B + j, ldb, K, bias, o, rows, cols);
+        else if (cols > 8) tile<Act, 2>(panel, tail.data(), kCols, K, bias, o, rows, cols);
+        else tile<Act, 1>(panel, tail.data(), kCols, K, bias, o, rows, cols);
       }
     }
   }
