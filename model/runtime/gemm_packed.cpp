@@ -68,25 +68,31 @@ __attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, in
       if constexpr (V == 2) c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
     }
   }
+  // The epilogue works on a copy: whatever it does with it (the sigmoid's spills, partial rows),
+  // the accumulators above stay in registers.
+  __m256 res[kPanelRows][2];
+  for (int r = 0; r < kPanelRows; ++r) {
+    res[r][0] = c[r][0];
+    res[r][1] = c[r][1];
+  }
   if (V == 2 && rows == kPanelRows && cols == kCols) {
     for (int r = 0; r < kPanelRows; ++r) {
       if (o.stream_y) {
-        _mm256_stream_ps(o.y + r * o.ld, c[r][0]);
-        _mm256_stream_ps(o.y + r * o.ld + 8, c[r][1]);
+        _mm256_stream_ps(o.y + r * o.ld, res[r][0]);
+        _mm256_stream_ps(o.y + r * o.ld + 8, res[r][1]);
       } else {
-        _mm256_storeu_ps(o.y + r * o.ld, c[r][0]);
-        _mm256_storeu_ps(o.y + r * o.ld + 8, c[r][1]);
+        _mm256_storeu_ps(o.y + r * o.ld, res[r][0]);
+        _mm256_storeu_ps(o.y + r * o.ld + 8, res[r][1]);
       }
-      if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, c[r][0], c[r][1], o.p, kCols);
+      if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, res[r][0], res[r][1], o.p, kCols);
     }
     return;
   }
-  // A partial tile: the rows that exist (constant indices keep the accumulators in registers in
-  // the loop above), each with the columns that exist.
+  // A partial tile: the rows that exist, each with the columns that exist.
   for (int r = 0; r < kPanelRows; ++r) {
     if (r >= rows) break;
-    avx2::store_first(o.y + r * o.ld, c[r][0], c[r][1], cols);
-    if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, c[r][0], c[r][1], o.p, cols);
+    avx2::store_first(o.y + r * o.ld, res[r][0], res[r][1], cols);
+    if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, res[r][0], res[r][1], o.p, cols);
   }
 }
 
