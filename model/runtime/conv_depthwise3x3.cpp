@@ -42,6 +42,21 @@ __attribute__((target("avx2,fma"))) inline void copy_row(const float* x, int64_t
   if (i < W) _mm256_storeu_ps(dst + i, _mm256_maskload_ps(x + i, avx2::tail_mask(W - i)));
 }
 
+// Input row x (W floats) split straight into the even and odd columns of its zero-padded row
+// p[c] = x[c - pw] (no padded copy in between: loads spanning two recent stores of that copy
+// stall). Only data columns are written; the padding stays 0.
+__attribute__((target("avx2,fma"))) inline void split_row(const float* x, int64_t W, int64_t pw, float* even, float* odd) {
+  // x[2i] is padded column 2i + pw, x[2i + 1] column 2i + 1 + pw.
+  float* to_even_x = (pw % 2 == 0 ? even : odd) + pw / 2;
+  float* to_odd_x = (pw % 2 == 0 ? odd : even) + (pw + 1) / 2;
+  const int64_t whole = W / 16 * 8;  // pairs split with vectors (reading x[0, 2 whole))
+  avx2::split_even_odd(x, whole, to_even_x, to_odd_x);
+  for (int64_t i = whole; 2 * i < W; ++i) {
+    to_even_x[i] = x[2 * i];
+    if (2 * i + 1 < W) to_odd_x[i] = x[2 * i + 1];
+  }
+}
+
 // Outputs [ow, ow + 8 V) of one output row into r[0, V): the bias plus the taps of the three
 // prepared input rows src (stride 2: their even halves, the odd ones L floats further).
 template <int Stride, int V>
@@ -66,7 +81,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void taps(const float*
 // product).
 template <InReg Act, int Stride>
 __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2, const ActParams& ap,
-                                               float* rows, float* pad, const float* zero) {
+                                               float* rows, const float* zero) {
   const int64_t L = g.row_len;
   // Prepared input rows: stride 1, row r at rows + r * L; stride 2, its even half there and its
   // odd half L floats further. Their padding columns are zero from the start (planes only write
@@ -75,8 +90,7 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
     if constexpr (Stride == 1) {
       copy_row(x + r * g.W, g.W, rows + r * L + g.pw);
     } else {
-      copy_row(x + r * g.W, g.W, pad + g.pw);
-      avx2::split_even_odd(pad, L, rows + 2 * r * L, rows + (2 * r + 1) * L);
+      split_row(x + r * g.W, g.W, g.pw, rows + 2 * r * L, rows + (2 * r + 1) * L);
     }
   }
   __m256 wv[9];
@@ -128,16 +142,15 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
   const int64_t L = g.row_len, P = g.OH * g.OW;
   thread_local std::vector<float> buf;
   const size_t rows_size = static_cast<size_t>(g.H * L * Stride);
-  buf.assign(rows_size + static_cast<size_t>(2 * L) + static_cast<size_t>(L * Stride), 0.f);
+  buf.assign(rows_size + static_cast<size_t>(L * Stride), 0.f);
   float* rows = buf.data();
-  float* pad = rows + rows_size;  // stride 2: one padded row before its split
-  const float* zero = pad + 2 * L;  // the rows outside the input (all taps read 0)
+  const float* zero = rows + rows_size;  // the rows outside the input (all taps read 0)
   const ActParams ap = avx2::act_params(act.epi);
   for (int64_t p = b; p < e; ++p) {
     const int64_t c = p % C;
     float* y = Y + p * P;
     plane<Act, Stride>(g, X + p * g.H * g.W, W + 9 * c, B ? B[c] : 0.f, y, Act == InReg::None ? nullptr : act.z1 + p * P,
-                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, ap, rows, pad, zero);
+                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, ap, rows, zero);
   }
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }

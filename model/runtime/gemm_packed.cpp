@@ -52,30 +52,12 @@ struct TileOut {
   bool stream_y;
 };
 
-// One tile: rows [0, rows) x columns [0, cols) of C from a packed panel and B (row stride ldb,
-// at least 8 V readable columns per row), V vectors of 8 columns (V = 1: a narrow last tile,
-// cols <= 8). Accumulators start at the bias.
-template <InReg Act, int V>
-__attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows,
-                                              int cols) {
-  __m256 c[kPanelRows][2];
-  for (int r = 0; r < kPanelRows; ++r) c[r][0] = c[r][1] = _mm256_set1_ps(bias[r]);
-  for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += ldb) {
-    const __m256 b0 = _mm256_loadu_ps(b), b1 = V == 2 ? _mm256_loadu_ps(b + 8) : b0;
-    for (int r = 0; r < kPanelRows; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r);
-      c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
-      if constexpr (V == 2) c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
-    }
-  }
-  // The epilogue works on a copy: whatever it does with it (the sigmoid's spills, partial rows),
-  // the accumulators above stay in registers.
-  __m256 res[kPanelRows][2];
-  for (int r = 0; r < kPanelRows; ++r) {
-    res[r][0] = c[r][0];
-    res[r][1] = c[r][1];
-  }
-  if (V == 2 && rows == kPanelRows && cols == kCols) {
+// Stores a finished tile (rows [0, rows) x columns [0, cols)) and its activation. Out of line,
+// with the tile in memory: an epilogue working on the accumulators themselves can make the
+// compiler keep them in memory throughout the product loop (several times slower).
+template <InReg Act>
+[[gnu::noinline]] __attribute__((target("avx2,fma"))) void store_tile(const __m256 (&res)[kPanelRows][2], const TileOut& o, int rows, int cols) {
+  if (rows == kPanelRows && cols == kCols) {
     for (int r = 0; r < kPanelRows; ++r) {
       if (o.stream_y) {
         _mm256_stream_ps(o.y + r * o.ld, res[r][0]);
@@ -88,11 +70,50 @@ __attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, in
     }
     return;
   }
-  // A partial tile: the rows that exist, each with the columns that exist.
-  for (int r = 0; r < kPanelRows; ++r) {
-    if (r >= rows) break;
+  for (int r = 0; r < rows; ++r) {
     avx2::store_first(o.y + r * o.ld, res[r][0], res[r][1], cols);
     if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, res[r][0], res[r][1], o.p, cols);
+  }
+}
+
+// One row of a tile: x += a * (b0, b1) (V = 1: x0 only).
+template <int V>
+__attribute__((target("avx2,fma"), always_inline)) inline void fma_row(const float& a, __m256 b0, __m256 b1, __m256& x0, __m256& x1) {
+  const __m256 av = _mm256_broadcast_ss(&a);
+  x0 = _mm256_fmadd_ps(av, b0, x0);
+  if constexpr (V == 2) x1 = _mm256_fmadd_ps(av, b1, x1);
+}
+
+// One tile: rows [0, rows) x columns [0, cols) of C from a packed panel and B (row stride ldb,
+// at least 8 V readable columns per row), V vectors of 8 columns (V = 1: a narrow last tile,
+// cols <= 8). Accumulators start at the bias.
+template <InReg Act, int V>
+__attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows,
+                                              int cols) {
+  // Twelve named accumulators rather than an array: the compiler may keep an array in memory and
+  // store it on every step of the loop.
+  __m256 c00 = _mm256_set1_ps(bias[0]), c10 = _mm256_set1_ps(bias[1]), c20 = _mm256_set1_ps(bias[2]);
+  __m256 c30 = _mm256_set1_ps(bias[3]), c40 = _mm256_set1_ps(bias[4]), c50 = _mm256_set1_ps(bias[5]);
+  __m256 c01 = c00, c11 = c10, c21 = c20, c31 = c30, c41 = c40, c51 = c50;
+  for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += ldb) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = V == 2 ? _mm256_loadu_ps(b + 8) : b0;
+    fma_row<V>(a[0], b0, b1, c00, c01);
+    fma_row<V>(a[1], b0, b1, c10, c11);
+    fma_row<V>(a[2], b0, b1, c20, c21);
+    fma_row<V>(a[3], b0, b1, c30, c31);
+    fma_row<V>(a[4], b0, b1, c40, c41);
+    fma_row<V>(a[5], b0, b1, c50, c51);
+  }
+  const __m256 res[kPanelRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+  store_tile<Act>(res, o, rows, cols);
+}
+
+// Columns [0, w) of B (w <= 16; K rows, stride ldb) as a contiguous [K][16] panel, zero-padded.
+__attribute__((target("avx2,fma"))) void copy_columns(const float* B, int64_t ldb, int64_t K, int64_t w, float* dst) {
+  const __m256i m0 = avx2::tail_mask(std::min<int64_t>(w, 8)), m1 = avx2::tail_mask(std::max<int64_t>(w - 8, 0));
+  for (int64_t k = 0; k < K; ++k, B += ldb, dst += kCols) {
+    _mm256_storeu_ps(dst, w == kCols ? _mm256_loadu_ps(B) : _mm256_maskload_ps(B, m0));
+    _mm256_storeu_ps(dst + 8, w == kCols ? _mm256_loadu_ps(B + 8) : _mm256_maskload_ps(B + 8, m1));
   }
 }
 
@@ -107,41 +128,50 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   // Streaming stores for tiles that are whole cache lines (row starts on a line, 16 floats); the
   // partial last tile then starts on a line of its own.
   const bool stream = Act != InReg::None && out.ldc % kCols == 0 && !getenv("NNXR_NO_STREAM");
-  // Column blocks whose part of B stays in L2 while every panel passes over it.
-  const int64_t block = std::clamp<int64_t>((int64_t{256} << 10) / (std::max<int64_t>(K, 1) * 4) / kCols * kCols, kCols, 2048);
-  // B is read in place, except for the last partial tile of a block: its columns are copied,
-  // zero-padded to 16 (B has no readable slack past its rows).
-  thread_local std::vector<float> tail;
-  for (int64_t j0 = n0; j0 < n1; j0 += block) {
-    const int64_t j1 = std::min(n1, j0 + block);
-    const int64_t full_end = j0 + (j1 - j0) / kCols * kCols;
-    if (full_end < j1) {
-      tail.resize(static_cast<size_t>(K * kCols));
-      const __m256i m0 = avx2::tail_mask(std::min<int64_t>(j1 - full_end, 8)), m1 = avx2::tail_mask(std::max<int64_t>(j1 - full_end - 8, 0));
-      for (int64_t k = 0; k < K; ++k) {
-        const float* src = B + k * ldb + full_end;
-        _mm256_storeu_ps(tail.data() + k * kCols, _mm256_maskload_ps(src, m0));
-        _mm256_storeu_ps(tail.data() + k * kCols + 8, _mm256_maskload_ps(src + 8, m1));
-      }
+  // One tile of panel p at columns [j, j + cols), B read from src with row stride ld.
+  auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld) {
+    const int64_t m0 = p * kPanelRows;
+    const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, a.M - m0));
+    float bias[kPanelRows] = {};
+    if (out.bias)
+      for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
+    const int64_t at = m0 * out.ldc + j;
+    o.y = out.C + at;
+    o.z1 = z1 ? z1 + at : nullptr;
+    o.z2 = z2 ? z2 + at : nullptr;
+    o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
+    if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, o, rows, cols);
+    else tile<Act, 1>(a.panel(p), src, ld, K, bias, o, rows, cols);
+  };
+  thread_local std::vector<float> copied;
+  auto copy_tile = [&](int64_t j, int64_t w) {
+    copied.resize(static_cast<size_t>(K * kCols));
+    copy_columns(B + j, ldb, K, w, copied.data());
+    return copied.data();
+  };
+  const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
+  if (2 * tiles < p1 - p0) {
+    // Few columns, many panels (the 7x7 and 14x14 layers): one tile of B at a time, copied
+    // contiguous so that it stays in L1 while every panel of A streams past it.
+    for (int64_t j = n0; j < n1; j += kCols) {
+      const int64_t w = std::min<int64_t>(kCols, n1 - j);
+      const float* bt = copy_tile(j, w);
+      for (int64_t p = p0; p < p1; ++p) one(p, j, static_cast<int>(w), bt, kCols);
     }
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t m0 = p * kPanelRows;
-      const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, a.M - m0));
-      float bias[kPanelRows] = {};
-      if (out.bias)
-        for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
-      const float* panel = a.panel(p);
-      for (int64_t j = j0; j < j1; j += kCols) {
-        const int64_t at = m0 * out.ldc + j;
-        o.y = out.C + at;
-        o.z1 = z1 ? z1 + at : nullptr;
-        o.z2 = z2 ? z2 + at : nullptr;
-        o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-        const int cols = static_cast<int>(std::min<int64_t>(kCols, j1 - j));
-        if (j < full_end) tile<Act, 2>(panel, B + j, ldb, K, bias, o, rows, cols);
-        else if (cols > 8) tile<Act, 2>(panel, tail.data(), kCols, K, bias, o, rows, cols);
-        else tile<Act, 1>(panel, tail.data(), kCols, K, bias, o, rows, cols);
-      }
+  } else {
+    // Column blocks whose part of B stays in L2 while every panel passes over it (each panel in
+    // L1 meanwhile). B is read in place, except for a block's last partial tile: copied,
+    // zero-padded to 16 (B has no readable slack past its rows).
+    const int64_t block = std::clamp<int64_t>((int64_t{256} << 10) / (std::max<int64_t>(K, 1) * 4) / kCols * kCols, kCols, 2048);
+    for (int64_t j0 = n0; j0 < n1; j0 += block) {
+      const int64_t j1 = std::min(n1, j0 + block);
+      const int64_t full_end = j0 + (j1 - j0) / kCols * kCols;
+      const float* bt = full_end < j1 ? copy_tile(full_end, j1 - full_end) : nullptr;
+      for (int64_t p = p0; p < p1; ++p)
+        for (int64_t j = j0; j < j1; j += kCols) {
+          if (j < full_end) one(p, j, kCols, B + j, ldb);
+          else one(p, j, static_cast<int>(j1 - j), bt, kCols);
+        }
     }
   }
   if (stream) _mm_sfence();  // the streamed stores are visible before the caller signals completion
