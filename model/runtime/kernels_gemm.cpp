@@ -80,7 +80,9 @@ void gemm_on(ThreadPool* pool, bool ta, bool tb, int64_t M, int64_t N, int64_t K
     return;
   }
   constexpr int64_t kMinFlopsPerThread = int64_t{1} << 21;  // below this a wake-up costs more than it saves
-  if (M == 1 || N == 1) return gemv_blas(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool, kMinFlopsPerThread);
+  // A product with one row or column reads the whole matrix once: bound by memory, so worth
+  // splitting at a few times fewer flops.
+  if (M == 1 || N == 1) return gemv_blas(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool, kMinFlopsPerThread / 8);
   if (!pool || pool->threads() == 1 || M * N * K < 2 * kMinFlopsPerThread) return sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   // Rows of C when there are enough of them (op(A) row i starts at A + i * lda, or A + i when
   // transposed), else columns (op(B) column j at B + j, or B + j * ldb when transposed). Blocks

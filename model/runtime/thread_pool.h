@@ -40,7 +40,7 @@ class ThreadPool {
   int64_t n_ = 0;
   int chunks_ = 0;
   int next_chunk_ = 0;
-  int pending_ = 0;
+  std::atomic<int> pending_{0};  // written under mutex_; read without it while the caller spins
   std::atomic<uint64_t> generation_{0};  // written under mutex_; read without it while spinning
   bool stop_ = false;
   bool busy_ = false;
