@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -83,6 +84,28 @@ std::vector<uint64_t> apportion(const std::vector<uint64_t>& counts, uint64_t bu
     while (given > budget && share[i] > 0) --share[i], --given;
   return share;
 }
+
+// Scratch buffers handed from one parallel item to the next (at most one per thread at a time),
+// so that a build faults its scratch memory in once rather than once per segment.
+template <class T>
+class ScratchPool {
+ public:
+  T take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return T{};
+    T t = std::move(free_.back());
+    free_.pop_back();
+    return t;
+  }
+  void give(T&& t) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(t));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<T> free_;
+};
 
 // Segment indices, largest work first, for balanced parallel loops.
 std::vector<size_t> by_size(const std::vector<uint64_t>& sizes) {
@@ -205,6 +228,10 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     std::vector<uint64_t> sizes(S);
     for (size_t i = 0; i < S; ++i) sizes[i] = uint64_t(im.segments[i].neuron_total);
     const auto order = by_size(sizes);
+    struct SortScratch {
+      std::vector<uint64_t> a, tmp;
+    };
+    ScratchPool<SortScratch> scratch;
     parallel_for(S, threads, [&](size_t j) {
       const size_t i = order[j];
       const auto data = values[im.segments[i].tensor].data;
@@ -223,13 +250,14 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         size_t sum = 0;
         for (last_bin = 0; last_bin < 0xFFFF && sum + hist[last_bin] < keep; ++last_bin) sum += hist[last_bin];
       }
-      std::vector<uint64_t> a, tmp;
-      a.reserve(keep < n ? keep : n);
+      SortScratch sc = scratch.take();
+      std::vector<uint64_t>& a = sc.a;
+      a.clear();
       for (size_t e = 0; e < n; ++e) {
         const uint32_t key = key_of(e);
         if ((key >> 16) <= last_bin) a.push_back((uint64_t(key) << 32) | e);
       }
-      radix_sort(a, tmp, [](uint64_t x) { return x >> 32; }, 4, keep);
+      radix_sort(a, sc.tmp, [](uint64_t x) { return x >> 32; }, 4, keep);
       SegmentData& d = im.data[i];
       float lo = INFINITY, hi = -INFINITY;
       for (float x : data)
@@ -238,11 +266,14 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
       im.segments[i].value_max = lo <= hi ? hi : 0;
       d.rank.assign(n, std::numeric_limits<uint32_t>::max());  // not resident
       d.order.resize(keep);
+      d.values.resize(keep);
       for (size_t r = 0; r < keep; ++r) {
         const auto e = uint32_t(a[r]);
         d.order[r] = e;
+        d.values[r] = data[e];
         d.rank[e] = uint32_t(r);
       }
+      scratch.give(std::move(sc));
     });
   }
   progress(0.1f);
@@ -252,12 +283,6 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     s.neuron_first = uint32_t(neuron_count);
     s.neuron_count = uint32_t(resident[i]);
     neuron_count += resident[i];
-    SegmentData& d = im.data[i];
-    d.order.resize(resident[i]);
-    d.order.shrink_to_fit();
-    const auto data = values[s.tensor].data;
-    d.values.resize(resident[i]);
-    for (size_t r = 0; r < resident[i]; ++r) d.values[r] = data[d.order[r]];
   }
   if (neuron_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 neurons");
   st.sorting_ms += ms_since(t0);
@@ -373,10 +398,25 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   }
   if (connection_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 connections");
   im.max_contribution = max_abs;
-  im.connections.resize(connection_count);
+  // Not zero-filled here: the sort's threads fault the pages in as they write them.
+  im.connections = PageArray<Connection>(connection_count);
+  // The sink is asked for its memory by this thread while the helpers already sort (an in-memory
+  // sink zero-fills it, the engine's may wait for frames to retire).
+  std::span<Neuron> neurons;
+  std::span<Connection> connections;
+  auto acquire_sink = [&] {
+    neurons = sink.neurons(neuron_count);
+    if (neurons.size() < neuron_count)
+      throw std::runtime_error("scene: the sink holds " + std::to_string(neurons.size()) + " neurons, the scene needs " +
+                               std::to_string(neuron_count));
+    connections = sink.connections(connection_count);
+    if (connections.size() < connection_count)
+      throw std::runtime_error("scene: the sink holds " + std::to_string(connections.size()) +
+                               " connections, the scene needs " + std::to_string(connection_count));
+  };
   {
     const auto order = by_size(kept);
-    parallel_for(S, threads, [&](size_t j) {
+    parallel_for_after(S, threads, acquire_sink, [&](size_t j) {
       const size_t i = order[j];
       const size_t n = kept[i], keep = conn_resident[i];
       if (n == 0) return;
@@ -384,7 +424,6 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
       // only the resident prefix is written. Small segments: a comparison sort.
       auto key = [](const Pending& p) { return uint16_t(~score_key(std::fabs(p.contribution))); };
       SegmentData& d = im.data[i];
-      d.connection_keys.resize(keep);
       Connection* out = im.connections.data() + im.segments[i].connection_first;
       // Calls fn(dst, pending) for every entry of task ti, in order, then frees the task's memory.
       auto drain = [&](size_t ti, auto&& fn) {
@@ -409,38 +448,37 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         std::stable_sort(a.begin(), a.end(), [&](const Full& x, const Full& y) { return key(x.p) < key(y.p); });
         for (size_t c = 0; c < keep; ++c) {
           out[c] = make_connection(a[c].p.src, a[c].dst, encode_contribution_inline(a[c].p.contribution, max_abs));
-          d.connection_keys[c] = uint16_t(~key(a[c].p));
+          const auto k2 = uint16_t(~key(a[c].p));
+          if (d.connection_runs.empty() || d.connection_runs.back().key != k2) d.connection_runs.push_back({k2, 0});
+          d.connection_runs.back().end = uint32_t(c + 1);
         }
         return;
       }
       std::vector<uint32_t> pos(65536, 0);
       for (size_t ti : tasks_of[i])
         for (const Pending& p : results[ti].kept) ++pos[key(p)];
+      // The key runs of the resident prefix follow from the histogram alone.
       uint32_t sum = 0;
+      for (uint32_t v = 0; v < 65536 && sum < keep; ++v)
+        if (pos[v] > 0) {
+          sum += pos[v];
+          d.connection_runs.push_back({uint16_t(~v), uint32_t(std::min<size_t>(sum, keep))});
+        }
+      sum = 0;
       for (uint32_t& v : pos) sum += std::exchange(v, sum);
       for (size_t ti : tasks_of[i])
         drain(ti, [&](uint32_t dst, const Pending& p) {
-          const uint16_t k2 = key(p);
-          const uint32_t at = pos[k2]++;
+          const uint32_t at = pos[key(p)]++;
           if (at >= keep) return;
           out[at] = make_connection(p.src, dst, encode_contribution_inline(p.contribution, max_abs));
-          d.connection_keys[at] = uint16_t(~k2);
         });
-    });
+    }, [](size_t) {});
   }
   st.sorting_ms += ms_since(t0);
   progress(0.9f);
 
   // ---- writing ---------------------------------------------------------------------------------
   t0 = Clock::now();
-  const std::span<Neuron> neurons = sink.neurons(neuron_count);
-  if (neurons.size() < neuron_count)
-    throw std::runtime_error("scene: the sink holds " + std::to_string(neurons.size()) + " neurons, the scene needs " +
-                             std::to_string(neuron_count));
-  const std::span<Connection> connections = sink.connections(connection_count);
-  if (connections.size() < connection_count)
-    throw std::runtime_error("scene: the sink holds " + std::to_string(connections.size()) + " connections, the scene needs " +
-                             std::to_string(connection_count));
   {
     std::vector<uint64_t> sizes(S);
     for (size_t i = 0; i < S; ++i) sizes[i] = 4 * uint64_t(im.segments[i].neuron_count) + im.segments[i].connection_count;
@@ -463,7 +501,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   st.bytes = neuron_count * sizeof(Neuron) + connection_count * sizeof(Connection);
   uint64_t cpu = im.connections.size() * sizeof(Connection) + im.segment_of.size() * sizeof(int32_t);
   for (const SegmentData& d : im.data)
-    cpu += d.rank.size() * 4 + d.order.size() * 4 + d.values.size() * 4 + d.connection_keys.size() * 2;
+    cpu += d.rank.size() * 4 + d.order.size() * 4 + d.values.size() * 4 + d.connection_runs.size() * sizeof(KeyRun);
   st.cpu_bytes = cpu;
   const DrawCounts counts = scene.counts(Filter{});
   sink.publish(im.segments, counts, max_abs);

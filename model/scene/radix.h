@@ -10,8 +10,9 @@
 namespace nnxr::scene {
 
 // Sorts `a` stably by key(a[i]) ascending over the low `key_bytes` bytes of the key, one pass per
-// byte that is not the same in every element. `tmp` is scratch (resized). When `keep` < a.size(),
-// only the first `keep` elements of the result are produced (a is resized to `keep`).
+// byte that is not the same in every element. `tmp` is scratch (resized; a and tmp may trade
+// buffers, and both keep their capacity for the caller to reuse). When `keep` < a.size(), only
+// the first `keep` elements of the result are produced (a is resized to `keep`).
 template <class Vector, class Key>
 void radix_sort(Vector& a, Vector& tmp, Key key, int key_bytes, size_t keep) {
   using T = typename Vector::value_type;
@@ -55,7 +56,6 @@ void radix_sort(Vector& a, Vector& tmp, Key key, int key_bytes, size_t keep) {
     a.swap(tmp);
   }
   a.resize(keep);
-  Vector().swap(tmp);
 }
 
 }  // namespace nnxr::scene

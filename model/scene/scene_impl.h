@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/scene/pages.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::scene {
@@ -39,13 +40,22 @@ inline uint8_t encode_contribution_inline(float contribution, float max_abs) {
   return level <= 0 ? sign : uint8_t(sign | (level > 127 ? 127 : level));
 }
 
+// A run of equal score keys in a connection segment (keys descend along the segment): the
+// connections before `end` (counted from the segment's first) whose key is >= `key` end here.
+// Filters search these instead of one key per connection: a segment has at most 65536 runs and
+// in practice a few thousand, where it has up to millions of connections.
+struct KeyRun {
+  uint16_t key;
+  uint32_t end;
+};
+
 struct SegmentData {
   std::string tensor_name, node_name, op_type;  // node/op empty for graph inputs and weights
   std::vector<int64_t> shape;
   std::vector<uint32_t> rank;   // by element: position in the |value| order (resident iff < neuron_count)
   std::vector<uint32_t> order;  // by resident neuron: its element
   std::vector<float> values;    // by resident neuron: its activation (sorted by |value|, descending)
-  std::vector<uint16_t> connection_keys;  // by resident connection: score_key (descending)
+  std::vector<KeyRun> connection_runs;    // the resident connections' score_key runs, descending
   std::vector<uint32_t> consumers;        // segments of tensors computed from this one
 };
 
@@ -53,7 +63,7 @@ struct Scene::Impl {
   std::vector<Segment> segments;
   std::vector<SegmentData> data;          // parallel to segments
   std::vector<int32_t> segment_of;        // by TensorId; -1: no segment
-  std::vector<Connection> connections;    // the connection array as written to the sink
+  PageArray<Connection> connections;      // the connection array as written to the sink
   BuildStats stats;
   float max_contribution = 0;
 
