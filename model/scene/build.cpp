@@ -24,6 +24,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -44,7 +45,7 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 constexpr int64_t kChunk = 8192;  // output elements per scoring task
 
 // A kept connection before encoding: global source neuron and contribution. Its destination is
-// implicit: TaskResult::counts says how many of a task's entries belong to each output element.
+// implicit: the task's counts say how many of its entries belong to each output element.
 struct Pending {
   uint32_t src;
   float contribution;
@@ -53,13 +54,36 @@ struct Pending {
 struct Task {
   size_t segment;
   int64_t begin, end;
+  uint64_t counts_first;  // where the task's counts start in the build's count array
 };
 
 struct TaskResult {
-  std::vector<Pending> kept;     // in output element order
-  std::vector<uint8_t> counts;   // by output element of the task: its entries in kept
+  const Pending* kept = nullptr;  // in output element order, in a PendingArena
+  size_t kept_size = 0;
   uint64_t candidates = 0;
   float max_abs = 0;  // max |contribution| of kept
+};
+
+// Where scoring tasks put their kept connections until the sort: chunks of huge-page memory
+// filled one task after another, so that a build faults this memory in by the huge page and
+// maps it a few times rather than once per task. One arena per thread at a time (ScratchPool);
+// the entries stay until the arena is destroyed.
+class PendingArena {
+ public:
+  // Room for `n` entries, contiguous; commit() then says how many were written.
+  Pending* reserve(size_t n) {
+    if (chunks_.empty() || chunks_.back().size() - used_ < n) {
+      chunks_.emplace_back(std::max(n, kChunkEntries));
+      used_ = 0;
+    }
+    return chunks_.back().data() + used_;
+  }
+  void commit(size_t n) { used_ += n; }
+
+ private:
+  static constexpr size_t kChunkEntries = size_t(8) << 20;  // 64 MiB
+  std::vector<PageArray<Pending>> chunks_;
+  size_t used_ = 0;
 };
 
 // Splits `budget` over `counts` in proportion, each share <= its count, the sum == min(budget,
@@ -300,9 +324,15 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     for (model::TensorId out : node.outputs) nv.outputs.push_back(out != model::kNone && out < values.size() ? values[out] : TensorValue{});
     node_values_of[i] = int32_t(node_values.size());
     node_values.push_back(std::move(nv));
-    for (int64_t b = 0; b < im.segments[i].neuron_total; b += kChunk)
-      tasks.push_back({i, b, std::min(im.segments[i].neuron_total, b + kChunk)});
+    for (int64_t b = 0; b < im.segments[i].neuron_total; b += kChunk) {
+      const int64_t e = std::min(im.segments[i].neuron_total, b + kChunk);
+      tasks.push_back({i, b, e, tasks.empty() ? 0 : tasks.back().counts_first + uint64_t(tasks.back().end - tasks.back().begin)});
+    }
   }
+  // By output element of each task: its entries in the task's kept connections (zero-filled by
+  // the kernel, so skipped tasks need not write theirs).
+  PageArray<uint8_t> kept_counts(tasks.empty() ? 0 : tasks.back().counts_first + uint64_t(tasks.back().end - tasks.back().begin));
+  ScratchPool<PendingArena> arenas;  // hold the kept connections until the end of the build
   // Per node input slot: where its tensor's neurons are (total 0: the slot has no segment).
   struct Slot {
     const uint32_t* rank = nullptr;
@@ -348,23 +378,29 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         TaskResult& r = results[ti];
         r.candidates = top.candidates();
         const std::vector<Slot>& slots = slots_of[i];
-        r.kept.reserve(size_t(wanted) * size_t(k));
-        r.counts.assign(size_t(task.end - task.begin), 0);
+        PendingArena arena = arenas.take();
+        Pending* const kept = arena.reserve(size_t(wanted) * size_t(k));
+        uint8_t* const task_counts = kept_counts.data() + task.counts_first;
+        size_t n = 0;
         float max_abs = 0;
         for (int64_t out = task.begin; out < task.end; ++out) {
           if (d.rank[size_t(out)] >= dst_resident) continue;
-          const size_t before = r.kept.size();
+          const size_t before = n;
           for (const TopK::Entry& e : top.kept_unordered(out)) {  // the segment sort orders them
             if (e.input >= slots.size()) continue;
             const Slot& sl = slots[e.input];
             if (uint64_t(e.src) >= uint64_t(sl.total) || !std::isfinite(e.contribution)) continue;  // also: no segment
             const uint32_t rank = sl.rank[size_t(e.src)];
             if (rank >= sl.resident) continue;
-            r.kept.push_back({sl.first + rank, e.contribution});
+            kept[n++] = {sl.first + rank, e.contribution};
             max_abs = std::max(max_abs, std::fabs(e.contribution));
           }
-          r.counts[size_t(out - task.begin)] = uint8_t(r.kept.size() - before);
+          task_counts[out - task.begin] = uint8_t(n - before);
         }
+        arena.commit(n);
+        arenas.give(std::move(arena));
+        r.kept = kept;
+        r.kept_size = n;
         r.max_abs = max_abs;
       },
       [&](size_t done) { progress(0.1f + 0.7f * float(done) / float(std::max<size_t>(tasks.size(), 1))); });
@@ -372,15 +408,15 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   progress(0.8f);
 
   // ---- connection budget, then sort each segment by |contribution| ----------------------------
-  // A two-pass LSD radix sort on the 16-bit score key, reading the task results directly and
-  // writing the final connections (only the resident prefix) into the CPU connection array.
+  // A counting sort on the 16-bit score key, reading the task results directly and writing the
+  // final connections (only the resident prefix) into the CPU connection array.
   t0 = Clock::now();
   std::vector<uint64_t> kept(S, 0);
   std::vector<float> segment_max(S, 0.f);
   std::vector<std::vector<size_t>> tasks_of(S);
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     const size_t i = tasks[ti].segment;
-    kept[i] += results[ti].kept.size();
+    kept[i] += results[ti].kept_size;
     segment_max[i] = std::max(segment_max[i], results[ti].max_abs);
     im.segments[i].connection_candidates += int64_t(results[ti].candidates);
     st.connection_candidates += results[ti].candidates;
@@ -399,7 +435,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   if (connection_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 connections");
   im.max_contribution = max_abs;
   // Not zero-filled here: the sort's threads fault the pages in as they write them.
-  im.connections = PageArray<Connection>(connection_count);
+  im.connections = PageArray<Connection>(connection_count, true);
   // The sink is asked for its memory by this thread while the helpers already sort (an in-memory
   // sink zero-fills it, the engine's may wait for frames to retire).
   std::span<Neuron> neurons;
@@ -425,17 +461,17 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
       auto key = [](const Pending& p) { return uint16_t(~score_key(std::fabs(p.contribution))); };
       SegmentData& d = im.data[i];
       Connection* out = im.connections.data() + im.segments[i].connection_first;
-      // Calls fn(dst, pending) for every entry of task ti, in order, then frees the task's memory.
+      // Calls fn(dst, pending) for every entry of task ti, in order.
       auto drain = [&](size_t ti, auto&& fn) {
-        TaskResult& r = results[ti];
-        size_t e = 0;
-        for (size_t o = 0; o < r.counts.size(); ++o) {
-          if (r.counts[o] == 0) continue;
-          const uint32_t dst = d.rank[size_t(tasks[ti].begin) + o];
-          for (uint8_t c = 0; c < r.counts[o]; ++c) fn(dst, r.kept[e++]);
+        const TaskResult& r = results[ti];
+        const Task& task = tasks[ti];
+        const uint8_t* task_counts = kept_counts.data() + task.counts_first;
+        const Pending* p = r.kept;
+        for (int64_t o = 0; o < task.end - task.begin; ++o) {
+          if (task_counts[o] == 0) continue;
+          const uint32_t dst = d.rank[size_t(task.begin + o)];
+          for (uint8_t c = 0; c < task_counts[o]; ++c) fn(dst, *p++);
         }
-        std::vector<Pending>().swap(r.kept);
-        std::vector<uint8_t>().swap(r.counts);
       };
       if (n < 8192) {
         struct Full {
@@ -456,7 +492,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
       }
       std::vector<uint32_t> pos(65536, 0);
       for (size_t ti : tasks_of[i])
-        for (const Pending& p : results[ti].kept) ++pos[key(p)];
+        for (const Pending& p : std::span(results[ti].kept, results[ti].kept_size)) ++pos[key(p)];
       // The key runs of the resident prefix follow from the histogram alone.
       uint32_t sum = 0;
       for (uint32_t v = 0; v < 65536 && sum < keep; ++v)

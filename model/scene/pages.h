@@ -27,7 +27,9 @@ class PageArray {
 
  public:
   PageArray() = default;
-  explicit PageArray(size_t n) : size_(n) {
+  // huge_pages: ask for transparent huge pages, for arrays written in scattered order (their
+  // writes then stay within the TLB).
+  explicit PageArray(size_t n, bool huge_pages = false) : size_(n) {
     if (n == 0) return;
     bytes_ = n * sizeof(T);
 #if defined(__linux__)
@@ -40,7 +42,7 @@ class PageArray {
       const size_t head = (kMapped - reinterpret_cast<uintptr_t>(base) % kMapped) % kMapped;
       if (head > 0) munmap(base, head);
       if (kMapped - head > 0) munmap(base + head + bytes_, kMapped - head);
-      madvise(base + head, bytes_, MADV_HUGEPAGE);  // advice only: without huge pages the array still works
+      if (huge_pages) madvise(base + head, bytes_, MADV_HUGEPAGE);  // advice only
       data_ = reinterpret_cast<T*>(base + head);
       mapped_ = true;
       return;

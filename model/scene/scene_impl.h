@@ -20,6 +20,33 @@ inline uint16_t score_key(float score) {
   return uint16_t(std::bit_cast<uint32_t>(score) >> 16);
 }
 
+// The half-step boundaries 2^((j + 0.5)/8), j = 0..7, of an octave [1, 2), looked up by the top 7
+// mantissa bits: an interval of width 1/128 holds at most one boundary (they are 0.09 or more
+// apart), so the steps below m are the interval's count of boundaries at or below its start, plus
+// one if m reaches the boundary inside it (split = 2: none inside).
+struct HalfSteps {
+  uint8_t below[128];
+  float split[128];
+};
+
+constexpr HalfSteps make_half_steps() {
+  constexpr float kBoundaries[8] = {1.0442738f, 1.1387886f, 1.2418578f, 1.3542555f,
+                                    1.4768261f, 1.6104903f, 1.7562522f, 1.9152066f};
+  HalfSteps t{};
+  for (int j = 0; j < 128; ++j) {
+    const float lo = 1.f + float(j) / 128.f, hi = 1.f + float(j + 1) / 128.f;
+    t.below[j] = 0;
+    t.split[j] = 2.f;
+    for (float h : kBoundaries) {
+      if (h <= lo) ++t.below[j];
+      else if (h < hi) t.split[j] = h;
+    }
+  }
+  return t;
+}
+
+inline constexpr HalfSteps kHalfSteps = make_half_steps();
+
 // encode_contribution() (scene.h), inline for the build's per-connection loop. level = 127 +
 // 8·log2(|c| / max_abs) rounded on the float's bits: the exponent gives whole octaves, the
 // mantissa is compared with the half-step boundaries 2^((j + 0.5)/8) of its octave.
@@ -32,10 +59,8 @@ inline uint8_t encode_contribution_inline(float contribution, float max_abs) {
   const uint32_t bits = std::bit_cast<uint32_t>(r);
   const int octave = int(bits >> 23) - 127;  // r = m · 2^octave, m in [1, 2)
   const float m = std::bit_cast<float>((bits & 0x7FFFFFu) | 0x3F800000u);
-  constexpr float kHalfSteps[8] = {1.0442738f, 1.1387886f, 1.2418578f, 1.3542555f,
-                                   1.4768261f, 1.6104903f, 1.7562522f, 1.9152066f};
-  int steps = 0;
-  for (float h : kHalfSteps) steps += m >= h;
+  const uint32_t j = (bits >> 16) & 0x7Fu;
+  const int steps = kHalfSteps.below[j] + (m >= kHalfSteps.split[j]);
   const int level = 127 + 8 * octave + steps;
   return level <= 0 ? sign : uint8_t(sign | (level > 127 ? 127 : level));
 }
