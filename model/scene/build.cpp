@@ -13,20 +13,25 @@
 //      of its candidates-after-top-K, its strongest by |contribution|.
 // Cost: neurons and connections are ordered by stable LSD radix sorts (O(n) per segment, segments
 // in parallel); the budget cut is a prefix of those orders, so nothing is O(total log total).
-// Transient memory: 8 bytes per connection kept by top-K with both ends resident (before the
-// connection budget) and 1 byte per scored output, plus one TopK buffer per thread (chunk · k ·
-// 24 bytes).
+// Memory: connections kept by top-K with both ends resident (8 bytes each, before the connection
+// budget) wait in their segment's connection array, which the sort then overwrites with the
+// resident ones and the scene keeps. Transient: 1 byte per scored output, one sort buffer per
+// thread (8 bytes per resident connection of the largest segment it sorts) and one TopK buffer per
+// thread (chunk · k · 24 bytes).
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "model/scene/build.h"
@@ -50,6 +55,8 @@ struct Pending {
   uint32_t src;
   float contribution;
 };
+// Pending entries wait in the segment's connection array (bit copies).
+static_assert(sizeof(Pending) == sizeof(Connection) && std::is_trivially_copyable_v<Pending>);
 
 struct Task {
   size_t segment;
@@ -58,32 +65,10 @@ struct Task {
 };
 
 struct TaskResult {
-  const Pending* kept = nullptr;  // in output element order, in a PendingArena
-  size_t kept_size = 0;
+  size_t kept_first = 0;  // where the task's kept connections start in its segment's array
+  size_t kept_size = 0;   // in output element order
   uint64_t candidates = 0;
   float max_abs = 0;  // max |contribution| of kept
-};
-
-// Where scoring tasks put their kept connections until the sort: chunks of huge-page memory
-// filled one task after another, so that a build faults this memory in by the huge page and
-// maps it a few times rather than once per task. One arena per thread at a time (ScratchPool);
-// the entries stay until the arena is destroyed.
-class PendingArena {
- public:
-  // Room for `n` entries, contiguous; commit() then says how many were written.
-  Pending* reserve(size_t n) {
-    if (chunks_.empty() || chunks_.back().size() - used_ < n) {
-      chunks_.emplace_back(std::max(n, kChunkEntries));
-      used_ = 0;
-    }
-    return chunks_.back().data() + used_;
-  }
-  void commit(size_t n) { used_ += n; }
-
- private:
-  static constexpr size_t kChunkEntries = size_t(8) << 20;  // 64 MiB
-  std::vector<PageArray<Pending>> chunks_;
-  size_t used_ = 0;
 };
 
 // Splits `budget` over `counts` in proportion, each share <= its count, the sum == min(budget,
@@ -332,7 +317,13 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   // By output element of each task: its entries in the task's kept connections (zero-filled by
   // the kernel, so skipped tasks need not write theirs).
   PageArray<uint8_t> kept_counts(tasks.empty() ? 0 : tasks.back().counts_first + uint64_t(tasks.back().end - tasks.back().begin));
-  ScratchPool<PendingArena> arenas;  // hold the kept connections until the end of the build
+  // Each segment's kept connections wait for the sort in the segment's own connection array
+  // (sized for top_k per neuron; only what is written gets memory), packed in the order tasks
+  // finish; the sort then orders them in place. So the build faults in memory for its kept
+  // connections once, not once for the task results and again for the sorted array.
+  std::vector<std::atomic<size_t>> kept_end(S);
+  for (size_t i = 0; i < S; ++i)
+    if (node_values_of[i] >= 0) im.data[i].connections = PageArray<Connection>(size_t(im.segments[i].neuron_total) * size_t(k));
   // Per node input slot: where its tensor's neurons are (total 0: the slot has no segment).
   struct Slot {
     const uint32_t* rank = nullptr;
@@ -378,8 +369,8 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         TaskResult& r = results[ti];
         r.candidates = top.candidates();
         const std::vector<Slot>& slots = slots_of[i];
-        PendingArena arena = arenas.take();
-        Pending* const kept = arena.reserve(size_t(wanted) * size_t(k));
+        thread_local std::vector<Pending> kept;  // reused; copied into the segment's array
+        kept.resize(size_t(wanted) * size_t(k));
         uint8_t* const task_counts = kept_counts.data() + task.counts_first;
         size_t n = 0;
         float max_abs = 0;
@@ -397,10 +388,9 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
           }
           task_counts[out - task.begin] = uint8_t(n - before);
         }
-        arena.commit(n);
-        arenas.give(std::move(arena));
-        r.kept = kept;
+        r.kept_first = kept_end[i].fetch_add(n, std::memory_order_relaxed);
         r.kept_size = n;
+        std::memcpy(static_cast<void*>(im.data[i].connections.data() + r.kept_first), kept.data(), n * sizeof(Pending));
         r.max_abs = max_abs;
       },
       [&](size_t done) { progress(0.1f + 0.7f * float(done) / float(std::max<size_t>(tasks.size(), 1))); });
@@ -408,8 +398,8 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   progress(0.8f);
 
   // ---- connection budget, then sort each segment by |contribution| ----------------------------
-  // A counting sort on the 16-bit score key, reading the task results directly and writing the
-  // final connections (only the resident prefix) into the CPU connection array.
+  // A counting sort on the 16-bit score key, reading the task results in the segment's array and
+  // writing the final connections (only the resident prefix) into scratch, then back over them.
   t0 = Clock::now();
   std::vector<uint64_t> kept(S, 0);
   std::vector<float> segment_max(S, 0.f);
@@ -434,8 +424,6 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   }
   if (connection_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 connections");
   im.max_contribution = max_abs;
-  // Not zero-filled here: the sort's threads fault the pages in as they write them.
-  im.connections = PageArray<Connection>(connection_count, true);
   // The sink is asked for its memory by this thread while the helpers already sort (an in-memory
   // sink zero-fills it, the engine's may wait for frames to retire).
   std::span<Neuron> neurons;
@@ -452,25 +440,31 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   };
   {
     const auto order = by_size(kept);
+    // Sorted connections of a segment before they go back into its array: one buffer per thread
+    // at a time, sized by the largest segment it sorts (segments come largest first).
+    ScratchPool<PageArray<Connection>> sorted_scratch;
     parallel_for_after(S, threads, acquire_sink, [&](size_t j) {
       const size_t i = order[j];
       const size_t n = kept[i], keep = conn_resident[i];
-      if (n == 0) return;
+      SegmentData& d = im.data[i];
+      if (n == 0) {
+        d.connections = {};
+        return;
+      }
       // One counting-sort pass on the 16-bit key (descending), stable in destination order;
       // only the resident prefix is written. Small segments: a comparison sort.
       auto key = [](const Pending& p) { return uint16_t(~score_key(std::fabs(p.contribution))); };
-      SegmentData& d = im.data[i];
-      Connection* out = im.connections.data() + im.segments[i].connection_first;
+      const Connection* pending = d.connections.data();
       // Calls fn(dst, pending) for every entry of task ti, in order.
       auto drain = [&](size_t ti, auto&& fn) {
         const TaskResult& r = results[ti];
         const Task& task = tasks[ti];
         const uint8_t* task_counts = kept_counts.data() + task.counts_first;
-        const Pending* p = r.kept;
+        const Connection* p = pending + r.kept_first;
         for (int64_t o = 0; o < task.end - task.begin; ++o) {
           if (task_counts[o] == 0) continue;
           const uint32_t dst = d.rank[size_t(task.begin + o)];
-          for (uint8_t c = 0; c < task_counts[o]; ++c) fn(dst, *p++);
+          for (uint8_t c = 0; c < task_counts[o]; ++c) fn(dst, std::bit_cast<Pending>(*p++));
         }
       };
       if (n < 8192) {
@@ -482,17 +476,20 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         a.reserve(n);
         for (size_t ti : tasks_of[i]) drain(ti, [&](uint32_t dst, const Pending& p) { a.push_back({p, dst}); });
         std::stable_sort(a.begin(), a.end(), [&](const Full& x, const Full& y) { return key(x.p) < key(y.p); });
+        Connection* out = d.connections.data();  // its entries are all in `a` now
         for (size_t c = 0; c < keep; ++c) {
           out[c] = make_connection(a[c].p.src, a[c].dst, encode_contribution_inline(a[c].p.contribution, max_abs));
           const auto k2 = uint16_t(~key(a[c].p));
           if (d.connection_runs.empty() || d.connection_runs.back().key != k2) d.connection_runs.push_back({k2, 0});
           d.connection_runs.back().end = uint32_t(c + 1);
         }
+        d.connections.discard_after(keep);
         return;
       }
       std::vector<uint32_t> pos(65536, 0);
       for (size_t ti : tasks_of[i])
-        for (const Pending& p : std::span(results[ti].kept, results[ti].kept_size)) ++pos[key(p)];
+        for (const Connection& c : std::span(pending + results[ti].kept_first, results[ti].kept_size))
+          ++pos[key(std::bit_cast<Pending>(c))];
       // The key runs of the resident prefix follow from the histogram alone.
       uint32_t sum = 0;
       for (uint32_t v = 0; v < 65536 && sum < keep; ++v)
@@ -502,12 +499,18 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         }
       sum = 0;
       for (uint32_t& v : pos) sum += std::exchange(v, sum);
+      PageArray<Connection> sorted = sorted_scratch.take();
+      if (sorted.size() < keep) sorted = PageArray<Connection>(keep, true);  // scattered writes: huge pages
+      Connection* out = sorted.data();
       for (size_t ti : tasks_of[i])
         drain(ti, [&](uint32_t dst, const Pending& p) {
           const uint32_t at = pos[key(p)]++;
           if (at >= keep) return;
           out[at] = make_connection(p.src, dst, encode_contribution_inline(p.contribution, max_abs));
         });
+      std::copy_n(out, keep, d.connections.data());
+      d.connections.discard_after(keep);
+      sorted_scratch.give(std::move(sorted));
     }, [](size_t) {});
   }
   st.sorting_ms += ms_since(t0);
@@ -527,7 +530,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         const auto p = layout.position(s.tensor, d.order[r]);
         neurons[s.neuron_first + r] = {p[0], p[1], p[2], d.values[r]};
       }
-      std::copy_n(im.connections.data() + s.connection_first, s.connection_count, connections.data() + s.connection_first);
+      std::copy_n(d.connections.data(), s.connection_count, connections.data() + s.connection_first);
     });
   }
   st.writing_ms = ms_since(t0);
@@ -535,7 +538,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   st.neurons = neuron_count;
   st.connections = connection_count;
   st.bytes = neuron_count * sizeof(Neuron) + connection_count * sizeof(Connection);
-  uint64_t cpu = im.connections.size() * sizeof(Connection) + im.segment_of.size() * sizeof(int32_t);
+  uint64_t cpu = connection_count * sizeof(Connection) + im.segment_of.size() * sizeof(int32_t);
   for (const SegmentData& d : im.data)
     cpu += d.rank.size() * 4 + d.order.size() * 4 + d.values.size() * 4 + d.connection_runs.size() * sizeof(KeyRun);
   st.cpu_bytes = cpu;

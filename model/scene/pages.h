@@ -36,7 +36,9 @@ class PageArray {
     if (bytes_ >= kMapped) {
       // Mapped with a huge page of slack, then trimmed to start on a huge-page boundary.
       bytes_ = (bytes_ + kPage - 1) / kPage * kPage;
-      void* p = mmap(nullptr, bytes_ + kMapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      // No swap reserved: arrays sized for a bound may be used only in part (untouched pages cost
+      // nothing).
+      void* p = mmap(nullptr, bytes_ + kMapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p == MAP_FAILED) throw std::bad_alloc();
       auto* base = static_cast<char*>(p);
       const size_t head = (kMapped - reinterpret_cast<uintptr_t>(base) % kMapped) % kMapped;
@@ -80,6 +82,16 @@ class PageArray {
   const T* end() const { return data_ + size_; }
   std::span<T> span() { return {data_, size_}; }
   std::span<const T> span() const { return {data_, size_}; }
+
+  // Gives the whole pages past element n back to the system (a mapped array; they read as zero
+  // afterwards). The size does not change.
+  void discard_after([[maybe_unused]] size_t n) {
+#if defined(__linux__)
+    if (!mapped_ || n >= size_) return;
+    const size_t from = (n * sizeof(T) + kPage - 1) / kPage * kPage;
+    if (from < bytes_) madvise(reinterpret_cast<char*>(data_) + from, bytes_ - from, MADV_DONTNEED);
+#endif
+  }
 
  private:
   static constexpr size_t kMapped = size_t(1) << 21;  // a huge page; arrays from this size up are mapped

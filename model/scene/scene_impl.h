@@ -81,6 +81,9 @@ struct SegmentData {
   std::vector<uint32_t> order;  // by resident neuron: its element
   std::vector<float> values;    // by resident neuron: its activation (sorted by |value|, descending)
   std::vector<KeyRun> connection_runs;    // the resident connections' score_key runs, descending
+  // The resident connections as written to the sink (the first Segment::connection_count
+  // entries; the array is sized for the build's bound of top_k per neuron).
+  PageArray<Connection> connections;
   std::vector<uint32_t> consumers;        // segments of tensors computed from this one
 };
 
@@ -88,7 +91,6 @@ struct Scene::Impl {
   std::vector<Segment> segments;
   std::vector<SegmentData> data;          // parallel to segments
   std::vector<int32_t> segment_of;        // by TensorId; -1: no segment
-  PageArray<Connection> connections;      // the connection array as written to the sink
   BuildStats stats;
   float max_contribution = 0;
 
