@@ -343,8 +343,19 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     }
   }
   std::vector<TaskResult> results(tasks.size());
-  parallel_for(
-      tasks.size(), threads,
+  // The sink is asked for its memory by this thread while the helpers already work (an in-memory
+  // sink zero-fills it, the engine's may wait for frames to retire): the neurons' while they
+  // score, the connections' (their count is known after scoring) while they sort.
+  std::span<Neuron> neurons;
+  std::span<Connection> connections;
+  auto acquire_neurons = [&] {
+    neurons = sink.neurons(neuron_count);
+    if (neurons.size() < neuron_count)
+      throw std::runtime_error("scene: the sink holds " + std::to_string(neurons.size()) + " neurons, the scene needs " +
+                               std::to_string(neuron_count));
+  };
+  parallel_for_after(
+      tasks.size(), threads, acquire_neurons,
       [&](size_t ti) {
         const Task& task = tasks[ti];
         const size_t i = task.segment;
@@ -397,7 +408,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   st.scoring_ms = ms_since(t0);
   progress(0.8f);
 
-  // ---- connection budget, then sort each segment by |contribution| ----------------------------
+  // ---- connection budget, then sort each segment by |contribution|; the neurons are written --
   // A counting sort on the 16-bit score key, reading the task results in the segment's array and
   // writing the final connections (only the resident prefix) into scratch, then back over them.
   t0 = Clock::now();
@@ -424,15 +435,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   }
   if (connection_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 connections");
   im.max_contribution = max_abs;
-  // The sink is asked for its memory by this thread while the helpers already sort (an in-memory
-  // sink zero-fills it, the engine's may wait for frames to retire).
-  std::span<Neuron> neurons;
-  std::span<Connection> connections;
-  auto acquire_sink = [&] {
-    neurons = sink.neurons(neuron_count);
-    if (neurons.size() < neuron_count)
-      throw std::runtime_error("scene: the sink holds " + std::to_string(neurons.size()) + " neurons, the scene needs " +
-                               std::to_string(neuron_count));
+  auto acquire_connections = [&] {
     connections = sink.connections(connection_count);
     if (connections.size() < connection_count)
       throw std::runtime_error("scene: the sink holds " + std::to_string(connections.size()) +
@@ -443,7 +446,20 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     // Sorted connections of a segment before they go back into its array: one buffer per thread
     // at a time, sized by the largest segment it sorts (segments come largest first).
     ScratchPool<PageArray<Connection>> sorted_scratch;
-    parallel_for_after(S, threads, acquire_sink, [&](size_t j) {
+    std::vector<uint64_t> neuron_sizes(S);
+    for (size_t i = 0; i < S; ++i) neuron_sizes[i] = im.segments[i].neuron_count;
+    const auto neuron_order = by_size(neuron_sizes);
+    // Items [0, S) sort the segments' connections, items [S, 2S) write their neurons into the sink.
+    parallel_for_after(2 * S, threads, acquire_connections, [&](size_t j) {
+      if (j >= S) {
+        const Segment& s = im.segments[neuron_order[j - S]];
+        const SegmentData& d = im.data[neuron_order[j - S]];
+        for (uint32_t r = 0; r < s.neuron_count; ++r) {
+          const auto p = layout.position(s.tensor, d.order[r]);
+          neurons[s.neuron_first + r] = {p[0], p[1], p[2], d.values[r]};
+        }
+        return;
+      }
       const size_t i = order[j];
       const size_t n = kept[i], keep = conn_resident[i];
       SegmentData& d = im.data[i];
@@ -516,21 +532,15 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   st.sorting_ms += ms_since(t0);
   progress(0.9f);
 
-  // ---- writing ---------------------------------------------------------------------------------
+  // ---- writing the connections --------------------------------------------------------------
   t0 = Clock::now();
   {
     std::vector<uint64_t> sizes(S);
-    for (size_t i = 0; i < S; ++i) sizes[i] = 4 * uint64_t(im.segments[i].neuron_count) + im.segments[i].connection_count;
+    for (size_t i = 0; i < S; ++i) sizes[i] = im.segments[i].connection_count;
     const auto order = by_size(sizes);
     parallel_for(S, threads, [&](size_t j) {
-      const size_t i = order[j];
-      const Segment& s = im.segments[i];
-      const SegmentData& d = im.data[i];
-      for (uint32_t r = 0; r < s.neuron_count; ++r) {
-        const auto p = layout.position(s.tensor, d.order[r]);
-        neurons[s.neuron_first + r] = {p[0], p[1], p[2], d.values[r]};
-      }
-      std::copy_n(d.connections.data(), s.connection_count, connections.data() + s.connection_first);
+      const Segment& s = im.segments[order[j]];
+      std::copy_n(im.data[order[j]].connections.data(), s.connection_count, connections.data() + s.connection_first);
     });
   }
   st.writing_ms = ms_since(t0);
