@@ -266,7 +266,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         const uint32_t key = key_of(e);
         if ((key >> 16) <= last_bin) a.push_back((uint64_t(key) << 32) | e);
       }
-      radix_sort(a, sc.tmp, [](uint64_t x) { return x >> 32; }, 4, keep);
+      radix_sort(a, sc.tmp, [](uint64_t x) { return x >> 32; }, 32, keep);
       SegmentData& d = im.data[i];
       float lo = INFINITY, hi = -INFINITY;
       for (float x : data)
