@@ -1,10 +1,12 @@
 // Internal to model/scene: a fixed-size array of trivially copyable elements in memory of its
 // own, for the build's large arrays (hundreds of megabytes on big models).
 //
-// Large arrays get an anonymous mapping with transparent huge pages asked for (Linux): the kernel
-// hands it out zero-filled, a 2 MiB page costs one fault where 4 KiB pages cost 512, and the
-// scattered writes of the segment sorts stay within the TLB. Small ones come from the heap,
-// zero-filled too. Owned by whoever holds it; move-only.
+// Large arrays (2 MiB and more) get an anonymous mapping of their own (Linux): the kernel hands it
+// out zero-filled and gives memory only to the pages written, so an array may be sized for a
+// bound, and pages no longer needed can be given back (discard_after). Arrays written in scattered
+// order may ask for transparent huge pages, so that their writes stay within the TLB. Small
+// arrays come from the heap, zero-filled too. Owned by whoever holds it; move-only; not
+// thread-safe, but disjoint elements may be written from several threads.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +19,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 namespace nnxr::scene {
@@ -34,16 +37,16 @@ class PageArray {
     bytes_ = n * sizeof(T);
 #if defined(__linux__)
     if (bytes_ >= kMapped) {
-      // Mapped with a huge page of slack, then trimmed to start on a huge-page boundary.
-      bytes_ = (bytes_ + kPage - 1) / kPage * kPage;
-      // No swap reserved: arrays sized for a bound may be used only in part (untouched pages cost
-      // nothing).
+      // Mapped with a huge page of slack, then trimmed to start on a huge-page boundary. No swap
+      // reserved: arrays sized for a bound may be used only in part.
+      const size_t page = page_size();
+      bytes_ = (bytes_ + page - 1) / page * page;
       void* p = mmap(nullptr, bytes_ + kMapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p == MAP_FAILED) throw std::bad_alloc();
       auto* base = static_cast<char*>(p);
       const size_t head = (kMapped - reinterpret_cast<uintptr_t>(base) % kMapped) % kMapped;
       if (head > 0) munmap(base, head);
-      if (kMapped - head > 0) munmap(base + head + bytes_, kMapped - head);
+      munmap(base + head + bytes_, kMapped - head);
       if (huge_pages) madvise(base + head, bytes_, MADV_HUGEPAGE);  // advice only
       data_ = reinterpret_cast<T*>(base + head);
       mapped_ = true;
@@ -88,14 +91,17 @@ class PageArray {
   void discard_after([[maybe_unused]] size_t n) {
 #if defined(__linux__)
     if (!mapped_ || n >= size_) return;
-    const size_t from = (n * sizeof(T) + kPage - 1) / kPage * kPage;
+    const size_t page = page_size();
+    const size_t from = (n * sizeof(T) + page - 1) / page * page;
     if (from < bytes_) madvise(reinterpret_cast<char*>(data_) + from, bytes_ - from, MADV_DONTNEED);
 #endif
   }
 
  private:
   static constexpr size_t kMapped = size_t(1) << 21;  // a huge page; arrays from this size up are mapped
-  static constexpr size_t kPage = 4096;
+#if defined(__linux__)
+  static size_t page_size() { return size_t(sysconf(_SC_PAGESIZE)); }
+#endif
 
   void release() {
 #if defined(__linux__)
