@@ -13,18 +13,25 @@
 //      of its candidates-after-top-K, its strongest by |contribution|.
 // Cost: neurons and connections are ordered by stable LSD radix sorts (O(n) per segment, segments
 // in parallel); the budget cut is a prefix of those orders, so nothing is O(total log total).
-// Transient memory: 8 bytes per connection kept by top-K with both ends resident (before the
-// connection budget) and 1 byte per scored output, plus one TopK buffer per thread (chunk · k ·
-// 24 bytes).
+// Memory: connections kept by top-K with both ends resident (8 bytes each, before the connection
+// budget) wait in their segment's connection array, which the sort then overwrites with the
+// resident ones and the scene keeps. Transient: 1 byte per scored output, one sort buffer per
+// thread (8 bytes per resident connection of the largest segment it sorts) and one TopK buffer per
+// thread (chunk · k · 24 bytes).
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <map>
+#include <mutex>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "model/scene/build.h"
@@ -43,20 +50,23 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 constexpr int64_t kChunk = 8192;  // output elements per scoring task
 
 // A kept connection before encoding: global source neuron and contribution. Its destination is
-// implicit: TaskResult::counts says how many of a task's entries belong to each output element.
+// implicit: the task's counts say how many of its entries belong to each output element.
 struct Pending {
   uint32_t src;
   float contribution;
 };
+// Pending entries wait in the segment's connection array (bit copies).
+static_assert(sizeof(Pending) == sizeof(Connection) && std::is_trivially_copyable_v<Pending>);
 
 struct Task {
   size_t segment;
   int64_t begin, end;
+  uint64_t counts_first;  // where the task's counts start in the build's count array
 };
 
 struct TaskResult {
-  std::vector<Pending> kept;     // in output element order
-  std::vector<uint8_t> counts;   // by output element of the task: its entries in kept
+  size_t kept_first = 0;  // where the task's kept connections start in its segment's array
+  size_t kept_size = 0;   // in output element order
   uint64_t candidates = 0;
   float max_abs = 0;  // max |contribution| of kept
 };
@@ -83,6 +93,28 @@ std::vector<uint64_t> apportion(const std::vector<uint64_t>& counts, uint64_t bu
     while (given > budget && share[i] > 0) --share[i], --given;
   return share;
 }
+
+// Scratch buffers handed from one parallel item to the next (at most one per thread at a time),
+// so that a build faults its scratch memory in once rather than once per segment.
+template <class T>
+class ScratchPool {
+ public:
+  T take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return T{};
+    T t = std::move(free_.back());
+    free_.pop_back();
+    return t;
+  }
+  void give(T&& t) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(t));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<T> free_;
+};
 
 // Segment indices, largest work first, for balanced parallel loops.
 std::vector<size_t> by_size(const std::vector<uint64_t>& sizes) {
@@ -205,6 +237,10 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     std::vector<uint64_t> sizes(S);
     for (size_t i = 0; i < S; ++i) sizes[i] = uint64_t(im.segments[i].neuron_total);
     const auto order = by_size(sizes);
+    struct SortScratch {
+      std::vector<uint64_t> a, tmp;
+    };
+    ScratchPool<SortScratch> scratch;
     parallel_for(S, threads, [&](size_t j) {
       const size_t i = order[j];
       const auto data = values[im.segments[i].tensor].data;
@@ -223,13 +259,14 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         size_t sum = 0;
         for (last_bin = 0; last_bin < 0xFFFF && sum + hist[last_bin] < keep; ++last_bin) sum += hist[last_bin];
       }
-      std::vector<uint64_t> a, tmp;
-      a.reserve(keep < n ? keep : n);
+      SortScratch sc = scratch.take();
+      std::vector<uint64_t>& a = sc.a;
+      a.clear();
       for (size_t e = 0; e < n; ++e) {
         const uint32_t key = key_of(e);
         if ((key >> 16) <= last_bin) a.push_back((uint64_t(key) << 32) | e);
       }
-      radix_sort(a, tmp, [](uint64_t x) { return x >> 32; }, 4, keep);
+      radix_sort(a, sc.tmp, [](uint64_t x) { return x >> 32; }, 32, keep);
       SegmentData& d = im.data[i];
       float lo = INFINITY, hi = -INFINITY;
       for (float x : data)
@@ -238,11 +275,14 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
       im.segments[i].value_max = lo <= hi ? hi : 0;
       d.rank.assign(n, std::numeric_limits<uint32_t>::max());  // not resident
       d.order.resize(keep);
+      d.values.resize(keep);
       for (size_t r = 0; r < keep; ++r) {
         const auto e = uint32_t(a[r]);
         d.order[r] = e;
+        d.values[r] = data[e];
         d.rank[e] = uint32_t(r);
       }
+      scratch.give(std::move(sc));
     });
   }
   progress(0.1f);
@@ -252,12 +292,6 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     s.neuron_first = uint32_t(neuron_count);
     s.neuron_count = uint32_t(resident[i]);
     neuron_count += resident[i];
-    SegmentData& d = im.data[i];
-    d.order.resize(resident[i]);
-    d.order.shrink_to_fit();
-    const auto data = values[s.tensor].data;
-    d.values.resize(resident[i]);
-    for (size_t r = 0; r < resident[i]; ++r) d.values[r] = data[d.order[r]];
   }
   if (neuron_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 neurons");
   st.sorting_ms += ms_since(t0);
@@ -275,9 +309,21 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     for (model::TensorId out : node.outputs) nv.outputs.push_back(out != model::kNone && out < values.size() ? values[out] : TensorValue{});
     node_values_of[i] = int32_t(node_values.size());
     node_values.push_back(std::move(nv));
-    for (int64_t b = 0; b < im.segments[i].neuron_total; b += kChunk)
-      tasks.push_back({i, b, std::min(im.segments[i].neuron_total, b + kChunk)});
+    for (int64_t b = 0; b < im.segments[i].neuron_total; b += kChunk) {
+      const int64_t e = std::min(im.segments[i].neuron_total, b + kChunk);
+      tasks.push_back({i, b, e, tasks.empty() ? 0 : tasks.back().counts_first + uint64_t(tasks.back().end - tasks.back().begin)});
+    }
   }
+  // By output element of each task: its entries in the task's kept connections (zero-filled by
+  // the kernel, so skipped tasks need not write theirs).
+  PageArray<uint8_t> kept_counts(tasks.empty() ? 0 : tasks.back().counts_first + uint64_t(tasks.back().end - tasks.back().begin));
+  // Each segment's kept connections wait for the sort in the segment's own connection array
+  // (sized for top_k per neuron; only what is written gets memory), packed in the order tasks
+  // finish; the sort then orders them in place. So the build faults in memory for its kept
+  // connections once, not once for the task results and again for the sorted array.
+  std::vector<std::atomic<size_t>> kept_end(S);
+  for (size_t i = 0; i < S; ++i)
+    if (node_values_of[i] >= 0) im.data[i].connections = PageArray<Connection>(size_t(im.segments[i].neuron_total) * size_t(k));
   // Per node input slot: where its tensor's neurons are (total 0: the slot has no segment).
   struct Slot {
     const uint32_t* rank = nullptr;
@@ -297,8 +343,19 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     }
   }
   std::vector<TaskResult> results(tasks.size());
-  parallel_for(
-      tasks.size(), threads,
+  // The sink is asked for its memory by this thread while the helpers already work (an in-memory
+  // sink zero-fills it, the engine's may wait for frames to retire): the neurons' while they
+  // score, the connections' (their count is known after scoring) while they sort.
+  std::span<Neuron> neurons;
+  std::span<Connection> connections;
+  auto acquire_neurons = [&] {
+    neurons = sink.neurons(neuron_count);
+    if (neurons.size() < neuron_count)
+      throw std::runtime_error("scene: the sink holds " + std::to_string(neurons.size()) + " neurons, the scene needs " +
+                               std::to_string(neuron_count));
+  };
+  parallel_for_after(
+      tasks.size(), threads, acquire_neurons,
       [&](size_t ti) {
         const Task& task = tasks[ti];
         const size_t i = task.segment;
@@ -323,39 +380,44 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         TaskResult& r = results[ti];
         r.candidates = top.candidates();
         const std::vector<Slot>& slots = slots_of[i];
-        r.kept.reserve(size_t(wanted) * size_t(k));
-        r.counts.assign(size_t(task.end - task.begin), 0);
+        thread_local std::vector<Pending> kept;  // reused; copied into the segment's array
+        kept.resize(size_t(wanted) * size_t(k));
+        uint8_t* const task_counts = kept_counts.data() + task.counts_first;
+        size_t n = 0;
         float max_abs = 0;
         for (int64_t out = task.begin; out < task.end; ++out) {
           if (d.rank[size_t(out)] >= dst_resident) continue;
-          const size_t before = r.kept.size();
+          const size_t before = n;
           for (const TopK::Entry& e : top.kept_unordered(out)) {  // the segment sort orders them
             if (e.input >= slots.size()) continue;
             const Slot& sl = slots[e.input];
             if (uint64_t(e.src) >= uint64_t(sl.total) || !std::isfinite(e.contribution)) continue;  // also: no segment
             const uint32_t rank = sl.rank[size_t(e.src)];
             if (rank >= sl.resident) continue;
-            r.kept.push_back({sl.first + rank, e.contribution});
+            kept[n++] = {sl.first + rank, e.contribution};
             max_abs = std::max(max_abs, std::fabs(e.contribution));
           }
-          r.counts[size_t(out - task.begin)] = uint8_t(r.kept.size() - before);
+          task_counts[out - task.begin] = uint8_t(n - before);
         }
+        r.kept_first = kept_end[i].fetch_add(n, std::memory_order_relaxed);
+        r.kept_size = n;
+        std::memcpy(static_cast<void*>(im.data[i].connections.data() + r.kept_first), kept.data(), n * sizeof(Pending));
         r.max_abs = max_abs;
       },
       [&](size_t done) { progress(0.1f + 0.7f * float(done) / float(std::max<size_t>(tasks.size(), 1))); });
   st.scoring_ms = ms_since(t0);
   progress(0.8f);
 
-  // ---- connection budget, then sort each segment by |contribution| ----------------------------
-  // A two-pass LSD radix sort on the 16-bit score key, reading the task results directly and
-  // writing the final connections (only the resident prefix) into the CPU connection array.
+  // ---- connection budget, then sort each segment by |contribution|; the neurons are written --
+  // A counting sort on the 16-bit score key, reading the task results in the segment's array and
+  // writing the final connections (only the resident prefix) into scratch, then back over them.
   t0 = Clock::now();
   std::vector<uint64_t> kept(S, 0);
   std::vector<float> segment_max(S, 0.f);
   std::vector<std::vector<size_t>> tasks_of(S);
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     const size_t i = tasks[ti].segment;
-    kept[i] += results[ti].kept.size();
+    kept[i] += results[ti].kept_size;
     segment_max[i] = std::max(segment_max[i], results[ti].max_abs);
     im.segments[i].connection_candidates += int64_t(results[ti].candidates);
     st.connection_candidates += results[ti].candidates;
@@ -373,30 +435,53 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   }
   if (connection_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 connections");
   im.max_contribution = max_abs;
-  im.connections.resize(connection_count);
+  auto acquire_connections = [&] {
+    connections = sink.connections(connection_count);
+    if (connections.size() < connection_count)
+      throw std::runtime_error("scene: the sink holds " + std::to_string(connections.size()) +
+                               " connections, the scene needs " + std::to_string(connection_count));
+  };
   {
     const auto order = by_size(kept);
-    parallel_for(S, threads, [&](size_t j) {
+    // Sorted connections of a segment before they go back into its array: one buffer per thread
+    // at a time, sized by the largest segment it sorts (segments come largest first).
+    ScratchPool<PageArray<Connection>> sorted_scratch;
+    std::vector<uint64_t> neuron_sizes(S);
+    for (size_t i = 0; i < S; ++i) neuron_sizes[i] = im.segments[i].neuron_count;
+    const auto neuron_order = by_size(neuron_sizes);
+    // Items [0, S) sort the segments' connections, items [S, 2S) write their neurons into the sink.
+    parallel_for_after(2 * S, threads, acquire_connections, [&](size_t j) {
+      if (j >= S) {
+        const Segment& s = im.segments[neuron_order[j - S]];
+        const SegmentData& d = im.data[neuron_order[j - S]];
+        for (uint32_t r = 0; r < s.neuron_count; ++r) {
+          const auto p = layout.position(s.tensor, d.order[r]);
+          neurons[s.neuron_first + r] = {p[0], p[1], p[2], d.values[r]};
+        }
+        return;
+      }
       const size_t i = order[j];
       const size_t n = kept[i], keep = conn_resident[i];
-      if (n == 0) return;
+      SegmentData& d = im.data[i];
+      if (n == 0) {
+        d.connections = {};
+        return;
+      }
       // One counting-sort pass on the 16-bit key (descending), stable in destination order;
       // only the resident prefix is written. Small segments: a comparison sort.
       auto key = [](const Pending& p) { return uint16_t(~score_key(std::fabs(p.contribution))); };
-      SegmentData& d = im.data[i];
-      d.connection_keys.resize(keep);
-      Connection* out = im.connections.data() + im.segments[i].connection_first;
-      // Calls fn(dst, pending) for every entry of task ti, in order, then frees the task's memory.
+      const Connection* pending = d.connections.data();
+      // Calls fn(dst, pending) for every entry of task ti, in order.
       auto drain = [&](size_t ti, auto&& fn) {
-        TaskResult& r = results[ti];
-        size_t e = 0;
-        for (size_t o = 0; o < r.counts.size(); ++o) {
-          if (r.counts[o] == 0) continue;
-          const uint32_t dst = d.rank[size_t(tasks[ti].begin) + o];
-          for (uint8_t c = 0; c < r.counts[o]; ++c) fn(dst, r.kept[e++]);
+        const TaskResult& r = results[ti];
+        const Task& task = tasks[ti];
+        const uint8_t* task_counts = kept_counts.data() + task.counts_first;
+        const Connection* p = pending + r.kept_first;
+        for (int64_t o = 0; o < task.end - task.begin; ++o) {
+          if (task_counts[o] == 0) continue;
+          const uint32_t dst = d.rank[size_t(task.begin + o)];
+          for (uint8_t c = 0; c < task_counts[o]; ++c) fn(dst, std::bit_cast<Pending>(*p++));
         }
-        std::vector<Pending>().swap(r.kept);
-        std::vector<uint8_t>().swap(r.counts);
       };
       if (n < 8192) {
         struct Full {
@@ -407,53 +492,55 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         a.reserve(n);
         for (size_t ti : tasks_of[i]) drain(ti, [&](uint32_t dst, const Pending& p) { a.push_back({p, dst}); });
         std::stable_sort(a.begin(), a.end(), [&](const Full& x, const Full& y) { return key(x.p) < key(y.p); });
+        Connection* out = d.connections.data();  // its entries are all in `a` now
         for (size_t c = 0; c < keep; ++c) {
           out[c] = make_connection(a[c].p.src, a[c].dst, encode_contribution_inline(a[c].p.contribution, max_abs));
-          d.connection_keys[c] = uint16_t(~key(a[c].p));
+          const auto k2 = uint16_t(~key(a[c].p));
+          if (d.connection_runs.empty() || d.connection_runs.back().key != k2) d.connection_runs.push_back({k2, 0});
+          d.connection_runs.back().end = uint32_t(c + 1);
         }
+        d.connections.discard_after(keep);
         return;
       }
       std::vector<uint32_t> pos(65536, 0);
       for (size_t ti : tasks_of[i])
-        for (const Pending& p : results[ti].kept) ++pos[key(p)];
+        for (const Connection& c : std::span(pending + results[ti].kept_first, results[ti].kept_size))
+          ++pos[key(std::bit_cast<Pending>(c))];
+      // The key runs of the resident prefix follow from the histogram alone.
       uint32_t sum = 0;
+      for (uint32_t v = 0; v < 65536 && sum < keep; ++v)
+        if (pos[v] > 0) {
+          sum += pos[v];
+          d.connection_runs.push_back({uint16_t(~v), uint32_t(std::min<size_t>(sum, keep))});
+        }
+      sum = 0;
       for (uint32_t& v : pos) sum += std::exchange(v, sum);
+      PageArray<Connection> sorted = sorted_scratch.take();
+      if (sorted.size() < keep) sorted = PageArray<Connection>(keep, true);  // scattered writes: huge pages
+      Connection* out = sorted.data();
       for (size_t ti : tasks_of[i])
         drain(ti, [&](uint32_t dst, const Pending& p) {
-          const uint16_t k2 = key(p);
-          const uint32_t at = pos[k2]++;
+          const uint32_t at = pos[key(p)]++;
           if (at >= keep) return;
           out[at] = make_connection(p.src, dst, encode_contribution_inline(p.contribution, max_abs));
-          d.connection_keys[at] = uint16_t(~k2);
         });
-    });
+      std::copy_n(out, keep, d.connections.data());
+      d.connections.discard_after(keep);
+      sorted_scratch.give(std::move(sorted));
+    }, [](size_t) {});
   }
   st.sorting_ms += ms_since(t0);
   progress(0.9f);
 
-  // ---- writing ---------------------------------------------------------------------------------
+  // ---- writing the connections --------------------------------------------------------------
   t0 = Clock::now();
-  const std::span<Neuron> neurons = sink.neurons(neuron_count);
-  if (neurons.size() < neuron_count)
-    throw std::runtime_error("scene: the sink holds " + std::to_string(neurons.size()) + " neurons, the scene needs " +
-                             std::to_string(neuron_count));
-  const std::span<Connection> connections = sink.connections(connection_count);
-  if (connections.size() < connection_count)
-    throw std::runtime_error("scene: the sink holds " + std::to_string(connections.size()) + " connections, the scene needs " +
-                             std::to_string(connection_count));
   {
     std::vector<uint64_t> sizes(S);
-    for (size_t i = 0; i < S; ++i) sizes[i] = 4 * uint64_t(im.segments[i].neuron_count) + im.segments[i].connection_count;
+    for (size_t i = 0; i < S; ++i) sizes[i] = im.segments[i].connection_count;
     const auto order = by_size(sizes);
     parallel_for(S, threads, [&](size_t j) {
-      const size_t i = order[j];
-      const Segment& s = im.segments[i];
-      const SegmentData& d = im.data[i];
-      for (uint32_t r = 0; r < s.neuron_count; ++r) {
-        const auto p = layout.position(s.tensor, d.order[r]);
-        neurons[s.neuron_first + r] = {p[0], p[1], p[2], d.values[r]};
-      }
-      std::copy_n(im.connections.data() + s.connection_first, s.connection_count, connections.data() + s.connection_first);
+      const Segment& s = im.segments[order[j]];
+      std::copy_n(im.data[order[j]].connections.data(), s.connection_count, connections.data() + s.connection_first);
     });
   }
   st.writing_ms = ms_since(t0);
@@ -461,9 +548,9 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   st.neurons = neuron_count;
   st.connections = connection_count;
   st.bytes = neuron_count * sizeof(Neuron) + connection_count * sizeof(Connection);
-  uint64_t cpu = im.connections.size() * sizeof(Connection) + im.segment_of.size() * sizeof(int32_t);
+  uint64_t cpu = connection_count * sizeof(Connection) + im.segment_of.size() * sizeof(int32_t);
   for (const SegmentData& d : im.data)
-    cpu += d.rank.size() * 4 + d.order.size() * 4 + d.values.size() * 4 + d.connection_keys.size() * 2;
+    cpu += d.rank.size() * 4 + d.order.size() * 4 + d.values.size() * 4 + d.connection_runs.size() * sizeof(KeyRun);
   st.cpu_bytes = cpu;
   const DrawCounts counts = scene.counts(Filter{});
   sink.publish(im.segments, counts, max_abs);

@@ -1,6 +1,7 @@
 // Scene accessors and filters: a filter resolves to one prefix length per segment.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -53,9 +54,9 @@ DrawCounts Scene::counts(const Filter& filter) const {
     if (filter.connection_mode == Filter::Mode::Quantile) {
       out.connections[i] = quantile_count(s.connection_count, filter.connection_threshold);
     } else {
-      const auto end = std::partition_point(d.connection_keys.begin(), d.connection_keys.end(),
-                                            [&](uint16_t key) { return key >= connection_key; });
-      out.connections[i] = uint32_t(end - d.connection_keys.begin());
+      const auto end = std::partition_point(d.connection_runs.begin(), d.connection_runs.end(),
+                                            [&](const KeyRun& run) { return run.key >= connection_key; });
+      out.connections[i] = end == d.connection_runs.begin() ? 0 : std::prev(end)->end;
     }
   }
   return out;

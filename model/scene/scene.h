@@ -203,6 +203,8 @@ struct Trace {
 };
 
 struct BuildStats {
+  // Wall time per stage. The sink's memory is asked for during scoring (neurons) and sorting
+  // (connections), and sorting also writes the neurons; writing copies the connections.
   double layout_ms = 0, scoring_ms = 0, sorting_ms = 0, writing_ms = 0;
   uint64_t neurons = 0, neurons_total = 0;
   uint64_t connections = 0, connection_candidates = 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/scene/pages.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::scene {
@@ -18,6 +19,33 @@ inline uint16_t score_key(float score) {
   if (!(score > 0)) return 0;
   return uint16_t(std::bit_cast<uint32_t>(score) >> 16);
 }
+
+// The half-step boundaries 2^((j + 0.5)/8), j = 0..7, of an octave [1, 2), looked up by the top 7
+// mantissa bits: an interval of width 1/128 holds at most one boundary (they are 0.09 or more
+// apart), so the steps below m are the interval's count of boundaries at or below its start, plus
+// one if m reaches the boundary inside it (split = 2: none inside).
+struct HalfSteps {
+  uint8_t below[128];
+  float split[128];
+};
+
+constexpr HalfSteps make_half_steps() {
+  constexpr float kBoundaries[8] = {1.0442738f, 1.1387886f, 1.2418578f, 1.3542555f,
+                                    1.4768261f, 1.6104903f, 1.7562522f, 1.9152066f};
+  HalfSteps t{};
+  for (int j = 0; j < 128; ++j) {
+    const float lo = 1.f + float(j) / 128.f, hi = 1.f + float(j + 1) / 128.f;
+    t.below[j] = 0;
+    t.split[j] = 2.f;
+    for (float h : kBoundaries) {
+      if (h <= lo) ++t.below[j];
+      else if (h < hi) t.split[j] = h;
+    }
+  }
+  return t;
+}
+
+inline constexpr HalfSteps kHalfSteps = make_half_steps();
 
 // encode_contribution() (scene.h), inline for the build's per-connection loop. level = 127 +
 // 8·log2(|c| / max_abs) rounded on the float's bits: the exponent gives whole octaves, the
@@ -31,13 +59,20 @@ inline uint8_t encode_contribution_inline(float contribution, float max_abs) {
   const uint32_t bits = std::bit_cast<uint32_t>(r);
   const int octave = int(bits >> 23) - 127;  // r = m · 2^octave, m in [1, 2)
   const float m = std::bit_cast<float>((bits & 0x7FFFFFu) | 0x3F800000u);
-  constexpr float kHalfSteps[8] = {1.0442738f, 1.1387886f, 1.2418578f, 1.3542555f,
-                                   1.4768261f, 1.6104903f, 1.7562522f, 1.9152066f};
-  int steps = 0;
-  for (float h : kHalfSteps) steps += m >= h;
+  const uint32_t j = (bits >> 16) & 0x7Fu;
+  const int steps = kHalfSteps.below[j] + (m >= kHalfSteps.split[j]);
   const int level = 127 + 8 * octave + steps;
   return level <= 0 ? sign : uint8_t(sign | (level > 127 ? 127 : level));
 }
+
+// A run of equal score keys in a connection segment (keys descend along the segment): the
+// connections before `end` (counted from the segment's first) whose key is >= `key` end here.
+// Filters search these instead of one key per connection: a segment has at most 65536 runs and
+// in practice a few thousand, where it has up to millions of connections.
+struct KeyRun {
+  uint16_t key;
+  uint32_t end;
+};
 
 struct SegmentData {
   std::string tensor_name, node_name, op_type;  // node/op empty for graph inputs and weights
@@ -45,7 +80,10 @@ struct SegmentData {
   std::vector<uint32_t> rank;   // by element: position in the |value| order (resident iff < neuron_count)
   std::vector<uint32_t> order;  // by resident neuron: its element
   std::vector<float> values;    // by resident neuron: its activation (sorted by |value|, descending)
-  std::vector<uint16_t> connection_keys;  // by resident connection: score_key (descending)
+  std::vector<KeyRun> connection_runs;    // the resident connections' score_key runs, descending
+  // The resident connections as written to the sink (the first Segment::connection_count
+  // entries; the array is sized for the build's bound of top_k per neuron).
+  PageArray<Connection> connections;
   std::vector<uint32_t> consumers;        // segments of tensors computed from this one
 };
 
@@ -53,7 +91,6 @@ struct Scene::Impl {
   std::vector<Segment> segments;
   std::vector<SegmentData> data;          // parallel to segments
   std::vector<int32_t> segment_of;        // by TensorId; -1: no segment
-  std::vector<Connection> connections;    // the connection array as written to the sink
   BuildStats stats;
   float max_contribution = 0;
 

@@ -54,8 +54,9 @@ Trace Scene::trace(uint32_t index, int back, int forward, int fan) const {
       std::vector<int> taken(dsts.size(), 0);
       size_t open = dsts.size();
       const Segment& g = im.segments[s];
+      const Connection* conns = im.data[s].connections.data();  // the segment's, from connection_first
       for (uint32_t c = g.connection_first; c < g.connection_first + g.connection_count && open > 0; ++c) {
-        const Connection& conn = im.connections[c];
+        const Connection& conn = conns[c - g.connection_first];
         const auto it = std::lower_bound(dsts.begin(), dsts.end(), conn.packed & 0xFFFFFFu);
         if (it == dsts.end() || *it != (conn.packed & 0xFFFFFFu)) continue;
         int& n = taken[size_t(it - dsts.begin())];
@@ -81,8 +82,9 @@ Trace Scene::trace(uint32_t index, int back, int forward, int fan) const {
     std::vector<uint32_t> next;
     for (uint32_t s : consumers) {
       const Segment& g = im.segments[s];
+      const Connection* conns = im.data[s].connections.data();  // the segment's, from connection_first
       for (uint32_t c = g.connection_first; c < g.connection_first + g.connection_count; ++c) {
-        const Connection& conn = im.connections[c];
+        const Connection& conn = conns[c - g.connection_first];
         const auto it = std::lower_bound(frontier.begin(), frontier.end(), conn.src);
         if (it == frontier.end() || *it != conn.src) continue;
         int& n = taken[size_t(it - frontier.begin())];
