@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <cstdlib>
 
 #include "model/runtime/compute.h"
 #include "model/runtime/avx2.h"
@@ -27,7 +26,7 @@ PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda) {
 }
 
 bool gemm_packed_available() {
-  static const bool v = cpu_has_avx2_fma() && !getenv("NNXR_NO_PACK");  // TEMP A/B
+  static const bool v = cpu_has_avx2_fma();
   return v;
 }
 
@@ -127,7 +126,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   TileOut o{nullptr, nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
   // Streaming stores for tiles that are whole cache lines (row starts on a line, 16 floats); the
   // partial last tile then starts on a line of its own.
-  const bool stream = Act != InReg::None && out.ldc % kCols == 0 && !getenv("NNXR_NO_STREAM");
+  const bool stream = Act != InReg::None && out.ldc % kCols == 0;
   // One tile of panel p at columns [j, j + cols), B read from src with row stride ld.
   auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld) {
     const int64_t m0 = p * kPanelRows;
