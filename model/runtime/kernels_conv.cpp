@@ -174,13 +174,16 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
   const int64_t per_col = (pointwise ? Cg : Kdim) + Mg;
   int64_t block = std::clamp<int64_t>((int64_t{1} << 17) / per_col / 16 * 16, 64, 1024);
   int64_t blocks = (P + block - 1) / block;
-  if (blocks > 1 && blocks % pool.threads() != 0) {  // as many blocks for every thread (a run waits for the last)
-    blocks += pool.threads() - blocks % pool.threads();
-    block = ((P + blocks - 1) / blocks + 15) / 16 * 16;
-    blocks = (P + block - 1) / block;
-  }
+  // As many blocks for every thread (a run waits for the last one), and at least one per thread
+  // when each still gets 128 columns or more: a thread then works on its own columns from im2col
+  // to epilogue, which beats sharing one im2col buffer between cores.
+  const int64_t threads = pool.threads();
+  if (threads > 1 && blocks < threads && P >= 128 * threads) blocks = threads;
+  if (blocks > 1 && blocks % threads != 0) blocks += threads - blocks % threads;
+  block = std::max<int64_t>(16, ((P + blocks - 1) / blocks + 15) / 16 * 16);
+  blocks = (P + block - 1) / block;
   const int64_t flops_per_block = 2 * Mg * Kdim * std::min(block, P);
-  if (pool.threads() == 1 || blocks >= 2 * pool.threads()) {
+  if (threads == 1 || blocks >= threads) {
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.group; ++grp) {
         const float* x = X + (n * g.C + grp * Cg) * HW;
