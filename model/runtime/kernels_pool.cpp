@@ -97,8 +97,10 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
         // Max is separable: the max over each row's windows first, then over the rows of each
         // window (kh + kw comparisons per output instead of kh x kw). NaN wins, as below.
         ctx.pool().parallel_for(planes, 1, [&](int64_t b, int64_t e) {
-          std::vector<float> rows(static_cast<size_t>(H * OW));
-          std::vector<float> halves(sw == 2 ? static_cast<size_t>(W + 1) : 0);  // stride 2: even columns, then odd ones
+          // Each thread's own buffers, kept between calls (every element read is written first).
+          thread_local std::vector<float> rows, halves;  // halves, stride 2: even columns, then odd ones
+          if (rows.size() < static_cast<size_t>(H * OW)) rows.resize(static_cast<size_t>(H * OW));
+          if (sw == 2 && halves.size() < static_cast<size_t>(W + 1)) halves.resize(static_cast<size_t>(W + 1));
           const int64_t n_even = (W + 1) / 2;
           for (int64_t plane = b; plane < e; ++plane) {
             const float* xp = px + plane * IS;

@@ -271,14 +271,27 @@ void check_output(const model::Graph& g, const model::Node& n, model::TensorId i
                        " but the graph declares " + shape_str(t.shape));
 }
 
-void to_float(const Value& src, Value& dst) {
+// float16 <-> float of a whole tensor, split over the pool in blocks of 16K elements.
+void to_float(const Value& src, Value& dst, ThreadPool& pool) {
   dst.reset(DType::Float, src.dims());
-  model::half_to_float(src.as<uint16_t>().data(), dst.mutable_as<float>().data(), static_cast<size_t>(src.elements()));
+  const uint16_t* in = src.as<uint16_t>().data();
+  float* out = dst.mutable_as<float>().data();
+  constexpr int64_t kBlock = 1 << 14;
+  pool.parallel_for((src.elements() + kBlock - 1) / kBlock, 2, [&](int64_t b, int64_t e) {
+    const int64_t lo = b * kBlock, hi = std::min(src.elements(), e * kBlock);
+    model::half_to_float(in + lo, out + lo, static_cast<size_t>(hi - lo));
+  });
 }
 
-void to_half(const Value& src, Value& dst) {
+void to_half(const Value& src, Value& dst, ThreadPool& pool) {
   dst.reset(DType::Float16, src.dims());
-  model::float_to_half(src.as<float>().data(), dst.mutable_as<uint16_t>().data(), static_cast<size_t>(src.elements()));
+  const float* in = src.as<float>().data();
+  uint16_t* out = dst.mutable_as<uint16_t>().data();
+  constexpr int64_t kBlock = 1 << 14;
+  pool.parallel_for((src.elements() + kBlock - 1) / kBlock, 2, [&](int64_t b, int64_t e) {
+    const int64_t lo = b * kBlock, hi = std::min(src.elements(), e * kBlock);
+    model::float_to_half(in + lo, out + lo, static_cast<size_t>(hi - lo));
+  });
 }
 
 }  // namespace
@@ -336,10 +349,10 @@ RunStats Session::run() {
         if (kind == model::TensorKind::Initializer || kind == model::TensorKind::Constant) {
           if (s.upcast_constants.empty()) s.upcast_constants.resize(g.tensors.size());
           Value& cached = s.upcast_constants[n.inputs[k]];
-          if (cached.dtype() != DType::Float) to_float(*inputs[k], cached);
+          if (cached.dtype() != DType::Float) to_float(*inputs[k], cached, *s.pool);
           inputs[k] = &cached;
         } else {
-          to_float(*inputs[k], temps_in[k]);
+          to_float(*inputs[k], temps_in[k], *s.pool);
           inputs[k] = &temps_in[k];
         }
       }
@@ -375,7 +388,7 @@ RunStats Session::run() {
     auto settle = [&](const Value& tmp, model::TensorId t) {
       const DType want = g.tensors[t].dtype;
       if (tmp.dtype() == DType::Float && (want == DType::Float16 || want == DType::Undefined))
-        to_half(tmp, s.values[t]);
+        to_half(tmp, s.values[t], *s.pool);
       else
         s.values[t].assign(tmp.dtype(), tmp.dims(), {tmp.data(), tmp.byte_size()});
     };
