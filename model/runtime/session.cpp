@@ -2,12 +2,16 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <cstring>
 #include <limits>
 
 #include <cblas.h>
+
+// OpenBLAS (pthreads build): stops its worker threads. Not in cblas.h; weak, as other builds lack it.
+extern "C" __attribute__((weak)) int blas_thread_shutdown_(void);
 
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
@@ -271,6 +275,18 @@ void check_output(const model::Graph& g, const model::Node& n, model::TensorId i
                        " but the graph declares " + shape_str(t.shape));
 }
 
+// OpenBLAS single-threaded, with the worker threads it started when it was loaded stopped: idle,
+// they spin calling sched_yield for a while, taking the cores from the pool's threads. (Once
+// single-threaded, OpenBLAS never hands them work again; blas_thread_shutdown_ is the pthreads
+// build's own, hence weak: other builds simply keep their threads.)
+void single_threaded_blas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+  });
+}
+
 // float16 <-> float of a whole tensor, split over the pool in blocks of 16K elements.
 void to_float(const Value& src, Value& dst, ThreadPool& pool) {
   dst.reset(DType::Float, src.dims());
@@ -308,7 +324,7 @@ RunStats Session::run() {
     if (g.tensors[i].kind == model::TensorKind::Activation && g.tensors[i].producer != model::kNone) s.ready[i] = 0;
   // One set of threads: OpenBLAS runs single-threaded and gemm_blas() splits large products
   // over the session's pool.
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+  single_threaded_blas();
   const GemmPool gemm_pool(*s.pool);
 
   RunStats stats;
