@@ -66,8 +66,8 @@ Prepared prepare(model::Graph graph) {
     p.session->run();
   } catch (const runtime::RuntimeError&) {  // the scene shows what was computed
   }
-  p.layout = scene::Layout::build(g, {});
   p.acts = scene::activations_of(*p.session);
+  p.layout = scene::Layout::build(g, {}, &p.acts);  // data-dependent shapes as run
   return p;
 }
 

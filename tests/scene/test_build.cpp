@@ -206,6 +206,27 @@ TEST(SceneBuild, SameInputSameScene) {
   EXPECT_EQ(0, std::memcmp(a.connection_data.data(), b.connection_data.data(), a.connection_data.size() * sizeof(Connection)));
 }
 
+// The builder writes every element it asks the sink for: a sink whose memory holds garbage from
+// a larger earlier scene ends up with exactly the data of a fresh one (the in-memory sink does not
+// clear its arrays).
+TEST(SceneBuild, EveryElementAskedForIsWritten) {
+  const Graph g = model::load_model_from_text(test::kBranchy);
+  const Layout layout = Layout::build(g, {});
+  const test::Values v(g, 9);
+  InMemorySink fresh, reused;
+  test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 2}, fresh);
+  reused.neuron_data.resize(fresh.neuron_data.size() + 100);
+  reused.connection_data.resize(fresh.connection_data.size() + 100);
+  std::memset(static_cast<void*>(reused.neuron_data.data()), 0xA5, reused.neuron_data.size() * sizeof(Neuron));
+  std::memset(static_cast<void*>(reused.connection_data.data()), 0xA5, reused.connection_data.size() * sizeof(Connection));
+  test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 2}, reused);
+  ASSERT_EQ(fresh.neuron_data.size(), reused.neuron_data.size());
+  ASSERT_EQ(fresh.connection_data.size(), reused.connection_data.size());
+  ASSERT_GT(fresh.connection_data.size(), 0u);
+  EXPECT_EQ(0, std::memcmp(fresh.neuron_data.data(), reused.neuron_data.data(), fresh.neuron_data.size() * sizeof(Neuron)));
+  EXPECT_EQ(0, std::memcmp(fresh.connection_data.data(), reused.connection_data.data(), fresh.connection_data.size() * sizeof(Connection)));
+}
+
 TEST(SceneBuild, ProgressRisesToOne) {
   const Graph g = model::load_model_from_text(test::kBranchy);
   const Layout layout = Layout::build(g, {});
