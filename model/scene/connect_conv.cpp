@@ -3,6 +3,7 @@
 // and the weight tensor are not sources. Geometry (pads, auto_pad, strides, dilations, groups) is
 // resolved exactly as the runtime kernels do (model/runtime/spatial.h, kernels_conv.cpp).
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "model/runtime/spatial.h"
@@ -77,7 +78,7 @@ void conv_2d(const Geo& g, const float* X, const float* W, TopK& top) {
   // The output channel's input channels, strongest weight first: the kept scores then rise early,
   // so later channels insert little (inserting, not scanning, is the cost of an unordered scan).
   std::vector<int64_t> order(size_t(g.Cg));
-  std::vector<float> strength(size_t(g.Cg));
+  std::vector<uint64_t> keys(size_t(g.Cg));
   int64_t ordered_m = -1;
   uint64_t counted = 0;
   for (int64_t out = top.begin(); out < top.end();) {
@@ -86,13 +87,17 @@ void conv_2d(const Geo& g, const float* X, const float* W, TopK& top) {
     const int64_t base = out - p0;  // output index of spatial position 0
     const float* wm = W + m * g.Cg * KK;
     if (m != ordered_m) {
+      // Strongest first, ties by channel: keys (~bits of the strength, channel) in ascending
+      // order (a non-negative float's bits order as the float does).
       for (int64_t c = 0; c < g.Cg; ++c) {
         float s = 0;
         for (int64_t t = 0; t < KK; ++t) s = std::max(s, std::fabs(wm[c * KK + t]));
-        strength[size_t(c)] = s;
-        order[size_t(c)] = c;
+        uint32_t bits;
+        std::memcpy(&bits, &s, sizeof bits);
+        keys[size_t(c)] = (uint64_t(~bits) << 32) | uint64_t(c);
       }
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return strength[size_t(a)] > strength[size_t(b)]; });
+      std::sort(keys.begin(), keys.end());
+      for (int64_t c = 0; c < g.Cg; ++c) order[size_t(c)] = int64_t(keys[size_t(c)] & 0xFFFFFFFFu);
       ordered_m = m;
     }
     const int64_t xoff = (n * g.C + grp * g.Cg) * HW;
