@@ -288,27 +288,20 @@ void single_threaded_blas() {
 }
 
 // float16 <-> float of a whole tensor, split over the pool in blocks of 16K elements.
-void to_float(const Value& src, Value& dst, ThreadPool& pool) {
-  dst.reset(DType::Float, src.dims());
-  const uint16_t* in = src.as<uint16_t>().data();
-  float* out = dst.mutable_as<float>().data();
+template <class From, class To>
+void convert_on_pool(const Value& src, Value& dst, DType to, ThreadPool& pool, void (*convert)(const From*, To*, size_t)) {
+  dst.reset(to, src.dims());
+  const From* in = src.as<From>().data();
+  To* out = dst.mutable_as<To>().data();
   constexpr int64_t kBlock = 1 << 14;
   pool.parallel_for((src.elements() + kBlock - 1) / kBlock, 2, [&](int64_t b, int64_t e) {
     const int64_t lo = b * kBlock, hi = std::min(src.elements(), e * kBlock);
-    model::half_to_float(in + lo, out + lo, static_cast<size_t>(hi - lo));
+    convert(in + lo, out + lo, static_cast<size_t>(hi - lo));
   });
 }
 
-void to_half(const Value& src, Value& dst, ThreadPool& pool) {
-  dst.reset(DType::Float16, src.dims());
-  const float* in = src.as<float>().data();
-  uint16_t* out = dst.mutable_as<uint16_t>().data();
-  constexpr int64_t kBlock = 1 << 14;
-  pool.parallel_for((src.elements() + kBlock - 1) / kBlock, 2, [&](int64_t b, int64_t e) {
-    const int64_t lo = b * kBlock, hi = std::min(src.elements(), e * kBlock);
-    model::float_to_half(in + lo, out + lo, static_cast<size_t>(hi - lo));
-  });
-}
+void to_float(const Value& src, Value& dst, ThreadPool& pool) { convert_on_pool<uint16_t, float>(src, dst, DType::Float, pool, model::half_to_float); }
+void to_half(const Value& src, Value& dst, ThreadPool& pool) { convert_on_pool<float, uint16_t>(src, dst, DType::Float16, pool, model::float_to_half); }
 
 }  // namespace
 

@@ -193,6 +193,14 @@ TEST(SceneBuild, BudgetIsRespected) {
   }
 }
 
+// The two sinks hold the same neurons and connections, byte for byte.
+void expect_same_elements(const InMemorySink& a, const InMemorySink& b) {
+  ASSERT_EQ(a.neuron_data.size(), b.neuron_data.size());
+  ASSERT_EQ(a.connection_data.size(), b.connection_data.size());
+  EXPECT_EQ(0, std::memcmp(a.neuron_data.data(), b.neuron_data.data(), a.neuron_data.size() * sizeof(Neuron)));
+  EXPECT_EQ(0, std::memcmp(a.connection_data.data(), b.connection_data.data(), a.connection_data.size() * sizeof(Connection)));
+}
+
 TEST(SceneBuild, SameInputSameScene) {
   const Graph g = model::load_model_from_text(test::kBranchy);
   const Layout layout = Layout::build(g, {});
@@ -200,10 +208,7 @@ TEST(SceneBuild, SameInputSameScene) {
   InMemorySink a, b;
   test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 1}, a);
   test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 4}, b);
-  ASSERT_EQ(a.neuron_data.size(), b.neuron_data.size());
-  ASSERT_EQ(a.connection_data.size(), b.connection_data.size());
-  EXPECT_EQ(0, std::memcmp(a.neuron_data.data(), b.neuron_data.data(), a.neuron_data.size() * sizeof(Neuron)));
-  EXPECT_EQ(0, std::memcmp(a.connection_data.data(), b.connection_data.data(), a.connection_data.size() * sizeof(Connection)));
+  expect_same_elements(a, b);
 }
 
 // The builder writes every element it asks the sink for: a sink whose memory holds garbage from
@@ -220,11 +225,8 @@ TEST(SceneBuild, EveryElementAskedForIsWritten) {
   std::memset(static_cast<void*>(reused.neuron_data.data()), 0xA5, reused.neuron_data.size() * sizeof(Neuron));
   std::memset(static_cast<void*>(reused.connection_data.data()), 0xA5, reused.connection_data.size() * sizeof(Connection));
   test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 2}, reused);
-  ASSERT_EQ(fresh.neuron_data.size(), reused.neuron_data.size());
-  ASSERT_EQ(fresh.connection_data.size(), reused.connection_data.size());
   ASSERT_GT(fresh.connection_data.size(), 0u);
-  EXPECT_EQ(0, std::memcmp(fresh.neuron_data.data(), reused.neuron_data.data(), fresh.neuron_data.size() * sizeof(Neuron)));
-  EXPECT_EQ(0, std::memcmp(fresh.connection_data.data(), reused.connection_data.data(), fresh.connection_data.size() * sizeof(Connection)));
+  expect_same_elements(fresh, reused);
 }
 
 TEST(SceneBuild, ProgressRisesToOne) {
