@@ -3,6 +3,11 @@
 #include <cmath>
 #include <limits>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/spatial.h"
 
@@ -57,6 +62,45 @@ void for_each_window(const PoolGeom& g, Fn fn) {
   }
 }
 
+bool max_pool_2x2_available() {
+  static const bool v = cpu_has_avx2_fma();
+  return v;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// max(a, b) as the pooling loops take it: b when it is greater or NaN (NaN wins), else a.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 max_nan(__m256 a, __m256 b) {
+  const __m256 take = _mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_GT_OQ), _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+  return _mm256_blendv_ps(a, b, take);
+}
+
+// One plane: y[oh][ow] = the max of x's rows 2oh, 2oh + 1 and columns 2ow, 2ow + 1 (2 OH <= H,
+// 2 OW <= W). Eight outputs at a time: the two rows' max, then its even and odd columns'.
+__attribute__((target("avx2,fma"))) void max_pool_2x2(const float* x, int64_t /*H*/, int64_t W, float* y, int64_t OH, int64_t OW) {
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* r0 = x + 2 * oh * W;
+    const float* r1 = r0 + W;
+    float* yr = y + oh * OW;
+    int64_t ow = 0;
+    for (; ow + 8 <= OW; ow += 8) {
+      const __m256 a = max_nan(_mm256_loadu_ps(r0 + 2 * ow), _mm256_loadu_ps(r1 + 2 * ow));
+      const __m256 c = max_nan(_mm256_loadu_ps(r0 + 2 * ow + 8), _mm256_loadu_ps(r1 + 2 * ow + 8));
+      // Even and odd columns ([0 2 8 10 | 4 6 12 14] within lanes; the permute restores order).
+      const __m256 even = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0)), odd = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1));
+      const __m256 m = max_nan(even, odd);
+      _mm256_storeu_ps(yr + ow, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), _MM_SHUFFLE(3, 1, 2, 0))));
+    }
+    for (; ow < OW; ++ow) {
+      float v = r0[2 * ow];
+      for (const float u : {r1[2 * ow], r0[2 * ow + 1], r1[2 * ow + 1]}) v = (u > v || u != u) ? u : v;
+      yr[ow] = v;
+    }
+  }
+}
+#else
+void max_pool_2x2(const float*, int64_t, int64_t, float*, int64_t, int64_t) {}  // never called: not available
+#endif
+
 std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
   SpatialAttrs at = SpatialAttrs::decode(init);
   if (at.kernel.empty()) init.fail("kernel_shape is required");
@@ -93,6 +137,15 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
       const int64_t kh = two ? g.k[0] : 1, kw = g.k.back(), sh = two ? g.stride[0] : 1, sw = g.stride.back();
       const int64_t dh = two ? g.dil[0] : 1, dw = g.dil.back(), ph = two ? g.pb[0] : 0, pw = g.pb.back();
       const int64_t peh = two ? g.pe[0] : 0, pew = g.pe.back();
+      if (kind == PoolKind::Max && two && kh == 2 && kw == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 && pw == 0 && 2 * OH <= H &&
+          2 * OW <= W && max_pool_2x2_available()) {
+        // The 2x2, stride-2 pooling of detection and segmentation networks: windows inside the
+        // input, vectorised.
+        ctx.pool().parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
+          for (int64_t plane = b; plane < e; ++plane) max_pool_2x2(px + plane * IS, H, W, py + plane * P, OH, OW);
+        });
+        return;
+      }
       if (kind == PoolKind::Max) {
         // Max is separable: the max over each row's windows first, then over the rows of each
         // window (kh + kw comparisons per output instead of kh x kw). NaN wins, as below.
