@@ -62,7 +62,7 @@ void for_each_window(const PoolGeom& g, Fn fn) {
   }
 }
 
-bool max_pool_2x2_available() {
+bool max_pool_s2_available() {
   static const bool v = cpu_has_avx2_fma();
   return v;
 }
@@ -74,31 +74,56 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 max_nan(__m256 
   return _mm256_blendv_ps(a, b, take);
 }
 
-// One plane: y[oh][ow] = the max of x's rows 2oh, 2oh + 1 and columns 2ow, 2ow + 1 (2 OH <= H,
-// 2 OW <= W). Eight outputs at a time: the two rows' max, then its even and odd columns'.
-__attribute__((target("avx2,fma"))) void max_pool_2x2(const float* x, int64_t /*H*/, int64_t W, float* y, int64_t OH, int64_t OW) {
+// The max over K rows (stride W) of the 8 columns at r + at.
+template <int K>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 rows_max(const float* r, int64_t W, int64_t at) {
+  __m256 v = _mm256_loadu_ps(r + at);
+  for (int i = 1; i < K; ++i) v = max_nan(v, _mm256_loadu_ps(r + i * W + at));
+  return v;
+}
+
+// The even (Odd = 0) or odd lanes of the 16 floats (a, c), in order ([0 2 8 10 | 4 6 12 14]
+// within 128-bit lanes, then permuted).
+template <int Odd>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 lanes(__m256 a, __m256 c) {
+  const __m256 t = Odd ? _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1)) : _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+// One plane of a K x K (K = 2 or 3), stride-2 max pool whose windows lie inside x: y[oh][ow] =
+// the max of rows 2oh .. 2oh + K - 1 and columns 2ow .. 2ow + K - 1. Eight outputs at a time: the
+// rows' max over 16 columns, then its even and odd columns (K = 3: and the even columns of the
+// same max two columns on).
+template <int K>
+__attribute__((target("avx2,fma"))) void max_pool_s2(const float* x, int64_t W, float* y, int64_t OH, int64_t OW) {
   for (int64_t oh = 0; oh < OH; ++oh) {
-    const float* r0 = x + 2 * oh * W;
-    const float* r1 = r0 + W;
+    const float* r = x + 2 * oh * W;
     float* yr = y + oh * OW;
     int64_t ow = 0;
-    for (; ow + 8 <= OW; ow += 8) {
-      const __m256 a = max_nan(_mm256_loadu_ps(r0 + 2 * ow), _mm256_loadu_ps(r1 + 2 * ow));
-      const __m256 c = max_nan(_mm256_loadu_ps(r0 + 2 * ow + 8), _mm256_loadu_ps(r1 + 2 * ow + 8));
-      // Even and odd columns ([0 2 8 10 | 4 6 12 14] within lanes; the permute restores order).
-      const __m256 even = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0)), odd = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1));
-      const __m256 m = max_nan(even, odd);
-      _mm256_storeu_ps(yr + ow, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), _MM_SHUFFLE(3, 1, 2, 0))));
+    for (; 2 * ow + 16 + (K - 2) <= W && ow + 8 <= OW; ow += 8) {
+      const __m256 a = rows_max<K>(r, W, 2 * ow), c = rows_max<K>(r, W, 2 * ow + 8);
+      __m256 m = max_nan(lanes<0>(a, c), lanes<1>(a, c));
+      if constexpr (K == 3) m = max_nan(m, lanes<0>(rows_max<K>(r, W, 2 * ow + 2), rows_max<K>(r, W, 2 * ow + 10)));
+      _mm256_storeu_ps(yr + ow, m);
     }
     for (; ow < OW; ++ow) {
-      float v = r0[2 * ow];
-      for (const float u : {r1[2 * ow], r0[2 * ow + 1], r1[2 * ow + 1]}) v = (u > v || u != u) ? u : v;
+      float v = r[2 * ow];
+      for (int i = 0; i < K; ++i)
+        for (int j = 0; j < K; ++j) {
+          const float u = r[i * W + 2 * ow + j];
+          v = (u > v || u != u) ? u : v;
+        }
       yr[ow] = v;
     }
   }
 }
+
+void max_pool_s2_planes(const float* x, int64_t k, int64_t W, float* y, int64_t OH, int64_t OW) {
+  if (k == 2) max_pool_s2<2>(x, W, y, OH, OW);
+  else max_pool_s2<3>(x, W, y, OH, OW);
+}
 #else
-void max_pool_2x2(const float*, int64_t, int64_t, float*, int64_t, int64_t) {}  // never called: not available
+void max_pool_s2_planes(const float*, int64_t, int64_t, float*, int64_t, int64_t) {}  // never called: not available
 #endif
 
 std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
@@ -137,12 +162,12 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
       const int64_t kh = two ? g.k[0] : 1, kw = g.k.back(), sh = two ? g.stride[0] : 1, sw = g.stride.back();
       const int64_t dh = two ? g.dil[0] : 1, dw = g.dil.back(), ph = two ? g.pb[0] : 0, pw = g.pb.back();
       const int64_t peh = two ? g.pe[0] : 0, pew = g.pe.back();
-      if (kind == PoolKind::Max && two && kh == 2 && kw == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 && pw == 0 && 2 * OH <= H &&
-          2 * OW <= W && max_pool_2x2_available()) {
-        // The 2x2, stride-2 pooling of detection and segmentation networks: windows inside the
+      if (kind == PoolKind::Max && two && (kh == 2 || kh == 3) && kw == kh && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 && pw == 0 &&
+          2 * (OH - 1) + kh <= H && 2 * (OW - 1) + kw <= W && max_pool_s2_available()) {
+        // The 2x2 and 3x3 stride-2 pooling of vision networks with every window inside the
         // input, vectorised.
         ctx.pool().parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
-          for (int64_t plane = b; plane < e; ++plane) max_pool_2x2(px + plane * IS, H, W, py + plane * P, OH, OW);
+          for (int64_t plane = b; plane < e; ++plane) max_pool_s2_planes(px + plane * IS, kh, W, py + plane * P, OH, OW);
         });
         return;
       }

@@ -185,8 +185,9 @@ TEST(RuntimeOps, MaxPoolFastPathMatchesTheWindowedReference) {
                        Case{7, 12, 3, 3, 1, 1, 1}, Case{5, 5, 5, 1, 1, 2, 0}, Case{12, 6, 2, 1, 3, 0, 0},
                        // wide rows: stride 2 splits rows into even and odd columns with vectors
                        Case{9, 41, 3, 2, 1, 1, 1}, Case{6, 40, 2, 2, 2, 0, 0}, Case{5, 37, 3, 2, 1, 0, 1}, Case{4, 64, 4, 2, 1, 2, 0},
-                       // 2x2 stride 2 inside the input: its own vectorised loop
-                       Case{10, 41, 2, 2, 1, 0, 0}, Case{7, 64, 2, 2, 1, 0, 0}, Case{8, 48, 2, 2, 1, 0, 1}, Case{5, 17, 2, 2, 1, 0, 0}}) {
+                       // 2x2 and 3x3 stride 2 inside the input: their own vectorised loop
+                       Case{10, 41, 2, 2, 1, 0, 0}, Case{7, 64, 2, 2, 1, 0, 0}, Case{8, 48, 2, 2, 1, 0, 1}, Case{5, 17, 2, 2, 1, 0, 0},
+                       Case{9, 41, 3, 2, 1, 0, 0}, Case{13, 111, 3, 2, 1, 0, 0}, Case{7, 18, 3, 2, 1, 0, 0}, Case{9, 41, 3, 2, 1, 0, 1}}) {
     std::vector<float> x(size_t(2 * 3 * c.h * c.w));
     for (float& v : x) v = d(rng);
     x[5] = std::numeric_limits<float>::quiet_NaN();
