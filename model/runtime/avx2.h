@@ -1,7 +1,8 @@
 // Internal: helpers on 8-float AVX2 registers for the kernels built for AVX2 + FMA (functions
 // with target("avx2,fma"); callers check cpu_has_avx2_fma()): the piecewise-linear epilogues for
 // kernels that apply the activation while their output is still in registers (gemm_packed, the
-// 3x3 depthwise kernel), partial stores and loads, and splitting even and odd columns.
+// 3x3 depthwise kernel), partial stores and loads, and even and odd columns (im2col, depthwise and
+// pooling with stride 2).
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -78,14 +79,24 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_first(float
   if (n >= 1) _mm_store_ss(p, h);
 }
 
+// Lanes 0, 2, .., 14 (even_lanes) or 1, 3, .., 15 (odd_lanes) of the 16 floats (a, c), in
+// order. shuffle_ps works within 128-bit lanes ([0 2 8 10 | 4 6 12 14]); the permute restores
+// the order.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 even_lanes(__m256 a, __m256 c) {
+  const __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 odd_lanes(__m256 a, __m256 c) {
+  const __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
 // even[i] = p[2i] and odd[i] = p[2i + 1] for i < n, n a multiple of 8 (reads p[0, 2n)).
 __attribute__((target("avx2,fma"), always_inline)) inline void split_even_odd(const float* p, int64_t n, float* even, float* odd) {
   for (int64_t i = 0; i < n; i += 8) {
     const __m256 v0 = _mm256_loadu_ps(p + 2 * i), v1 = _mm256_loadu_ps(p + 2 * i + 8);
-    // shuffle_ps works within 128-bit lanes: [0 2 8 10 | 4 6 12 14]; the permute restores order.
-    const __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
-    if (even) _mm256_storeu_ps(even + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
-    if (odd) _mm256_storeu_ps(odd + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
+    if (even) _mm256_storeu_ps(even + i, even_lanes(v0, v1));
+    if (odd) _mm256_storeu_ps(odd + i, odd_lanes(v0, v1));
   }
 }
 

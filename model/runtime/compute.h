@@ -10,6 +10,7 @@
 namespace nnxr::runtime {
 
 // Whether the CPU (and OS) can run AVX2 + FMA code: kernels with such a variant pick it then.
+// Determined once; cheap to call in loops.
 bool cpu_has_avx2_fma();
 
 // C[M,N] = alpha * op(A) * op(B) + beta * C, op = transpose when ta/tb. lda/ldb/ldc are the

@@ -14,8 +14,7 @@
 namespace nnxr::runtime {
 
 bool conv_depthwise3x3_applies(const ConvGeom& g) {
-  static const bool avx2 = cpu_has_avx2_fma();
-  if (!avx2 || g.spatial() != 2 || g.group <= 1 || g.group != g.C || g.M != g.C) return false;
+  if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group <= 1 || g.group != g.C || g.M != g.C) return false;
   const int64_t s = g.stride[0];
   return g.kernel[0] == 3 && g.kernel[1] == 3 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.stride[1] == s && (s == 1 || s == 2) &&
          g.pad_begin[0] <= 2 && g.pad_begin[1] <= 2;

@@ -25,10 +25,7 @@ PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda) {
   return p;
 }
 
-bool gemm_packed_available() {
-  static const bool v = cpu_has_avx2_fma();
-  return v;
-}
+bool gemm_packed_available() { return cpu_has_avx2_fma(); }
 
 #if defined(__x86_64__) || defined(__i386__)
 namespace {

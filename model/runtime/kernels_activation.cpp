@@ -124,14 +124,9 @@ __attribute__((target("avx2,fma"))) void epilogue_avx2(const Epilogue& e, float*
 }
 void epilogue_sse(const Epilogue& e, float* y, float* z, int64_t n, bool bias_add, float bias) { epilogue_body(e, y, z, n, bias_add, bias); }
 
-bool avx2() {
-  static const bool v = cpu_has_avx2_fma();
-  return v;
-}
-
 }  // namespace
 
-void sigmoid_f32(const float* x, float* y, int64_t n) { (avx2() ? sigmoid_avx2 : sigmoid_sse)(x, y, n); }
+void sigmoid_f32(const float* x, float* y, int64_t n) { (cpu_has_avx2_fma() ? sigmoid_avx2 : sigmoid_sse)(x, y, n); }
 
 void tanh_f32(const float* x, float* y, int64_t n) {
   constexpr int64_t kChunk = 256;
@@ -157,7 +152,7 @@ void epilogue_apply(const EpilogueOut& out, float* y, int64_t offset, int64_t n,
   const bool sig = e && (e->kind == Epilogue::Kind::Sigmoid || e->kind == Epilogue::Kind::SiLU);
   // The bias and the piecewise-linear activations in one pass (the pass skips the sigmoid kinds).
   static constexpr Epilogue kBiasOnly{Epilogue::Kind::Sigmoid};
-  if (bias_add || (e && !sig)) (avx2() ? epilogue_avx2 : epilogue_sse)(e && !sig ? *e : kBiasOnly, y, e ? out.z1 + offset : nullptr, n, bias_add, bias);
+  if (bias_add || (e && !sig)) (cpu_has_avx2_fma() ? epilogue_avx2 : epilogue_sse)(e && !sig ? *e : kBiasOnly, y, e ? out.z1 + offset : nullptr, n, bias_add, bias);
   if (!sig) return;
   float* z = out.z1 + offset;
   sigmoid_f32(y, z, n);  // as the Sigmoid kernel

@@ -1,5 +1,5 @@
-// Conv (im2col + sgemm, direct depthwise, naive N-d reference) and ConvTranspose (sgemm +
-// col2im, naive reference).
+// Conv (im2col + gemm_packed, or sgemm without AVX2; the 3x3 depthwise kernel and a general
+// direct depthwise one; naive N-d reference) and ConvTranspose (sgemm + col2im, naive reference).
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -88,8 +88,7 @@ __attribute__((target("avx2,fma"))) void copy_every_other_avx2(const float* src,
 
 void copy_every_other(const float* src, float* dst, int64_t n) {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool avx2 = cpu_has_avx2_fma();
-  if (avx2) return copy_every_other_avx2(src, dst, n);
+  if (cpu_has_avx2_fma()) return copy_every_other_avx2(src, dst, n);
 #endif
   for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
 }
@@ -292,8 +291,7 @@ void dw_accumulate_sse(const float* base, const int64_t* off, const float* w, in
   dw_accumulate_body(base, off, w, taps, bias, out, n);
 }
 void dw_accumulate(const float* base, const int64_t* off, const float* w, int64_t taps, float bias, float* out, int64_t n) {
-  static const bool avx2 = cpu_has_avx2_fma();
-  (avx2 ? dw_accumulate_avx2 : dw_accumulate_sse)(base, off, w, taps, bias, out, n);
+  (cpu_has_avx2_fma() ? dw_accumulate_avx2 : dw_accumulate_sse)(base, off, w, taps, bias, out, n);
 }
 
 }  // namespace

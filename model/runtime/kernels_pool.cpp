@@ -3,10 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
+#include "model/runtime/avx2.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/spatial.h"
@@ -62,11 +60,6 @@ void for_each_window(const PoolGeom& g, Fn fn) {
   }
 }
 
-bool max_pool_s2_available() {
-  static const bool v = cpu_has_avx2_fma();
-  return v;
-}
-
 #if defined(__x86_64__) || defined(__i386__)
 // max(a, b) as the pooling loops take it: b when it is greater or NaN (NaN wins), else a.
 __attribute__((target("avx2,fma"), always_inline)) inline __m256 max_nan(__m256 a, __m256 b) {
@@ -82,14 +75,6 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 rows_max(const 
   return v;
 }
 
-// The even (Odd = 0) or odd lanes of the 16 floats (a, c), in order ([0 2 8 10 | 4 6 12 14]
-// within 128-bit lanes, then permuted).
-template <int Odd>
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 lanes(__m256 a, __m256 c) {
-  const __m256 t = Odd ? _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1)) : _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
 // One plane of a K x K (K = 2 or 3), stride-2 max pool whose windows lie inside x: y[oh][ow] =
 // the max of rows 2oh .. 2oh + K - 1 and columns 2ow .. 2ow + K - 1. Eight outputs at a time: the
 // rows' max over 16 columns, then its even and odd columns (K = 3: and the even columns of the
@@ -102,8 +87,8 @@ __attribute__((target("avx2,fma"))) void max_pool_s2(const float* x, int64_t W, 
     int64_t ow = 0;
     for (; 2 * ow + 16 + (K - 2) <= W && ow + 8 <= OW; ow += 8) {
       const __m256 a = rows_max<K>(r, W, 2 * ow), c = rows_max<K>(r, W, 2 * ow + 8);
-      __m256 m = max_nan(lanes<0>(a, c), lanes<1>(a, c));
-      if constexpr (K == 3) m = max_nan(m, lanes<0>(rows_max<K>(r, W, 2 * ow + 2), rows_max<K>(r, W, 2 * ow + 10)));
+      __m256 m = max_nan(avx2::even_lanes(a, c), avx2::odd_lanes(a, c));
+      if constexpr (K == 3) m = max_nan(m, avx2::even_lanes(rows_max<K>(r, W, 2 * ow + 2), rows_max<K>(r, W, 2 * ow + 10)));
       _mm256_storeu_ps(yr + ow, m);
     }
     for (; ow < OW; ++ow) {
@@ -163,7 +148,7 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
       const int64_t dh = two ? g.dil[0] : 1, dw = g.dil.back(), ph = two ? g.pb[0] : 0, pw = g.pb.back();
       const int64_t peh = two ? g.pe[0] : 0, pew = g.pe.back();
       if (kind == PoolKind::Max && two && (kh == 2 || kh == 3) && kw == kh && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 && pw == 0 &&
-          2 * (OH - 1) + kh <= H && 2 * (OW - 1) + kw <= W && max_pool_s2_available()) {
+          2 * (OH - 1) + kh <= H && 2 * (OW - 1) + kw <= W && cpu_has_avx2_fma()) {
         // The 2x2 and 3x3 stride-2 pooling of vision networks with every window inside the
         // input, vectorised.
         ctx.pool().parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {

@@ -5,6 +5,24 @@
 
 namespace nnxr::runtime {
 
+namespace {
+
+// Spins until done() or for `limit` (a run issues its parallel loops back to back, and waking a
+// thread that sleeps on a condition variable costs tens of microseconds); true if done() held.
+template <class Done>
+bool spin_until(Done done, std::chrono::microseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (int i = 0; !done(); ++i) {
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return true;
+}
+
+}  // namespace
+
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < std::max(1, threads); ++i) workers_.emplace_back([this, i] { worker(i); });
 }
@@ -56,15 +74,8 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     std::lock_guard lock(mutex_);
     --pending_;
   }
-  // The other chunks usually end within microseconds: wait for them spinning for a while
-  // (sleeping on the condition variable costs tens of microseconds to wake from), then sleep.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
-  for (int i = 0; pending_.load(std::memory_order_acquire) != 0; ++i) {
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) break;
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-  }
+  // The other chunks usually end within microseconds: wait for them spinning, then sleep.
+  spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; }, std::chrono::microseconds(200));
   std::unique_lock lock(mutex_);
   done_.wait(lock, [this] { return pending_ == 0; });
   body_ = nullptr;
@@ -82,13 +93,7 @@ void ThreadPool::worker(int /*index*/) {
   for (;;) {
     if (generation_ == seen && !stop_) {
       lock.unlock();
-      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
-      for (int i = 0; generation_.load(std::memory_order_acquire) == seen; ++i) {
-        if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) break;
-#if defined(__x86_64__)
-        __builtin_ia32_pause();
-#endif
-      }
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }, std::chrono::microseconds(200));
       lock.lock();
     }
     wake_.wait(lock, [&] { return stop_ || (generation_ != seen && body_ && next_chunk_ < chunks_); });
