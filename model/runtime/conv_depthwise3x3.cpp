@@ -95,9 +95,10 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
   __m256 wv[9];
   for (int t = 0; t < 9; ++t) wv[t] = _mm256_set1_ps(w[t]);
   const __m256 bv = _mm256_set1_ps(bias);
-  // Streaming stores only when every row is whole steps: a line written partly by streaming and
-  // partly by ordinary stores is flushed piecemeal (several times slower).
-  const bool stream = Act != InReg::None && g.OW % kOut == 0 && reinterpret_cast<uintptr_t>(y) % 32 == 0;
+  // Streaming stores only when every row is whole vectors and the plane whole cache lines: y is
+  // then written front to back in aligned vectors, all streamed (a line written partly by
+  // streaming and partly by ordinary stores is flushed piecemeal, several times slower).
+  const bool stream = Act != InReg::None && g.OW % 8 == 0 && g.OH * g.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const float* src[3];
     for (int ki = 0; ki < 3; ++ki) {
@@ -129,7 +130,8 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
         taps<Stride, 1>(src, L, ow, wv, bv, r);
         r[1] = r[0];  // (not stored)
       }
-      avx2::store_first(yr + ow, r[0], r[1], rest);
+      if (stream && rest == 8) _mm256_stream_ps(yr + ow, r[0]);
+      else avx2::store_first(yr + ow, r[0], r[1], rest);
       if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, r[0], r[1], ap, rest);
     }
   }

@@ -9,6 +9,7 @@
 
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
+#include "model/runtime/value.h"
 #include "support.h"
 
 using namespace nnxr::runtime;
@@ -327,13 +328,55 @@ TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
 }
 
 // The 3x3 depthwise kernel (strides 1 and 2, every padding up to 2, planes narrower and wider
-// than a step of 16 outputs) with each epilogue, against the naive Conv and activation.
+// than a step of 16 outputs) with each epilogue, against the naive Conv and activation. Outputs
+// are cache-line aligned, as a session's are, so that planes of whole vectors (mobilenet's 56x56)
+// take the streamed stores.
 TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
   if (!conv_depthwise3x3_applies(ConvGeom{1, 2, 2, 2, {5, 5}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}})) GTEST_SKIP() << "no AVX2 + FMA";
   std::mt19937 rng(17);
   ThreadPool pool(2);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU};
+  using Aligned = std::vector<float, CacheAligned<float>>;
+  auto check = [&](const ConvGeom& g, int iter) {
+    ASSERT_TRUE(conv_depthwise3x3_applies(g)) << geom_str(g);
+    Epilogue e;
+    e.kind = kinds[iter % 5];
+    e.lo = -0.25f;
+    e.hi = 0.5f;
+    e.alpha = 0.125f;
+    const bool with_act = iter % 6 != 5;
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * 9), 900 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
+    const float* bias = iter % 4 < 2 ? b.data() : nullptr;
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), ref1(n), ref2(n);
+    Aligned opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+    conv_naive(g, x.data(), w.data(), bias, ref.data());
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n));
+    conv_depthwise3x3(g, x.data(), w.data(), bias, opt.data(), pool, with_act ? EpilogueOut{&e, z1.data(), z2.data()} : EpilogueOut{});
+    auto plain = [](const Aligned& v) { return std::vector<float>(v.begin(), v.end()); };
+    expect_close(plain(opt), ref, 9, "depthwise3x3 " + geom_str(g));
+    if (!with_act) return;
+    expect_close(plain(z1), ref1, 9, "depthwise3x3 epilogue " + std::to_string(static_cast<int>(e.kind)) + " " + geom_str(g));
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(plain(z2), ref2, 9, "depthwise3x3 silu " + geom_str(g));
+  };
+  auto geom = [](int64_t C, int64_t s, int64_t pad, std::vector<int64_t> in) {
+    ConvGeom g;
+    g.N = 1;
+    g.C = g.M = g.group = C;
+    g.in = in;
+    for (size_t d = 0; d < 2; ++d) {
+      g.kernel.push_back(3);
+      g.stride.push_back(s);
+      g.dilation.push_back(1);
+      g.pad_begin.push_back(pad);
+      g.pad_end.push_back(pad);
+      g.out.push_back(conv_out_dim(in[d], 3, s, 1, 2 * pad));
+    }
+    return g;
+  };
   for (int iter = 0; iter < 90; ++iter) {
     ConvGeom g;
     g.N = r(1, 2);
@@ -348,27 +391,12 @@ TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
       g.in.push_back(iter % 3 == 0 ? r(3, 9) : r(3, 75));
       g.out.push_back(conv_out_dim(g.in.back(), 3, s, 1, g.pad_begin.back() + g.pad_end.back()));
     }
-    ASSERT_TRUE(conv_depthwise3x3_applies(g)) << geom_str(g);
-    Epilogue e;
-    e.kind = kinds[iter % 5];
-    e.lo = -0.25f;
-    e.hi = 0.5f;
-    e.alpha = 0.125f;
-    const bool with_act = iter % 6 != 5;
-    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
-    const auto w = test::random_floats(static_cast<size_t>(g.M * 9), 900 + iter);
-    const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
-    const float* bias = iter % 4 < 2 ? b.data() : nullptr;
-    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
-    std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
-    conv_naive(g, x.data(), w.data(), bias, ref.data());
-    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n));
-    conv_depthwise3x3(g, x.data(), w.data(), bias, opt.data(), pool, with_act ? EpilogueOut{&e, z1.data(), z2.data()} : EpilogueOut{});
-    expect_close(opt, ref, 9, "depthwise3x3 " + geom_str(g));
-    if (!with_act) continue;
-    expect_close(z1, ref1, 9, "depthwise3x3 epilogue " + std::to_string(static_cast<int>(e.kind)) + " " + geom_str(g));
-    if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, 9, "depthwise3x3 silu " + geom_str(g));
+    check(g, iter);
   }
+  // Rows of whole vectors, not of whole steps of 16 (the streamed tail), planes of whole lines.
+  int iter = 90;
+  for (const ConvGeom& g : {geom(3, 1, 1, {56, 56}), geom(2, 2, 1, {112, 112}), geom(3, 1, 1, {24, 24}), geom(4, 1, 1, {2, 8}), geom(2, 2, 1, {16, 48})})
+    for (int k = 0; k < 5; ++k) check(g, iter++);
 }
 
 // gemm_packed on its own: row counts that are not a multiple of the panel, column tails, a
