@@ -1,5 +1,6 @@
 // Recurrent layers: LSTM, GRU, RNN (forward, reverse, bidirectional; sequence_lens; layout).
-// The input projection of all time steps is one sgemm; each step adds one sgemm with R.
+// The input projection of all time steps is one sgemm; each step adds one sgemm with R (LSTM:
+// one product per gate and range of hidden units, the ranges split over the pool).
 #include <algorithm>
 #include <cmath>
 
@@ -144,8 +145,9 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
       const float* p = ctx.in(i).as<float>().data();
       return p + (a.layout1 ? (b * D + d) : (d * B + b)) * H;
     };
-    std::vector<float> gates(static_cast<size_t>(4 * H));
+    std::vector<float> gates(static_cast<size_t>(B * G * H));
     std::vector<float> xw(static_cast<size_t>(S * B * G * H)), hr(static_cast<size_t>(B * G * H)), h(static_cast<size_t>(B * H)), c(static_cast<size_t>(B * H));
+    std::vector<float> hn(static_cast<size_t>(B * H));  // LSTM: the state a step writes while h is read
     for (int64_t d = 0; d < D; ++d) {
       const bool rev = a.reverse_only || d == 1;
       const float* W = ctx.in(1).as<float>().data() + d * G * H * I;
@@ -164,8 +166,77 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
         }
       }
       auto clip = [&](float v) { return a.clip > 0 ? std::clamp(v, -a.clip, a.clip) : v; };
+      auto clip_range = [&](float* v, int64_t n) {
+        for (int64_t j = 0; j < n; ++j) v[j] = std::clamp(v[j], -a.clip, a.clip);
+      };
+      // LSTM: each gate's two biases as one (Wb + Rb, as the other cells add them).
+      std::vector<float> bias(static_cast<size_t>(G * H), 0.f);
+      if (Wb)
+        for (int64_t i = 0; i < G * H; ++i) bias[static_cast<size_t>(i)] = Wb[i] + Rb[i];
+      // LSTM: one step over hidden units [j0, j1) of every batch entry, the recurrent product of
+      // those units' rows of the four gates, then their update. It reads h (the previous state)
+      // and writes only columns [j0, j1) of hn, c and Y, so ranges of units run in parallel.
+      auto lstm_units = [&](int64_t step, int64_t j0, int64_t j1) {
+        const int64_t n = j1 - j0;
+        for (int64_t b = 0; b < B; ++b) {
+          const int64_t len = lens[static_cast<size_t>(b)];
+          const float* hb = h.data() + b * H;
+          float* hnb = hn.data() + b * H;
+          if (step >= len) {  // finished: the state carries over
+            std::copy(hb + j0, hb + j1, hnb + j0);
+            continue;
+          }
+          const int64_t t = rev ? len - 1 - step : step;
+          const float* gx = xw.data() + (t * B + b) * G * H;
+          float* gh = hr.data() + b * G * H;
+          for (int64_t k = 0; k < G; ++k)
+            gemm_serial(false, true, 1, n, H, 1.f, hb, H, R + (k * H + j0) * H, H, 0.f, gh + k * H + j0, H);
+          float* cb = c.data() + b * H;
+          // Gate pre-activations into arrays (plain loops the compiler vectorises), the
+          // activations over whole arrays (vectorised for Sigmoid and Tanh), then the cell update.
+          float* gi = gates.data() + b * G * H;
+          float* go = gi + H;
+          float* gf = go + H;
+          float* gc = gf + H;
+          for (float* g : {gi, gf, gc}) {
+            const int64_t k = (g - gi) / H;
+            for (int64_t j = j0; j < j1; ++j) g[j] = gx[k * H + j] + gh[k * H + j] + bias[k * H + j];
+          }
+          if (P)
+            for (int64_t j = j0; j < j1; ++j) {
+              gi[j] += P[j] * cb[j];
+              gf[j] += P[2 * H + j] * cb[j];
+            }
+          if (a.clip > 0)
+            for (float* g : {gi, gf, gc}) clip_range(g + j0, n);
+          f[0].apply(gi + j0, n);
+          f[0].apply(gf + j0, n);
+          f[1].apply(gc + j0, n);
+          for (int64_t j = j0; j < j1; ++j) {
+            const float ig = a.input_forget ? 1.f - gf[j] : gi[j];
+            const float cn = gf[j] * cb[j] + ig * gc[j];
+            cb[j] = cn;
+            go[j] = gx[H + j] + gh[H + j] + bias[H + j];
+            gi[j] = cn;  // (the input gate is used up)
+          }
+          if (P)
+            for (int64_t j = j0; j < j1; ++j) go[j] += P[H + j] * cb[j];
+          if (a.clip > 0) clip_range(go + j0, n);
+          f[0].apply(go + j0, n);
+          f[2].apply(gi + j0, n);
+          float* yb = Y.data() + ((t * D + d) * B + b) * H;
+          for (int64_t j = j0; j < j1; ++j) hnb[j] = yb[j] = go[j] * gi[j];
+        }
+      };
+      // Blocks of 16 units, split over the pool when a thread gets 32k multiply-adds or more.
+      const int64_t unit_blocks = (H + 15) / 16;
+      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / (B * G * H * 16));
       for (int64_t step = 0; step < S; ++step) {
-        const int64_t t_max = S;
+        if (a.cell == Cell::LSTM) {
+          ctx.pool().parallel_for(unit_blocks, grain, [&](int64_t u0, int64_t u1) { lstm_units(step, u0 * 16, std::min(H, u1 * 16)); });
+          std::swap(h, hn);
+          continue;
+        }
         // Per batch entry the time index runs over its own length.
         if (a.cell != Cell::GRU || !a.linear_before_reset)
           gemm_blas(false, true, B, G * H, H, 1.f, h.data(), H, R, H, 0.f, hr.data(), G * H);
@@ -173,41 +244,11 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
           const int64_t len = lens[static_cast<size_t>(b)];
           if (step >= len) continue;
           const int64_t t = rev ? len - 1 - step : step;
-          (void)t_max;
           const float* gx = xw.data() + (t * B + b) * G * H;
           float* hb = h.data() + b * H;
-          float* cb = c.data() + b * H;
-          if (a.cell == Cell::LSTM) {
-            const float* gh = hr.data() + b * G * H;
-            // Gate pre-activations into arrays, the activations over whole arrays (vectorised
-            // for Sigmoid and Tanh), then the cell update.
-            float* gi = gates.data();
-            float* go = gi + H;
-            float* gf = go + H;
-            float* gc = gf + H;
-            auto gate = [&](int64_t k, int64_t j) { return gx[k * H + j] + gh[k * H + j] + (Wb ? Wb[k * H + j] + Rb[k * H + j] : 0.f); };
-            for (int64_t j = 0; j < H; ++j) {
-              const float cprev = cb[j];
-              gi[j] = clip(gate(0, j) + (P ? P[j] * cprev : 0.f));
-              gf[j] = clip(gate(2, j) + (P ? P[2 * H + j] * cprev : 0.f));
-              gc[j] = clip(gate(3, j));
-            }
-            f[0].apply(gi, H);
-            f[0].apply(gf, H);
-            f[1].apply(gc, H);
-            for (int64_t j = 0; j < H; ++j) {
-              const float ig = a.input_forget ? 1.f - gf[j] : gi[j];
-              const float cn = gf[j] * cb[j] + ig * gc[j];
-              cb[j] = cn;
-              go[j] = clip(gate(1, j) + (P ? P[H + j] * cn : 0.f));
-              gi[j] = cn;  // (the input gate is used up)
-            }
-            f[0].apply(go, H);
-            f[2].apply(gi, H);
-            for (int64_t j = 0; j < H; ++j) hb[j] = go[j] * gi[j];
-          } else if (a.cell == Cell::GRU) {
+          if (a.cell == Cell::GRU) {
             // gates z, r, h
-            std::vector<float> hn(static_cast<size_t>(H));
+            std::vector<float> hnew(static_cast<size_t>(H));
             const float* gh = hr.data() + b * G * H;
             if (a.linear_before_reset) {
               // (h R_h^T + Rb_h) is multiplied by r after the product.
@@ -217,7 +258,7 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
                 const float z = f[0](clip(gx[j] + rh[static_cast<size_t>(j)] + (Wb ? Wb[j] + Rb[j] : 0.f)));
                 const float rr = f[0](clip(gx[H + j] + rh[static_cast<size_t>(H + j)] + (Wb ? Wb[H + j] + Rb[H + j] : 0.f)));
                 const float hh = f[1](clip(gx[2 * H + j] + (Wb ? Wb[2 * H + j] : 0.f) + rr * (rh[static_cast<size_t>(2 * H + j)] + (Rb ? Rb[2 * H + j] : 0.f))));
-                hn[static_cast<size_t>(j)] = (1 - z) * hh + z * hb[j];
+                hnew[static_cast<size_t>(j)] = (1 - z) * hh + z * hb[j];
               }
             } else {
               std::vector<float> rhp(static_cast<size_t>(H));
@@ -229,10 +270,10 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
               for (int64_t j = 0; j < H; ++j) {
                 const float z = f[0](clip(gx[j] + gh[j] + (Wb ? Wb[j] + Rb[j] : 0.f)));
                 const float hh = f[1](clip(gx[2 * H + j] + hrh[static_cast<size_t>(j)] + (Wb ? Wb[2 * H + j] + Rb[2 * H + j] : 0.f)));
-                hn[static_cast<size_t>(j)] = (1 - z) * hh + z * hb[j];
+                hnew[static_cast<size_t>(j)] = (1 - z) * hh + z * hb[j];
               }
             }
-            std::copy(hn.begin(), hn.end(), hb);
+            std::copy(hnew.begin(), hnew.end(), hb);
           } else {
             const float* gh = hr.data() + b * H;
             for (int64_t j = 0; j < H; ++j) hb[j] = f[0](clip(gx[j] + gh[j] + (Wb ? Wb[j] + Rb[j] : 0.f)));

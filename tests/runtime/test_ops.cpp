@@ -1,6 +1,7 @@
 // Per-op semantics on small models written in ONNX text syntax.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -461,6 +462,62 @@ TEST(RuntimeOps, LstmWithZeroWeightsAndCellBias) {
   const float c2 = 0.5f * c1 + 0.5f * std::tanh(1.f), h2 = 0.5f * std::tanh(c2);
   expect_floats(values<float>(s, "Y"), {h1, h1, h1, h1, h2, h2, h2, h2});
   expect_floats(values<float>(s, "H"), {h2, h2, h2, h2});
+}
+
+// An LSTM wide enough that each step's hidden units are split over two threads, with sequence
+// lengths, initial state, peepholes and clip, against the ONNX equations computed directly.
+TEST(RuntimeOps, LstmSplitOverThreadsMatchesTheEquations) {
+  constexpr int64_t S = 5, B = 3, I = 7, H = 128;
+  const std::vector<int32_t> lens{5, 2, 1};  // (2: an odd number of steps after its end)
+  Session s(test::plan_from_text(model13(R"((float[5,3,7] X, float[1,512,7] W, float[1,512,128] R, float[1,1024] Bias, int32[3] L,
+                                             float[1,3,128] H0, float[1,3,128] C0, float[1,384] P)
+                                             => (float[5,1,3,128] Y, float[1,3,128] Yh, float[1,3,128] Yc) {
+      Y, Yh, Yc = LSTM <hidden_size = 128, clip = 2.5> (X, W, R, Bias, L, H0, C0, P) })")),
+            {.threads = 2});
+  auto scaled = [](size_t n, uint32_t seed, float k) {
+    auto v = test::random_floats(n, seed);
+    for (float& x : v) x *= k;
+    return v;
+  };
+  const auto x = scaled(S * B * I, 1, 1.f), w = scaled(4 * H * I, 2, 0.5f), r = scaled(4 * H * H, 3, 0.15f);
+  const auto bias = scaled(8 * H, 4, 0.5f), h0 = scaled(B * H, 5, 1.f), c0 = scaled(B * H, 6, 1.f), p = scaled(3 * H, 7, 0.5f);
+  test::feed_f(s, "X", {S, B, I}, x);
+  test::feed_f(s, "W", {1, 4 * H, I}, w);
+  test::feed_f(s, "R", {1, 4 * H, H}, r);
+  test::feed_f(s, "Bias", {1, 8 * H}, bias);
+  test::feed(s, "L", model::DType::Int32, {B}, lens);
+  test::feed_f(s, "H0", {1, B, H}, h0);
+  test::feed_f(s, "C0", {1, B, H}, c0);
+  test::feed_f(s, "P", {1, 3 * H}, p);
+  s.run();
+  // Gates i, o, f, c in W, R and the biases; peepholes i, o, f.
+  std::vector<double> y(S * B * H, 0.0), hs(h0.begin(), h0.end()), cs(c0.begin(), c0.end());
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  auto clip = [](double v) { return std::clamp(v, -2.5, 2.5); };
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < lens[size_t(b)]; ++t) {
+      std::vector<double> pre(4 * H);
+      for (int64_t g = 0; g < 4 * H; ++g) {
+        double v = double(bias[size_t(g)]) + bias[size_t(4 * H + g)];
+        for (int64_t i = 0; i < I; ++i) v += double(x[size_t((t * B + b) * I + i)]) * w[size_t(g * I + i)];
+        for (int64_t j = 0; j < H; ++j) v += hs[size_t(b * H + j)] * r[size_t(g * H + j)];
+        pre[size_t(g)] = v;
+      }
+      for (int64_t j = 0; j < H; ++j) {
+        double& c = cs[size_t(b * H + j)];
+        const double ig = sigmoid(clip(pre[size_t(j)] + p[size_t(j)] * c));
+        const double fg = sigmoid(clip(pre[size_t(2 * H + j)] + p[size_t(2 * H + j)] * c));
+        const double cg = std::tanh(clip(pre[size_t(3 * H + j)]));
+        c = fg * c + ig * cg;
+        const double og = sigmoid(clip(pre[size_t(H + j)] + p[size_t(H + j)] * c));
+        y[size_t((t * B + b) * H + j)] = og * std::tanh(c);
+      }
+      for (int64_t j = 0; j < H; ++j) hs[size_t(b * H + j)] = y[size_t((t * B + b) * H + j)];
+    }
+  auto as_float = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+  expect_floats(values<float>(s, "Y"), as_float(y), 2e-5f);
+  expect_floats(values<float>(s, "Yh"), as_float(hs), 2e-5f);
+  expect_floats(values<float>(s, "Yc"), as_float(cs), 2e-5f);
 }
 
 // Precision the agreement with onnxruntime (tools/ort-agree.py) showed to matter: in each case
