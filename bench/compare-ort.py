@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """Side-by-side latency and memory of `nnxr run` and onnxruntime on the shared models.
 
-Usage: bench/compare-ort.py [--nnxr BIN] [--runs N] [--threads 1,2] [--ort-runner JS] [MODEL...]
+Usage: bench/compare-ort.py [--nnxr BIN] [--runs N] [--rounds R] [--threads 1,2] [--ort-runner JS] [MODEL...]
 
 For each model and thread count, in the same invocation: `nnxr run --random 42 --repeat N` and
 ort-run.js (--seed 42, 3 warm-ups, N timed runs, graph optimizations "all"), each under
-/usr/bin/time -v. Prints one markdown table per thread count: median and min latency in ms, the
-ratio of the medians (nnxr / onnxruntime), and the peak resident memory (max RSS) of each process.
+/usr/bin/time -v, alternating in R rounds (--rounds, default 3) so that both meet the same
+machine: a burst of load from elsewhere lands in one round, not on one side. Prints one markdown
+table per thread count: the median over rounds of each round's median latency, the min over all
+runs, the ratio of those medians (nnxr / onnxruntime) and the range of the per-round ratios, and
+the peak resident memory (max RSS) of each process.
 nnxr keeps every activation of the model; onnxruntime keeps only the outputs. onnxruntime's RSS
 includes the Node.js runtime (about 50 MB). Models default to every .onnx in the shared folder
 and its arch/ sub-folder. onnxruntime-node is found as in tools/ort-agree.py.
@@ -17,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,6 +71,7 @@ def main():
     ap.add_argument("models", nargs="*")
     ap.add_argument("--nnxr", default=os.path.join(ROOT, "build", "app", "nnxr"))
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--ort-runner", default=os.path.join(SHARED, "tools", "ort-run.js"))
     args = ap.parse_args()
@@ -85,9 +90,9 @@ def main():
             return 2
     env = dict(os.environ, NODE_PATH=node_path())
     for t in [int(x) for x in args.threads.split(",")]:
-        print(f"\n### {t} thread{'s' if t > 1 else ''}, {args.runs} runs\n")
-        print("| model | nnxr median ms | nnxr min ms | ORT median ms | ORT min ms | ratio (median) | nnxr max RSS MB | ORT max RSS MB |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print(f"\n### {t} thread{'s' if t > 1 else ''}, {args.rounds} rounds of {args.runs} runs\n")
+        print("| model | nnxr median ms | nnxr min ms | ORT median ms | ORT min ms | ratio (median) | per-round ratios | nnxr max RSS MB | ORT max RSS MB |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for model in models:
             base = os.path.basename(model)
             dims = []
@@ -95,17 +100,26 @@ def main():
                 dims += ["--dim", d]
             try:
                 feeds = fp16_feeds(model, args.ort_runner, env, dims)
-                out, n_rss = timed([args.nnxr, "run", model, "--random", "42", "--threads", str(t), "--repeat", str(args.runs), "--json"]
-                                   + dims + feeds)
-                r = json.loads(out)
-                n_med, n_min = r["median_ms"], r["min_ms"]
-                out, o_rss = timed(["node", args.ort_runner, model, "--seed", "42", "--threads", str(t), "--warmup", "3",
-                                    "--runs", str(args.runs), "--json", "--quiet"] + dims, env=env)
-                o = json.loads(out.strip().splitlines()[-1])
-                o_med, o_min = o["medianMs"], o["minMs"]
-                print(f"| {base} | {n_med:.2f} | {n_min:.2f} | {o_med:.2f} | {o_min:.2f} | {n_med / o_med:.2f} | {n_rss:.0f} | {o_rss:.0f} |")
+                n_meds, n_mins, o_meds, o_mins, n_rss, o_rss = [], [], [], [], 0.0, 0.0
+                for _ in range(max(1, args.rounds)):
+                    out, rss = timed([args.nnxr, "run", model, "--random", "42", "--threads", str(t), "--repeat", str(args.runs), "--json"]
+                                     + dims + feeds)
+                    r = json.loads(out)
+                    n_meds.append(r["median_ms"])
+                    n_mins.append(r["min_ms"])
+                    n_rss = max(n_rss, rss)
+                    out, rss = timed(["node", args.ort_runner, model, "--seed", "42", "--threads", str(t), "--warmup", "3",
+                                      "--runs", str(args.runs), "--json", "--quiet"] + dims, env=env)
+                    o = json.loads(out.strip().splitlines()[-1])
+                    o_meds.append(o["medianMs"])
+                    o_mins.append(o["minMs"])
+                    o_rss = max(o_rss, rss)
+                n_med, o_med = statistics.median(n_meds), statistics.median(o_meds)
+                ratios = [a / b for a, b in zip(n_meds, o_meds)]
+                print(f"| {base} | {n_med:.2f} | {min(n_mins):.2f} | {o_med:.2f} | {min(o_mins):.2f} | {n_med / o_med:.2f} | "
+                      f"{min(ratios):.2f}–{max(ratios):.2f} | {n_rss:.0f} | {o_rss:.0f} |")
             except (RuntimeError, KeyError, ValueError) as e:
-                print(f"| {base} | failed: {str(e)[:120]} | | | | | | |")
+                print(f"| {base} | failed: {str(e)[:120]} | | | | | | | |")
             sys.stdout.flush()
     return 0
 
