@@ -169,7 +169,8 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
       auto clip_range = [&](float* v, int64_t n) {
         for (int64_t j = 0; j < n; ++j) v[j] = std::clamp(v[j], -a.clip, a.clip);
       };
-      // LSTM: each gate's two biases as one (Wb + Rb, as the other cells add them).
+      // Each gate's two biases as one, Wb + Rb (GRU's linear_before_reset keeps its hidden gate's
+      // apart).
       std::vector<float> bias(static_cast<size_t>(G * H), 0.f);
       if (Wb)
         for (int64_t i = 0; i < G * H; ++i) bias[static_cast<size_t>(i)] = Wb[i] + Rb[i];
@@ -255,28 +256,28 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
               std::vector<float> rh(static_cast<size_t>(G * H));
               gemm_blas(false, true, 1, G * H, H, 1.f, hb, H, R, H, 0.f, rh.data(), G * H);
               for (int64_t j = 0; j < H; ++j) {
-                const float z = f[0](clip(gx[j] + rh[static_cast<size_t>(j)] + (Wb ? Wb[j] + Rb[j] : 0.f)));
-                const float rr = f[0](clip(gx[H + j] + rh[static_cast<size_t>(H + j)] + (Wb ? Wb[H + j] + Rb[H + j] : 0.f)));
+                const float z = f[0](clip(gx[j] + rh[static_cast<size_t>(j)] + bias[j]));
+                const float rr = f[0](clip(gx[H + j] + rh[static_cast<size_t>(H + j)] + bias[H + j]));
                 const float hh = f[1](clip(gx[2 * H + j] + (Wb ? Wb[2 * H + j] : 0.f) + rr * (rh[static_cast<size_t>(2 * H + j)] + (Rb ? Rb[2 * H + j] : 0.f))));
                 hnew[static_cast<size_t>(j)] = (1 - z) * hh + z * hb[j];
               }
             } else {
               std::vector<float> rhp(static_cast<size_t>(H));
               std::vector<float> rgate(static_cast<size_t>(H));
-              for (int64_t j = 0; j < H; ++j) rgate[static_cast<size_t>(j)] = f[0](clip(gx[H + j] + gh[H + j] + (Wb ? Wb[H + j] + Rb[H + j] : 0.f)));
+              for (int64_t j = 0; j < H; ++j) rgate[static_cast<size_t>(j)] = f[0](clip(gx[H + j] + gh[H + j] + bias[H + j]));
               for (int64_t j = 0; j < H; ++j) rhp[static_cast<size_t>(j)] = rgate[static_cast<size_t>(j)] * hb[j];
               std::vector<float> hrh(static_cast<size_t>(H));
               gemm_blas(false, true, 1, H, H, 1.f, rhp.data(), H, R + 2 * H * H, H, 0.f, hrh.data(), H);
               for (int64_t j = 0; j < H; ++j) {
-                const float z = f[0](clip(gx[j] + gh[j] + (Wb ? Wb[j] + Rb[j] : 0.f)));
-                const float hh = f[1](clip(gx[2 * H + j] + hrh[static_cast<size_t>(j)] + (Wb ? Wb[2 * H + j] + Rb[2 * H + j] : 0.f)));
+                const float z = f[0](clip(gx[j] + gh[j] + bias[j]));
+                const float hh = f[1](clip(gx[2 * H + j] + hrh[static_cast<size_t>(j)] + bias[2 * H + j]));
                 hnew[static_cast<size_t>(j)] = (1 - z) * hh + z * hb[j];
               }
             }
             std::copy(hnew.begin(), hnew.end(), hb);
           } else {
             const float* gh = hr.data() + b * H;
-            for (int64_t j = 0; j < H; ++j) hb[j] = f[0](clip(gx[j] + gh[j] + (Wb ? Wb[j] + Rb[j] : 0.f)));
+            for (int64_t j = 0; j < H; ++j) hb[j] = f[0](clip(gx[j] + gh[j] + bias[j]));
           }
           std::copy_n(hb, H, Y.data() + ((t * D + d) * B + b) * H);
         }

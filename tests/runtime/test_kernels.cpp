@@ -362,40 +362,36 @@ TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
     expect_close(plain(z1), ref1, 9, "depthwise3x3 epilogue " + std::to_string(static_cast<int>(e.kind)) + " " + geom_str(g));
     if (e.kind == Epilogue::Kind::SiLU) expect_close(plain(z2), ref2, 9, "depthwise3x3 silu " + geom_str(g));
   };
-  auto geom = [](int64_t C, int64_t s, int64_t pad, std::vector<int64_t> in) {
+  auto geom = [](int64_t N, int64_t C, int64_t s, std::vector<int64_t> pb, std::vector<int64_t> pe, std::vector<int64_t> in) {
     ConvGeom g;
-    g.N = 1;
+    g.N = N;
     g.C = g.M = g.group = C;
     g.in = in;
+    g.pad_begin = pb;
+    g.pad_end = pe;
     for (size_t d = 0; d < 2; ++d) {
       g.kernel.push_back(3);
       g.stride.push_back(s);
       g.dilation.push_back(1);
-      g.pad_begin.push_back(pad);
-      g.pad_end.push_back(pad);
-      g.out.push_back(conv_out_dim(in[d], 3, s, 1, 2 * pad));
+      g.out.push_back(conv_out_dim(in[d], 3, s, 1, pb[d] + pe[d]));
     }
     return g;
   };
   for (int iter = 0; iter < 90; ++iter) {
-    ConvGeom g;
-    g.N = r(1, 2);
-    g.C = g.M = g.group = r(2, 7);
-    const int64_t s = iter % 2 + 1;
+    const int64_t N = r(1, 2), C = r(2, 7);
+    std::vector<int64_t> pb, pe, in;
     for (int d = 0; d < 2; ++d) {
-      g.kernel.push_back(3);
-      g.stride.push_back(s);
-      g.dilation.push_back(1);
-      g.pad_begin.push_back(r(0, 2));
-      g.pad_end.push_back(r(0, 2));
-      g.in.push_back(iter % 3 == 0 ? r(3, 9) : r(3, 75));
-      g.out.push_back(conv_out_dim(g.in.back(), 3, s, 1, g.pad_begin.back() + g.pad_end.back()));
+      pb.push_back(r(0, 2));
+      pe.push_back(r(0, 2));
+      in.push_back(iter % 3 == 0 ? r(3, 9) : r(3, 75));
     }
-    check(g, iter);
+    check(geom(N, C, iter % 2 + 1, pb, pe, in), iter);
   }
   // Rows of whole vectors, not of whole steps of 16 (the streamed tail), planes of whole lines.
   int iter = 90;
-  for (const ConvGeom& g : {geom(3, 1, 1, {56, 56}), geom(2, 2, 1, {112, 112}), geom(3, 1, 1, {24, 24}), geom(4, 1, 1, {2, 8}), geom(2, 2, 1, {16, 48})})
+  const std::vector<int64_t> one{1, 1};
+  for (const ConvGeom& g : {geom(1, 3, 1, one, one, {56, 56}), geom(1, 2, 2, one, one, {112, 112}), geom(1, 3, 1, one, one, {24, 24}),
+                            geom(1, 4, 1, one, one, {2, 8}), geom(1, 2, 2, one, one, {16, 48})})
     for (int k = 0; k < 5; ++k) check(g, iter++);
 }
 

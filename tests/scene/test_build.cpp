@@ -201,13 +201,18 @@ void expect_same_elements(const InMemorySink& a, const InMemorySink& b) {
   EXPECT_EQ(0, std::memcmp(a.connection_data.data(), b.connection_data.data(), a.connection_data.size() * sizeof(Connection)));
 }
 
-TEST(SceneBuild, SameInputSameScene) {
+// The branchy graph's scene for one fixed input (top 5, budget 2000) with `threads` threads.
+void build_branchy(int threads, InMemorySink& sink) {
   const Graph g = model::load_model_from_text(test::kBranchy);
   const Layout layout = Layout::build(g, {});
   const test::Values v(g, 9);
+  test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = threads}, sink);
+}
+
+TEST(SceneBuild, SameInputSameScene) {
   InMemorySink a, b;
-  test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 1}, a);
-  test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 4}, b);
+  build_branchy(1, a);
+  build_branchy(4, b);
   expect_same_elements(a, b);
 }
 
@@ -215,16 +220,13 @@ TEST(SceneBuild, SameInputSameScene) {
 // a larger earlier scene ends up with exactly the data of a fresh one (the in-memory sink does not
 // clear its arrays).
 TEST(SceneBuild, EveryElementAskedForIsWritten) {
-  const Graph g = model::load_model_from_text(test::kBranchy);
-  const Layout layout = Layout::build(g, {});
-  const test::Values v(g, 9);
   InMemorySink fresh, reused;
-  test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 2}, fresh);
+  build_branchy(2, fresh);
   reused.neuron_data.resize(fresh.neuron_data.size() + 100);
   reused.connection_data.resize(fresh.connection_data.size() + 100);
   std::memset(static_cast<void*>(reused.neuron_data.data()), 0xA5, reused.neuron_data.size() * sizeof(Neuron));
   std::memset(static_cast<void*>(reused.connection_data.data()), 0xA5, reused.connection_data.size() * sizeof(Connection));
-  test::build_test_scene(g, layout, v.acts, {.top_k = 5, .budget = 2000, .threads = 2}, reused);
+  build_branchy(2, reused);
   ASSERT_GT(fresh.connection_data.size(), 0u);
   expect_same_elements(fresh, reused);
 }
