@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -25,12 +27,20 @@ namespace nnxr::scene {
 // Connectors that need indices, pads or slice bounds read constant tensors from the graph first,
 // then int_inputs; without either they offer nothing (Slice, Pad) or recover the index by value
 // (Gather*, Trilu, Where).
+// memo: data a connector derives once per node from the node's inputs and shares between the
+// ranges and outputs it is called for (the first call to need it computes it under `once`;
+// copies of a NodeValues share it).
+struct NodeMemo {
+  std::once_flag once;
+  std::vector<float> data;
+};
 struct NodeValues {
   const model::Graph& graph;
   const model::Node& node;
   std::vector<TensorValue> inputs;
   std::vector<TensorValue> outputs;
   std::vector<std::span<const int64_t>> int_inputs = {};
+  std::shared_ptr<NodeMemo> memo = std::make_shared<NodeMemo>();
 };
 
 // Keeps, for each output element in [begin, end), the k candidates with the highest score (of

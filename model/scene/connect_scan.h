@@ -12,7 +12,9 @@ namespace nnxr::scene::connect {
 
 // Run over outputs out0 + j, j in [0, len): the candidate of output out0 + j is a = x[j * xs]
 // (source index src0 + j * xs in input `input`) with weight w. th[j] caches top.threshold().
-inline void scan_outputs(TopK& top, uint32_t input, int64_t out0, float* th, const float* x, int64_t xs, int64_t src0, float w, int64_t len) {
+// True if any candidate was inserted (some th[j] changed).
+inline bool scan_outputs(TopK& top, uint32_t input, int64_t out0, float* th, const float* x, int64_t xs, int64_t src0, float w, int64_t len) {
+  bool inserted = false;
   int64_t j = 0;
   if (xs == 1) {
     for (; j + 8 <= len; j += 8) {
@@ -24,6 +26,7 @@ inline void scan_outputs(TopK& top, uint32_t input, int64_t out0, float* th, con
       }
       if (!hit) [[likely]]
         continue;
+      inserted = true;
       for (int t = 0; t < 8; ++t)
         if (s[t] > th[j + t]) {
           top.insert(out0 + j + t, input, src0 + j + t, s[t], w * x[j + t]);
@@ -37,8 +40,10 @@ inline void scan_outputs(TopK& top, uint32_t input, int64_t out0, float* th, con
     if (s > th[j]) {
       top.insert(out0 + j, input, src0 + j * xs, s, w * a);
       th[j] = top.threshold(out0 + j);
+      inserted = true;
     }
   }
+  return inserted;
 }
 
 // One operand of a product: element t at p[t * stride], source index src0 + t * src_step in

@@ -100,6 +100,32 @@ TEST(Connect, ConvLongRowsUseTheFastPath) {
   check_conv({.x = {1, 20, 3, 19}, .w = {2, 20, 1, 1}}, 16);
 }
 
+TEST(Connect, ConvPointwiseSkipsWeakBlocks) {
+  // Pointwise, grouped, batch 2, 99 positions per plane (blocks of 32 and a partial one), ranges
+  // not aligned to blocks. The input is scaled by 1e-3 in a pattern of (channel, block), so that
+  // many channels cannot beat a block's weakest kept score and are skipped there.
+  const int64_t C = 24, HW = 99, M = 6, Cg = 12;
+  std::string scale = "float[1,24,9,11] S = {";
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t p = 0; p < HW; ++p) scale += std::string(c + p ? ", " : "") + ((p / 32 + c) % 3 == 0 ? "1" : "0.001");
+  scale += "}";
+  Fixture f(model_text("(float[2,24,9,11] X) => (float[2,6,9,11] Y) <" + init("W", {M, Cg, 1, 1}, 5) + ", " + scale +
+                       "> { Z = Mul(X, S) Y = Conv<group=2>(Z, W) }"));
+  const float* Z = f.data("Z");
+  const float* W = f.data("W");
+  for (const int k : {3, 8})
+    check(
+        f, "Y",
+        [&](int64_t o, std::vector<Cand>& cands) {
+          const int64_t p = o % HW, m = (o / HW) % M, n = o / (HW * M), grp = m / (M / 2);
+          for (int64_t c = 0; c < Cg; ++c) {
+            const int64_t src = (n * C + grp * Cg + c) * HW + p;
+            cands.push_back({0, src, W[m * Cg + c] * Z[src]});
+          }
+        },
+        k);
+}
+
 TEST(Connect, ConvTranspose) {
   // X [1, 4, 3, 4], W [4, 3, 3, 2] (C, M/group), group 2 -> M = 6; strides 2, pads, output_padding.
   const Dims xs{1, 4, 3, 4}, ws{4, 3, 3, 2};
