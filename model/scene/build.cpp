@@ -15,9 +15,10 @@
 // in parallel); the budget cut is a prefix of those orders, so nothing is O(total log total).
 // Memory: connections kept by top-K with both ends resident (8 bytes each, before the connection
 // budget) wait in their segment's connection array, which the sort then overwrites with the
-// resident ones and the scene keeps. Transient: 1 byte per scored output, one sort buffer per
-// thread (8 bytes per resident connection of the largest segment it sorts) and one TopK buffer per
-// thread (chunk · k · 24 bytes).
+// resident ones and the scene keeps (the sort writes into a scratch array and exchanges it with
+// the segment's). Transient: 1 byte per scored output, one sort buffer per thread (8 bytes per
+// resident connection of the largest segment it sorts) and one TopK buffer per thread
+// (chunk · k · 24 bytes).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -410,7 +411,8 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
 
   // ---- connection budget, then sort each segment by |contribution|; the neurons are written --
   // A counting sort on the 16-bit score key, reading the task results in the segment's array and
-  // writing the final connections (only the resident prefix) into scratch, then back over them.
+  // writing the final connections (only the resident prefix) into scratch, which then becomes
+  // the segment's array.
   t0 = Clock::now();
   std::vector<uint64_t> kept(S, 0);
   std::vector<float> segment_max(S, 0.f);
@@ -443,8 +445,9 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   };
   {
     const auto order = by_size(kept);
-    // Sorted connections of a segment before they go back into its array: one buffer per thread
-    // at a time, sized by the largest segment it sorts (segments come largest first).
+    // A segment's connections are sorted into a scratch array that then becomes the segment's;
+    // the array they came from is the scratch of a later segment (segments come largest first,
+    // so it is big enough, and its pages are already in memory). One per thread at a time.
     ScratchPool<PageArray<Connection>> sorted_scratch;
     std::vector<uint64_t> neuron_sizes(S);
     for (size_t i = 0; i < S; ++i) neuron_sizes[i] = im.segments[i].neuron_count;
@@ -524,7 +527,9 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
           if (at >= keep) return;
           out[at] = make_connection(p.src, dst, encode_contribution_inline(p.contribution, max_abs));
         });
-      std::copy_n(out, keep, d.connections.data());
+      // The sorted array becomes the segment's; its pending array (in memory as far as it was
+      // written, which covers the smaller segments that follow) is the next sort's scratch.
+      std::swap(d.connections, sorted);
       d.connections.discard_after(keep);
       sorted_scratch.give(std::move(sorted));
     }, [](size_t) {});
