@@ -21,26 +21,26 @@
 
 namespace nnxr::scene {
 
+// Data a connector derives once per node from the node's inputs and shares between the ranges
+// and outputs it is called for: the first call to need it computes it under `once`.
+struct NodeMemo {
+  std::once_flag once;
+  std::vector<float> data;
+};
+
 // The values around one node after a run. inputs[i] / outputs[i] follow Node::inputs / outputs;
 // an omitted optional tensor, a non-float tensor or one not computed has empty data.
 // int_inputs (optional, may be left empty): the contents of int64 inputs, indexed like inputs.
 // Connectors that need indices, pads or slice bounds read constant tensors from the graph first,
 // then int_inputs; without either they offer nothing (Slice, Pad) or recover the index by value
 // (Gather*, Trilu, Where).
-// memo: data a connector derives once per node from the node's inputs and shares between the
-// ranges and outputs it is called for (the first call to need it computes it under `once`;
-// copies of a NodeValues share it).
-struct NodeMemo {
-  std::once_flag once;
-  std::vector<float> data;
-};
 struct NodeValues {
   const model::Graph& graph;
   const model::Node& node;
   std::vector<TensorValue> inputs;
   std::vector<TensorValue> outputs;
   std::vector<std::span<const int64_t>> int_inputs = {};
-  std::shared_ptr<NodeMemo> memo = std::make_shared<NodeMemo>();
+  std::shared_ptr<NodeMemo> memo = std::make_shared<NodeMemo>();  // shared by copies
 };
 
 // Keeps, for each output element in [begin, end), the k candidates with the highest score (of
