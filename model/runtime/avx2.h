@@ -79,6 +79,18 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_first(float
   if (n >= 1) _mm_store_ss(p, h);
 }
 
+// The 16 floats (v0, v1) at p; streamed (p on a cache line: the line bypasses the cache) when
+// `stream`.
+__attribute__((target("avx2,fma"), always_inline)) inline void store16(float* p, __m256 v0, __m256 v1, bool stream) {
+  if (stream) {
+    _mm256_stream_ps(p, v0);
+    _mm256_stream_ps(p + 8, v1);
+  } else {
+    _mm256_storeu_ps(p, v0);
+    _mm256_storeu_ps(p + 8, v1);
+  }
+}
+
 // Lanes 0, 2, .., 14 (even_lanes) or 1, 3, .., 15 (odd_lanes) of the 16 floats (a, c), in
 // order. shuffle_ps works within 128-bit lanes ([0 2 8 10 | 4 6 12 14]); the permute restores
 // the order.
@@ -119,21 +131,8 @@ template <InReg Act>
 __attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* z1, float* z2, __m256 v0, __m256 v1, const ActParams& p, int64_t n) {
   if constexpr (Act == InReg::None) return;
   const __m256 a0 = activate<Act>(v0, p), a1 = activate<Act>(v1, p);
-  if (n == 16) {
-    _mm256_storeu_ps(z1, a0);
-    _mm256_storeu_ps(z1 + 8, a1);
-  } else {
-    store_first(z1, a0, a1, n);
-  }
-  if constexpr (Act == InReg::SiLU) {
-    const __m256 m0 = _mm256_mul_ps(v0, a0), m1 = _mm256_mul_ps(v1, a1);  // as the Mul kernel
-    if (n == 16) {
-      _mm256_storeu_ps(z2, m0);
-      _mm256_storeu_ps(z2 + 8, m1);
-    } else {
-      store_first(z2, m0, m1, n);
-    }
-  }
+  store_first(z1, a0, a1, n);
+  if constexpr (Act == InReg::SiLU) store_first(z2, _mm256_mul_ps(v0, a0), _mm256_mul_ps(v1, a1), n);  // as the Mul kernel
 }
 
 }  // namespace nnxr::runtime::avx2

@@ -112,13 +112,7 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
     __m256 r[2];
     for (; ow + kOut <= g.OW; ow += kOut) {
       taps<Stride, 2>(src, L, ow, wv, bv, r);
-      if (stream) {
-        _mm256_stream_ps(yr + ow, r[0]);
-        _mm256_stream_ps(yr + ow + 8, r[1]);
-      } else {
-        _mm256_storeu_ps(yr + ow, r[0]);
-        _mm256_storeu_ps(yr + ow + 8, r[1]);
-      }
+      avx2::store16(yr + ow, r[0], r[1], stream);
       if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, r[0], r[1], ap, kOut);
     }
     // The rest of the row: one or two vectors (narrow planes such as 7x7 take one).

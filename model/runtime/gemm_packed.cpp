@@ -55,13 +55,7 @@ template <InReg Act>
 [[gnu::noinline]] __attribute__((target("avx2,fma"))) void store_tile(const __m256 (&res)[kPanelRows][2], const TileOut& o, int rows, int cols) {
   if (rows == kPanelRows && cols == kCols) {
     for (int r = 0; r < kPanelRows; ++r) {
-      if (o.stream_y) {
-        _mm256_stream_ps(o.y + r * o.ld, res[r][0]);
-        _mm256_stream_ps(o.y + r * o.ld + 8, res[r][1]);
-      } else {
-        _mm256_storeu_ps(o.y + r * o.ld, res[r][0]);
-        _mm256_storeu_ps(o.y + r * o.ld + 8, res[r][1]);
-      }
+      avx2::store16(o.y + r * o.ld, res[r][0], res[r][1], o.stream_y);
       if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, res[r][0], res[r][1], o.p, kCols);
     }
     return;

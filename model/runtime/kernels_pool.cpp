@@ -3,7 +3,6 @@
 #include <cmath>
 #include <limits>
 
-
 #include "model/runtime/avx2.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
@@ -60,8 +59,11 @@ void for_each_window(const PoolGeom& g, Fn fn) {
   }
 }
 
-#if defined(__x86_64__) || defined(__i386__)
 // max(a, b) as the pooling loops take it: b when it is greater or NaN (NaN wins), else a.
+inline float max_nan(float a, float b) { return (b > a || b != b) ? b : a; }
+
+#if defined(__x86_64__) || defined(__i386__)
+// max_nan() on 8 lanes.
 __attribute__((target("avx2,fma"), always_inline)) inline __m256 max_nan(__m256 a, __m256 b) {
   const __m256 take = _mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_GT_OQ), _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
   return _mm256_blendv_ps(a, b, take);
@@ -94,10 +96,7 @@ __attribute__((target("avx2,fma"))) void max_pool_s2(const float* x, int64_t W, 
     for (; ow < OW; ++ow) {
       float v = r[2 * ow];
       for (int i = 0; i < K; ++i)
-        for (int j = 0; j < K; ++j) {
-          const float u = r[i * W + 2 * ow + j];
-          v = (u > v || u != u) ? u : v;
-        }
+        for (int j = 0; j < K; ++j) v = max_nan(v, r[i * W + 2 * ow + j]);
       yr[ow] = v;
     }
   }
@@ -186,10 +185,7 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
                 const int64_t hi = std::min(OW, W - off <= 0 ? 0 : (W - off + sw - 1) / sw);
                 // Column ow * sw + off is src[ow + shift] (stride 2: in the half of its parity).
                 auto take = [out](const float* src, int64_t step, int64_t shift, int64_t from, int64_t to) {
-                  for (int64_t ow = from; ow < to; ++ow) {
-                    const float v = src[ow * step + shift];
-                    out[ow] = (v > out[ow] || v != v) ? v : out[ow];
-                  }
+                  for (int64_t ow = from; ow < to; ++ow) out[ow] = max_nan(out[ow], src[ow * step + shift]);
                 };
                 if (sw == 2) {
                   const int64_t odd = off & 1;
@@ -207,7 +203,7 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
               std::fill(yr, yr + OW, -std::numeric_limits<float>::infinity());
               for (int64_t i = i0; i < i1; ++i) {
                 const float* src = rows.data() + (h0 + i * dh) * OW;
-                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = (src[ow] > yr[ow] || src[ow] != src[ow]) ? src[ow] : yr[ow];
+                for (int64_t ow = 0; ow < OW; ++ow) yr[ow] = max_nan(yr[ow], src[ow]);
               }
             }
           }

@@ -199,8 +199,8 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
           float* go = gi + H;
           float* gf = go + H;
           float* gc = gf + H;
-          for (float* g : {gi, gf, gc}) {
-            const int64_t k = (g - gi) / H;
+          for (const int64_t k : {0, 2, 3}) {  // i, f, c (o waits for the new cell state)
+            float* g = gi + k * H;
             for (int64_t j = j0; j < j1; ++j) g[j] = gx[k * H + j] + gh[k * H + j] + bias[k * H + j];
           }
           if (P)

@@ -527,9 +527,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
           if (at >= keep) return;
           out[at] = make_connection(p.src, dst, encode_contribution_inline(p.contribution, max_abs));
         });
-      // The sorted array becomes the segment's; its pending array (in memory as far as it was
-      // written, which covers the smaller segments that follow) is the next sort's scratch.
-      std::swap(d.connections, sorted);
+      std::swap(d.connections, sorted);  // the sorted array is the segment's; the pending one, scratch
       d.connections.discard_after(keep);
       sorted_scratch.give(std::move(sorted));
     }, [](size_t) {});

@@ -20,6 +20,12 @@ void parallel_for_after(size_t n, int threads, First&& first, Fn&& fn, Progress&
   std::atomic<size_t> next{0}, done{0};
   std::exception_ptr error;
   std::mutex error_mutex;
+  // Keeps the first exception (call inside a catch block) and stops the claiming of items.
+  auto fail = [&] {
+    std::lock_guard lock(error_mutex);
+    if (!error) error = std::current_exception();
+    next.store(n, std::memory_order_relaxed);
+  };
   auto work = [&](bool caller) {
     for (;;) {
       const size_t i = next.fetch_add(1, std::memory_order_relaxed);
@@ -27,9 +33,7 @@ void parallel_for_after(size_t n, int threads, First&& first, Fn&& fn, Progress&
       try {
         fn(i);
       } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        next.store(n, std::memory_order_relaxed);
+        fail();
         return;
       }
       const size_t finished = done.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -45,9 +49,7 @@ void parallel_for_after(size_t n, int threads, First&& first, Fn&& fn, Progress&
       first();
       work(true);
     } catch (...) {
-      std::lock_guard lock(error_mutex);
-      if (!error) error = std::current_exception();
-      next.store(n, std::memory_order_relaxed);
+      fail();
     }
   }
   if (error) std::rethrow_exception(error);

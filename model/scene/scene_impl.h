@@ -81,8 +81,8 @@ struct SegmentData {
   std::vector<uint32_t> order;  // by resident neuron: its element
   std::vector<float> values;    // by resident neuron: its activation (sorted by |value|, descending)
   std::vector<KeyRun> connection_runs;    // the resident connections' score_key runs, descending
-  // The resident connections as written to the sink (the first Segment::connection_count
-  // entries; the array is sized for the build's bound of top_k per neuron).
+  // The resident connections as written to the sink: the first Segment::connection_count
+  // entries (the array may be larger; its memory past them is given back).
   PageArray<Connection> connections;
   std::vector<uint32_t> consumers;        // segments of tensors computed from this one
 };

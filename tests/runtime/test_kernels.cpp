@@ -53,6 +53,18 @@ ConvGeom random_geom(std::mt19937& rng, int spatial, bool depthwise) {
   return g;
 }
 
+// The epilogue kinds in turn (by iteration), with bounds and slope that clip and bend the values.
+Epilogue test_epilogue(int iter) {
+  constexpr Epilogue::Kind kKinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid,
+                                       Epilogue::Kind::SiLU};
+  Epilogue e;
+  e.kind = kKinds[iter % 5];
+  e.lo = -0.25f;
+  e.hi = 0.5f;
+  e.alpha = 0.125f;
+  return e;
+}
+
 }  // namespace
 
 TEST(RuntimeKernels, ConvIm2colMatchesNaive) {
@@ -289,7 +301,6 @@ TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
   const GemmPool use(pool);
-  const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU};
   for (int iter = 0; iter < 80; ++iter) {
     auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     ConvGeom g = random_geom(rng, iter % 5 == 0 ? 1 : 2, iter % 3 == 0);
@@ -306,11 +317,7 @@ TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
         g.out[d] = conv_out_dim(g.in[d], g.kernel[d], g.stride[d], g.dilation[d], g.pad_begin[d] + g.pad_end[d]);
       }
     }
-    Epilogue e;
-    e.kind = kinds[iter % 5];
-    e.lo = -0.25f;
-    e.hi = 0.5f;
-    e.alpha = 0.125f;
+    const Epilogue e = test_epilogue(iter);
     const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 500 + iter);
     const auto w = test::random_floats(static_cast<size_t>(g.M * (g.C / g.group) * product(g.kernel)), 600 + iter);
     const auto b = test::random_floats(static_cast<size_t>(g.M), 700 + iter);
@@ -336,15 +343,10 @@ TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
   std::mt19937 rng(17);
   ThreadPool pool(2);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU};
   using Aligned = std::vector<float, CacheAligned<float>>;
   auto check = [&](const ConvGeom& g, int iter) {
     ASSERT_TRUE(conv_depthwise3x3_applies(g)) << geom_str(g);
-    Epilogue e;
-    e.kind = kinds[iter % 5];
-    e.lo = -0.25f;
-    e.hi = 0.5f;
-    e.alpha = 0.125f;
+    const Epilogue e = test_epilogue(iter);
     const bool with_act = iter % 6 != 5;
     const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
     const auto w = test::random_floats(static_cast<size_t>(g.M * 9), 900 + iter);
@@ -401,18 +403,13 @@ TEST(RuntimeKernels, GemmPackedMatchesNaive) {
   if (!gemm_packed_available()) GTEST_SKIP() << "no AVX2 + FMA";
   std::mt19937 rng(19);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU};
   for (int iter = 0; iter < 60; ++iter) {
     const int64_t M = r(1, 40), K = r(1, 70), N = r(1, 90), ldb = N + r(0, 5), ldc = N + r(0, 5);
     const int64_t n0 = r(0, static_cast<int>(N) - 1), n1 = r(static_cast<int>(n0) + 1, static_cast<int>(N));
     const auto a = test::random_floats(static_cast<size_t>(M * K), 1100 + iter);
     const auto bm = test::random_floats(static_cast<size_t>(K * ldb), 1200 + iter);
     const auto bias = test::random_floats(static_cast<size_t>(M), 1300 + iter);
-    Epilogue e;
-    e.kind = kinds[iter % 5];
-    e.lo = -0.25f;
-    e.hi = 0.5f;
-    e.alpha = 0.125f;
+    const Epilogue e = test_epilogue(iter);
     std::vector<float> c(static_cast<size_t>(M * ldc), 123.f), z(c.size(), 123.f), zz(c.size(), 123.f);
     const EpilogueOut act{&e, z.data(), zz.data()};
     const PackedA pa = pack_a(a.data(), M, K, K);
