@@ -1,5 +1,7 @@
-// The convolution kernels on the layer shapes of mobilenet_v2 (224x224), one thread, with the
-// fused Clip(0, 6) epilogue as the runtime runs them: bytes and outputs per second per layer.
+// The convolution kernels on the layer shapes of mobilenet_v2 (224x224), with the fused
+// Clip(0, 6) epilogue as the runtime runs them: bytes and outputs per second per layer. One
+// thread, and two (suffix /t2) for the pointwise layers from 56x56 down, where how the work is
+// split between the threads matters most.
 //   conv/dw3x3/CxHxW/sS   3x3 depthwise, stride S, pad 1
 //   conv/1x1/CxHxW->M     pointwise
 //   conv/3x3/CxHxW->M/sS  dense 3x3 (im2col)
@@ -45,8 +47,8 @@ ConvGeom geom(int64_t C, int64_t H, int64_t M, int64_t k, int64_t s, int64_t gro
   return g;
 }
 
-void run_conv(benchmark::State& state, ConvGeom g) {
-  ThreadPool pool(1);
+void run_conv(benchmark::State& state, ConvGeom g, int threads) {
+  ThreadPool pool(threads);
   const GemmPool use(pool);
   const int64_t Kdim = g.C / g.group * g.kernel[0] * g.kernel[1];
   const auto x = random_floats(static_cast<size_t>(g.C * g.in[0] * g.in[1]), 1);
@@ -68,11 +70,14 @@ void run_conv(benchmark::State& state, ConvGeom g) {
 void register_all() {
   struct Layer {
     int64_t C, H, M, k, s, group;
+    int threads = 1;
   };
   const Layer layers[] = {
       {3, 224, 32, 3, 2, 1},     {32, 112, 32, 3, 1, 32},   {96, 112, 96, 3, 2, 96},  {144, 56, 144, 3, 1, 144}, {144, 56, 144, 3, 2, 144},
       {192, 28, 192, 3, 1, 192}, {576, 14, 576, 3, 1, 576}, {960, 7, 960, 3, 1, 960}, {16, 112, 96, 1, 1, 1},    {24, 56, 144, 1, 1, 1},
       {144, 56, 24, 1, 1, 1},    {64, 14, 384, 1, 1, 1},    {960, 7, 320, 1, 1, 1},   {320, 7, 1280, 1, 1, 1},
+      {32, 28, 192, 1, 1, 1, 2}, {192, 28, 32, 1, 1, 1, 2}, {64, 14, 384, 1, 1, 1, 2}, {384, 14, 64, 1, 1, 1, 2}, {96, 14, 576, 1, 1, 1, 2},
+      {576, 14, 96, 1, 1, 1, 2}, {160, 7, 960, 1, 1, 1, 2}, {960, 7, 160, 1, 1, 1, 2}, {24, 56, 144, 1, 1, 1, 2}, {144, 56, 24, 1, 1, 1, 2},
   };
   for (const Layer& l : layers) {
     const ConvGeom g = geom(l.C, l.H, l.M, l.k, l.s, l.group);
@@ -81,7 +86,8 @@ void register_all() {
     if (l.group > 1) name += "dw3x3/" + shape + "/s" + std::to_string(l.s);
     else if (l.k == 1) name += "1x1/" + shape + "->" + std::to_string(l.M);
     else name += std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + shape + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s);
-    benchmark::RegisterBenchmark(name.c_str(), run_conv, g)->Unit(benchmark::kMicrosecond);
+    if (l.threads > 1) name += "/t" + std::to_string(l.threads);
+    benchmark::RegisterBenchmark(name.c_str(), run_conv, g, l.threads)->Unit(benchmark::kMicrosecond)->UseRealTime();
   }
 }
 

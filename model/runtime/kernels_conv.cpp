@@ -182,7 +182,17 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
   block = std::max<int64_t>(16, ((P + blocks - 1) / blocks + 15) / 16 * 16);
   blocks = (P + block - 1) / block;
   const int64_t flops_per_block = 2 * Mg * Kdim * std::min(block, P);
-  if (threads == 1 || blocks >= threads) {
+  // A pointwise product on a small plane (B small enough for every thread to read it whole) is
+  // split by panels when that shares the work at least as evenly: 196 columns split as 112 + 84,
+  // while 96 panels split as 48 + 48.
+  bool by_panels = false;
+  if (fast && pointwise && threads > 1 && P < 1024) {
+    const int64_t panels = (*packed)[0].panels();
+    const double even_cols = static_cast<double>(P) / static_cast<double>(threads * std::min(P, block) * ((blocks + threads - 1) / threads));
+    const double even_panels = static_cast<double>(panels) / static_cast<double>(threads * ((panels + threads - 1) / threads));
+    by_panels = even_panels >= even_cols;
+  }
+  if (threads == 1 || (blocks >= threads && !by_panels)) {
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.group; ++grp) {
         const float* x = X + (n * g.C + grp * Cg) * HW;
@@ -213,8 +223,9 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
       }
     return;
   }
-  // Few columns: the product split over the pool by rows (panels of gemm_packed, or gemm_blas),
-  // im2col split by rows, the bias and epilogue (after gemm_blas) by output rows.
+  // Few columns (or a small pointwise plane, above): the product split over the pool by rows
+  // (panels of gemm_packed, or gemm_blas), im2col split by rows, the bias and epilogue (after
+  // gemm_blas) by output rows.
   const int64_t cblock = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 21) / std::max<int64_t>(1, Kdim)));
   thread_local std::vector<float, CacheAligned<float>> col;
   if (!pointwise && col.size() < static_cast<size_t>(Kdim * cblock)) col.resize(static_cast<size_t>(Kdim * cblock));

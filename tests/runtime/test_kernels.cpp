@@ -334,6 +334,31 @@ TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
   }
 }
 
+// Pointwise convolutions on small planes, which two threads share by panels of output channels
+// (a partial last panel, two groups, batch 2) rather than by columns, with each epilogue.
+TEST(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
+  ThreadPool pool(2);
+  const GemmPool use(pool);
+  int iter = 0;
+  for (const int64_t side : {14, 20, 28, 31})
+    for (const int64_t group : {1, 2}) {
+      ConvGeom g{2, 24 * group, 64 * group, group, {side, side}, {1, 1}, {side, side}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+      const Epilogue e = test_epilogue(iter);
+      const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * side * side), 800 + iter);
+      const auto w = test::random_floats(static_cast<size_t>(g.M * 24), 900 + iter);
+      const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
+      const size_t n = static_cast<size_t>(g.N * g.M * side * side);
+      std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+      conv_naive(g, x.data(), w.data(), b.data(), ref.data());
+      epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n));
+      conv_auto(g, x.data(), w.data(), b.data(), opt.data(), pool, {&e, z1.data(), z2.data()});
+      expect_close(opt, ref, 24, "conv " + geom_str(g));
+      expect_close(z1, ref1, 24, "epilogue " + geom_str(g));
+      if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, 24, "silu " + geom_str(g));
+      ++iter;
+    }
+}
+
 // The 3x3 depthwise kernel (strides 1 and 2, every padding up to 2, planes narrower and wider
 // than a step of 16 outputs) with each epilogue, against the naive Conv and activation. Outputs
 // are cache-line aligned, as a session's are, so that planes of whole vectors (mobilenet's 56x56)
