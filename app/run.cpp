@@ -176,7 +176,7 @@ int run_command(Args& args) {
   if (json) {
     JsonWriter j(std::cout);
     j.begin_object().field("model", g.source).field("threads", threads).field("milliseconds", stats.milliseconds);
-    j.field("nodes_run", stats.nodes_run).field("nodes_skipped", stats.nodes_skipped);
+    j.field("nodes_run", stats.nodes_run).field("nodes_fused", stats.nodes_fused).field("nodes_skipped", stats.nodes_skipped);
     if (!failure.empty()) j.field("error", failure);
     if (!times.empty()) j.field("repeat", repeat).field("median_ms", median).field("min_ms", times.front());
     if (profile) {

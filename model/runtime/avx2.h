@@ -15,9 +15,10 @@
 
 namespace nnxr::runtime::avx2 {
 
-// The activation computed in registers: the same results as the Relu, Clip, LeakyRelu and
-// Sigmoid kernels, NaN included. SiLU: activate gives the sigmoid s; the second output is v * s.
-enum class InReg { None, Relu, Clip, LeakyRelu, Sigmoid, SiLU };
+// The activation computed in registers: the same results as the Relu, Clip, LeakyRelu, Sigmoid
+// and Add kernels, NaN included. SiLU: activate gives the sigmoid s; the second output is v * s.
+// Add: v plus the addend at the same place (store_act reads it; activate returns v).
+enum class InReg { None, Relu, Clip, LeakyRelu, Sigmoid, SiLU, Add };
 
 struct ActParams {
   float lo = 0, hi = 0, alpha = 0;
@@ -121,16 +122,24 @@ decltype(auto) with_in_reg(const Epilogue* e, F&& f) {
       case Epilogue::Kind::LeakyRelu: return f.template operator()<InReg::LeakyRelu>();
       case Epilogue::Kind::Sigmoid: return f.template operator()<InReg::Sigmoid>();
       case Epilogue::Kind::SiLU: return f.template operator()<InReg::SiLU>();
+      case Epilogue::Kind::Add: return f.template operator()<InReg::Add>();
     }
   return f.template operator()<InReg::None>();
 }
 
-// Stores the epilogue's outputs of v (already stored as y) at z1 and z2 (SiLU: v * sigmoid):
-// lanes [0, n) of (v0, v1), n in [0, 16]; all 16 with n = 16.
+// Stores the epilogue's outputs of v (already stored as y) at z1 and z2 (SiLU: v * sigmoid; Add:
+// z1 = v + addend, lanes read from `addend`): lanes [0, n) of (v0, v1), n in [0, 16]; all 16
+// with n = 16.
 template <InReg Act>
-__attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* z1, float* z2, __m256 v0, __m256 v1, const ActParams& p, int64_t n) {
+__attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* z1, float* z2, const float* addend, __m256 v0, __m256 v1,
+                                                                         const ActParams& p, int64_t n) {
   if constexpr (Act == InReg::None) return;
-  const __m256 a0 = activate<Act>(v0, p), a1 = activate<Act>(v1, p);
+  __m256 a0 = activate<Act>(v0, p), a1 = activate<Act>(v1, p);
+  if constexpr (Act == InReg::Add) {
+    const bool all = n == 16;
+    a0 = _mm256_add_ps(v0, all ? _mm256_loadu_ps(addend) : _mm256_maskload_ps(addend, tail_mask(n < 8 ? n : 8)));
+    a1 = _mm256_add_ps(v1, all ? _mm256_loadu_ps(addend + 8) : _mm256_maskload_ps(addend + 8, tail_mask(n > 8 ? n - 8 : 0)));
+  }
   store_first(z1, a0, a1, n);
   if constexpr (Act == InReg::SiLU) store_first(z2, _mm256_mul_ps(v0, a0), _mm256_mul_ps(v1, a1), n);  // as the Mul kernel
 }

@@ -57,26 +57,28 @@ void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vect
 void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
 
 // An activation computed in the output pass of the node that produces its input (the Plan fuses
-// a Conv with a following Relu, Clip, LeakyRelu or Sigmoid, and Sigmoid with the Mul of SiLU).
-// Both tensors are written: the pre-activation y (every tensor is kept) and z1 = act(y); for
-// SiLU also z2 = y * z1. The results equal those of the separate kernels.
+// a Conv with a following Relu, Clip, LeakyRelu or Sigmoid, Sigmoid with the Mul of SiLU, or an
+// Add of a tensor shaped like y: a residual connection). Both tensors are written: the
+// pre-activation y (every tensor is kept) and z1 = act(y); for SiLU also z2 = y * z1; for Add
+// z1 = y + addend. The results equal those of the separate kernels.
 struct Epilogue {
-  enum class Kind { Relu, Clip, LeakyRelu, Sigmoid, SiLU };
+  enum class Kind { Relu, Clip, LeakyRelu, Sigmoid, SiLU, Add };
   Kind kind = Kind::Relu;
   float lo = 0, hi = 0;  // Clip
   float alpha = 0;       // LeakyRelu
   int outputs() const { return kind == Kind::SiLU ? 2 : 1; }
 };
-// Where an epilogue writes: arrays laid out like y (null epi: none).
+// Where an epilogue writes (and, for Add, what it reads): arrays laid out like y (null epi: none).
 struct EpilogueOut {
   const Epilogue* epi = nullptr;
   float* z1 = nullptr;
   float* z2 = nullptr;
+  const float* addend = nullptr;
 };
 // y[i] += bias (when bias_add), then the epilogue of y[i] into out.z1/z2 at `offset`.
 void epilogue_apply(const EpilogueOut& out, float* y, int64_t offset, int64_t n, bool bias_add, float bias);
-// The reference: in double, one element at a time.
-void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int64_t n);
+// The reference: in double, one element at a time (addend: Add's, laid out like y).
+void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int64_t n, const float* addend = nullptr);
 
 // A [M, K] packed for gemm_packed: panels of kPanelRows rows, each stored k-major (row r of panel
 // p at data[(p * K + k) * kPanelRows + r]; rows past M are zero). A Conv packs its weights once.

@@ -77,10 +77,10 @@ __attribute__((target("avx2,fma"), always_inline)) inline void taps(const float*
 }
 
 // One plane: x [H, W] -> y [OH, OW] (and z, the activation, when Act is not None; z2, SiLU's
-// product).
+// product; addend, Add's addend).
 template <InReg Act, int Stride>
-__attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2, const ActParams& ap,
-                                               float* rows, const float* zero) {
+__attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2,
+                                               const float* addend, const ActParams& ap, float* rows, const float* zero) {
   const int64_t L = g.row_len;
   // Prepared input rows: stride 1, row r at rows + r * L; stride 2, its even half there and its
   // odd half L floats further. Their padding columns are zero from the start (planes only write
@@ -108,12 +108,13 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
     float* yr = y + oh * g.OW;
     float* zr = z ? z + oh * g.OW : nullptr;
     float* z2r = z2 ? z2 + oh * g.OW : nullptr;
+    const float* ar = addend ? addend + oh * g.OW : nullptr;
     int64_t ow = 0;
     __m256 r[2];
     for (; ow + kOut <= g.OW; ow += kOut) {
       taps<Stride, 2>(src, L, ow, wv, bv, r);
       avx2::store16(yr + ow, r[0], r[1], stream);
-      if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, r[0], r[1], ap, kOut);
+      if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, ar ? ar + ow : nullptr, r[0], r[1], ap, kOut);
     }
     // The rest of the row: one or two vectors (narrow planes such as 7x7 take one).
     const int64_t rest = g.OW - ow;
@@ -126,7 +127,7 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
       }
       if (stream && rest == 8) _mm256_stream_ps(yr + ow, r[0]);
       else avx2::store_first(yr + ow, r[0], r[1], rest);
-      if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, r[0], r[1], ap, rest);
+      if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, ar ? ar + ow : nullptr, r[0], r[1], ap, rest);
     }
   }
 }
@@ -145,7 +146,7 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
     const int64_t c = p % C;
     float* y = Y + p * P;
     plane<Act, Stride>(g, X + p * g.H * g.W, W + 9 * c, B ? B[c] : 0.f, y, Act == InReg::None ? nullptr : act.z1 + p * P,
-                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, ap, rows, zero);
+                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap, rows, zero);
   }
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }

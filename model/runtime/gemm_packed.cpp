@@ -40,6 +40,7 @@ struct TileOut {
   float* y;   // C at the tile's first element
   float* z1;  // the activation at the same place, or null
   float* z2;  // SiLU's product at the same place, or null
+  const float* addend;  // Add's addend at the same place, or null
   int64_t ld;
   ActParams p;
   // Full tiles of y with streaming stores (whole cache lines): with the activation computed in
@@ -47,6 +48,12 @@ struct TileOut {
   // through cache.
   bool stream_y;
 };
+
+// Row r of an optional array with row stride ld (null stays null).
+template <class T>
+T* row(T* p, int r, int64_t ld) {
+  return p ? p + r * ld : nullptr;
+}
 
 // Stores a finished tile (rows [0, rows) x columns [0, cols)) and its activation. Out of line,
 // with the tile in memory: an epilogue working on the accumulators themselves can make the
@@ -56,13 +63,13 @@ template <InReg Act>
   if (rows == kPanelRows && cols == kCols) {
     for (int r = 0; r < kPanelRows; ++r) {
       avx2::store16(o.y + r * o.ld, res[r][0], res[r][1], o.stream_y);
-      if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, res[r][0], res[r][1], o.p, kCols);
+      if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, row(o.z2, r, o.ld), row(o.addend, r, o.ld), res[r][0], res[r][1], o.p, kCols);
     }
     return;
   }
   for (int r = 0; r < rows; ++r) {
     avx2::store_first(o.y + r * o.ld, res[r][0], res[r][1], cols);
-    if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, o.z2 ? o.z2 + r * o.ld : nullptr, res[r][0], res[r][1], o.p, cols);
+    if constexpr (Act != InReg::None) avx2::store_act<Act>(o.z1 + r * o.ld, row(o.z2, r, o.ld), row(o.addend, r, o.ld), res[r][0], res[r][1], o.p, cols);
   }
 }
 
@@ -114,7 +121,8 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   const EpilogueOut* act = out.act;
   float* const z1 = Act == InReg::None ? nullptr : act->z1 + out.act_offset;
   float* const z2 = Act == InReg::SiLU ? act->z2 + out.act_offset : nullptr;
-  TileOut o{nullptr, nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
+  const float* const addend = Act == InReg::Add ? act->addend + out.act_offset : nullptr;
+  TileOut o{nullptr, nullptr, nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
   // Streaming stores for tiles that are whole cache lines (row starts on a line, 16 floats); the
   // partial last tile then starts on a line of its own.
   const bool stream = Act != InReg::None && out.ldc % kCols == 0;
@@ -129,6 +137,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     o.y = out.C + at;
     o.z1 = z1 ? z1 + at : nullptr;
     o.z2 = z2 ? z2 + at : nullptr;
+    o.addend = addend ? addend + at : nullptr;
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
     if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, o, rows, cols);
     else tile<Act, 1>(a.panel(p), src, ld, K, bias, o, rows, cols);

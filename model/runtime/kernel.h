@@ -63,14 +63,19 @@ class KernelContext {
   Value& out(size_t i) const;
 
   // The activation fused into this node by the Plan (Conv only), or null; its outputs (one, two
-  // for SiLU) must be written by the kernel.
+  // for SiLU) must be written by the kernel, unless it declines (an Add whose addend turns out not
+  // to be shaped like the output): the fused nodes then run on their own.
   const Epilogue* epilogue() const { return epilogue_; }
   Value& epilogue_out(int k) const { return *epilogue_out_[k]; }
-  void set_epilogue(const Epilogue* e, Value* z1, Value* z2) {
+  const Value* epilogue_addend() const { return epilogue_addend_; }  // Add's other input (null: none)
+  void set_epilogue(const Epilogue* e, Value* z1, Value* z2, const Value* addend) {
     epilogue_ = e;
     epilogue_out_[0] = z1;
     epilogue_out_[1] = z2;
+    epilogue_addend_ = addend;
   }
+  void decline_epilogue() { epilogue_declined_ = true; }
+  bool epilogue_declined() const { return epilogue_declined_; }
 
   std::string input_name(size_t i) const;
   std::string output_name(size_t i) const;
@@ -90,6 +95,8 @@ class KernelContext {
   ThreadPool& pool_;
   const Epilogue* epilogue_ = nullptr;
   Value* epilogue_out_[2] = {nullptr, nullptr};
+  const Value* epilogue_addend_ = nullptr;
+  bool epilogue_declined_ = false;
 };
 
 class Kernel {

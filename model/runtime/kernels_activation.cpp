@@ -99,8 +99,9 @@ template <class F>
   }
 }
 
-[[gnu::always_inline]] inline void epilogue_body(const Epilogue& e, float* y, float* z, int64_t n, bool bias_add, float bias) {
-  // The same expressions as the Relu, Clip and LeakyRelu kernels.
+// addend: Add's, at the same offset as y and z.
+[[gnu::always_inline]] inline void epilogue_body(const Epilogue& e, float* y, float* z, const float* addend, int64_t n, bool bias_add, float bias) {
+  // The same expressions as the Relu, Clip, LeakyRelu and Add kernels.
   switch (e.kind) {
     case Epilogue::Kind::Relu: bias_then(y, z, n, bias_add, bias, [](float v) { return v > 0.f ? v : 0.f; }); break;
     case Epilogue::Kind::Clip: {
@@ -113,16 +114,24 @@ template <class F>
       bias_then(y, z, n, bias_add, bias, [a](float v) { return v >= 0.f ? v : a * v; });
       break;
     }
+    case Epilogue::Kind::Add:
+      if (bias_add)
+        for (int64_t i = 0; i < n; ++i) y[i] += bias;
+      for (int64_t i = 0; i < n; ++i) z[i] = y[i] + addend[i];
+      break;
     default:  // bias only
       if (bias_add)
         for (int64_t i = 0; i < n; ++i) y[i] += bias;
       break;
   }
 }
-__attribute__((target("avx2,fma"))) void epilogue_avx2(const Epilogue& e, float* y, float* z, int64_t n, bool bias_add, float bias) {
-  epilogue_body(e, y, z, n, bias_add, bias);
+__attribute__((target("avx2,fma"))) void epilogue_avx2(const Epilogue& e, float* y, float* z, const float* addend, int64_t n, bool bias_add,
+                                                        float bias) {
+  epilogue_body(e, y, z, addend, n, bias_add, bias);
 }
-void epilogue_sse(const Epilogue& e, float* y, float* z, int64_t n, bool bias_add, float bias) { epilogue_body(e, y, z, n, bias_add, bias); }
+void epilogue_sse(const Epilogue& e, float* y, float* z, const float* addend, int64_t n, bool bias_add, float bias) {
+  epilogue_body(e, y, z, addend, n, bias_add, bias);
+}
 
 }  // namespace
 
@@ -150,9 +159,12 @@ void sigmoid_naive(const float* x, float* y, int64_t n) {
 void epilogue_apply(const EpilogueOut& out, float* y, int64_t offset, int64_t n, bool bias_add, float bias) {
   const Epilogue* e = out.epi;
   const bool sig = e && (e->kind == Epilogue::Kind::Sigmoid || e->kind == Epilogue::Kind::SiLU);
-  // The bias and the piecewise-linear activations in one pass (the pass skips the sigmoid kinds).
+  // The bias and the piecewise-linear activations (and Add) in one pass (the pass skips the
+  // sigmoid kinds).
   static constexpr Epilogue kBiasOnly{Epilogue::Kind::Sigmoid};
-  if (bias_add || (e && !sig)) (cpu_has_avx2_fma() ? epilogue_avx2 : epilogue_sse)(e && !sig ? *e : kBiasOnly, y, e ? out.z1 + offset : nullptr, n, bias_add, bias);
+  const float* addend = out.addend ? out.addend + offset : nullptr;
+  if (bias_add || (e && !sig))
+    (cpu_has_avx2_fma() ? epilogue_avx2 : epilogue_sse)(e && !sig ? *e : kBiasOnly, y, e ? out.z1 + offset : nullptr, addend, n, bias_add, bias);
   if (!sig) return;
   float* z = out.z1 + offset;
   sigmoid_f32(y, z, n);  // as the Sigmoid kernel
@@ -162,7 +174,7 @@ void epilogue_apply(const EpilogueOut& out, float* y, int64_t offset, int64_t n,
   }
 }
 
-void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int64_t n) {
+void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int64_t n, const float* addend) {
   for (int64_t i = 0; i < n; ++i) {
     const double v = y[i];
     double r = 0;
@@ -172,6 +184,7 @@ void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int
       case Epilogue::Kind::LeakyRelu: r = v >= 0 ? v : e.alpha * v; break;
       case Epilogue::Kind::Sigmoid:
       case Epilogue::Kind::SiLU: r = 1.0 / (1.0 + std::exp(-v)); break;
+      case Epilogue::Kind::Add: r = v + addend[i]; break;
     }
     z1[i] = static_cast<float>(r);
     if (e.kind == Epilogue::Kind::SiLU) z2[i] = static_cast<float>(v * r);

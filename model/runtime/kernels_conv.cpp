@@ -533,10 +533,18 @@ std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
     at.resolve(ctx, g.in, g.kernel, g.stride, g.dilation, g.pad_begin, g.pad_end, g.out);
     const float* bias = conv_bias(ctx, g);
     float* y = conv_output(ctx, g);
-    // A fused activation: its outputs are shaped like y.
+    // A fused activation: its outputs are shaped like y (an Add's addend too, or the Add runs on
+    // its own: it may broadcast).
     EpilogueOut act;
-    if (const Epilogue* e = ctx.epilogue()) {
+    const Epilogue* e = ctx.epilogue();
+    const Value* addend = ctx.epilogue_addend();
+    if (e && e->kind == Epilogue::Kind::Add && (!addend || addend->dtype() != DType::Float || addend->dims() != ctx.out(0).dims())) {
+      ctx.decline_epilogue();
+      e = nullptr;
+    }
+    if (e) {
       act.epi = e;
+      if (e->kind == Epilogue::Kind::Add) act.addend = addend->as<float>().data();
       const Value& yv = ctx.out(0);
       float* z[2] = {nullptr, nullptr};
       for (int k = 0; k < e->outputs(); ++k) {

@@ -26,6 +26,7 @@ struct PlanNode {
   // nodes in `fused` (the activation, and the Mul of SiLU), which then do not run themselves.
   std::optional<Epilogue> epilogue;
   std::vector<size_t> fused;
+  model::TensorId addend = model::kNone;  // a fused Add's other input
   bool fused_away = false;  // this node's outputs are written by the Conv it follows
 };
 
@@ -94,9 +95,22 @@ std::optional<Epilogue> activation_of(const model::Graph& g, const model::Node& 
   return e;
 }
 
+// The other input of `a` if it is an Add of the float output y of node `conv` and a float tensor
+// that has its value before `conv` runs (a graph input, a constant, or an earlier node's output).
+std::optional<model::TensorId> addend_of(const model::Graph& g, size_t conv, const model::Node& a, model::TensorId y) {
+  if (a.op_type != "Add" || !a.domain.empty() || a.inputs.size() != 2 || a.outputs.size() != 1 || !is_float(g, a.outputs[0]) || !is_float(g, y))
+    return std::nullopt;
+  const model::TensorId r = a.inputs[0] == y ? a.inputs[1] : a.inputs[0];
+  if ((a.inputs[0] != y && a.inputs[1] != y) || r == y || !is_float(g, r)) return std::nullopt;
+  const model::NodeId p = g.tensors[r].producer;
+  if (p != model::kNone && static_cast<size_t>(p) >= conv) return std::nullopt;
+  return r;
+}
+
 // Fuses each float Conv with an activation that reads its output (the Conv's output is still
-// written: every tensor is kept): Relu, Clip with constant bounds, LeakyRelu, Sigmoid, and
-// Sigmoid followed by Mul(x, sigmoid(x)) (SiLU). A float16 Conv: Relu.
+// written: every tensor is kept): Relu, Clip with constant bounds, LeakyRelu, Sigmoid, Sigmoid
+// followed by Mul(x, sigmoid(x)) (SiLU), and Add of a tensor computed earlier (the Conv declines
+// it at run time when that tensor is not shaped like its output). A float16 Conv: Relu.
 void fuse_activations(Plan::Impl& impl) {
   const model::Graph& g = impl.graph;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -109,9 +123,13 @@ void fuse_activations(Plan::Impl& impl) {
     for (model::NodeId j : g.tensors[y].consumers) {
       const model::Node& a = g.nodes[j];
       PlanNode& pa = impl.nodes[j];
-      if (pa.blocked || pa.fused_away || a.inputs.empty() || a.inputs[0] != y) continue;
+      if (pa.blocked || pa.fused_away || a.inputs.empty()) continue;
       const int64_t opset = a.opset > 0 ? a.opset : g.opset_version(a.domain);
-      auto e = activation_of(g, a, opset, dtype);
+      auto e = a.inputs[0] == y ? activation_of(g, a, opset, dtype) : std::nullopt;
+      if (const auto r = e ? std::nullopt : addend_of(g, i, a, y)) {
+        e = Epilogue{Epilogue::Kind::Add};
+        pc.addend = *r;
+      }
       if (!e) continue;
       pc.epilogue = e;
       pc.fused = {j};
@@ -335,6 +353,7 @@ RunStats Session::run() {
     }
     if (pn.fused_away && std::all_of(n.outputs.begin(), n.outputs.end(), [&](auto t) { return t == model::kNone || s.ready[t]; })) {
       ++stats.nodes_run;  // written by the Conv it follows
+      ++stats.nodes_fused;
       continue;
     }
     inputs.assign(n.inputs.size(), nullptr);
@@ -383,7 +402,8 @@ RunStats Session::run() {
         fused_dst[f]->clear();
         fused_out[f] = upcast ? &s.temps_fused[f] : fused_dst[f];
       }
-      ctx.set_epilogue(&*pn.epilogue, fused_out[0], fused_out[1]);
+      const bool addend_ready = pn.addend != model::kNone && s.ready[pn.addend];
+      ctx.set_epilogue(&*pn.epilogue, fused_out[0], fused_out[1], addend_ready ? &s.values[pn.addend] : nullptr);
     }
     const auto node_t0 = std::chrono::steady_clock::now();
     try {
@@ -408,7 +428,7 @@ RunStats Session::run() {
       check_output(g, n, t, s.values[t]);
       s.ready[t] = 1;
     }
-    for (size_t f = 0; f < 2; ++f) {
+    for (size_t f = 0; f < 2 && !ctx.epilogue_declined(); ++f) {
       if (!fused_out[f]) continue;
       const model::Node& fn = g.nodes[pn.fused[f]];
       if (upcast) settle(*fused_out[f], fn.outputs[0]);

@@ -201,8 +201,10 @@ TEST(RuntimeSession, FusedConvActivationsMatchSeparateKernels) {
       test::feed_f(*s, "B", {4}, b);
       test::feed_f(*s, "D", {4, 1, 3, 3}, d);
     }
-    EXPECT_EQ(sf.run().nodes_run, 15);
-    ss.run();
+    const RunStats stats = sf.run();
+    EXPECT_EQ(stats.nodes_run, 15);
+    EXPECT_EQ(stats.nodes_fused, 6);  // a1, a2, g3 and a3, a4, a5
+    EXPECT_EQ(ss.run().nodes_fused, 0);
     for (const char* name : {"c1", "a1", "c2", "a2", "s2", "c3", "g3", "a3", "c4", "a4", "c5", "a5", "Y"}) {
       const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
       ASSERT_EQ(f.size(), r.size()) << name;
@@ -211,6 +213,65 @@ TEST(RuntimeSession, FusedConvActivationsMatchSeparateKernels) {
     }
     EXPECT_EQ(sf.find("a1")->dims(), (std::vector<int64_t>{1, 4, 9, 7}));
     EXPECT_EQ(sf.find("a4")->dims(), (std::vector<int64_t>{1, 4, 5, 4}));
+  }
+}
+
+// A Conv followed by an Add of a tensor shaped like its output (a residual connection) computes
+// the sum in its output pass, at one and two threads, on every conv path (pointwise, im2col,
+// depthwise 3x3, general depthwise); an Add that broadcasts (a per-channel bias) is declined at run
+// time and runs on its own, as does one whose other input is computed after the Conv. All values
+// equal those of the graph with an Identity between each Conv and its Add.
+TEST(RuntimeSession, FusedConvAddMatchesSeparateKernels) {
+  const char* fused = R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,4,9,7] X, float[4,4,1,1] P, float[4,4,3,3] W, float[4] B2, float[4,1,3,3] D, float[4,1,5,5] E, float[4,1,1] B) => (float[2,4,9,7] Y) {
+      c1 = Conv (X, P)
+      a1 = Add(c1, X)
+      c2 = Conv <pads = [1, 1, 1, 1]> (a1, W, B2)
+      a2 = Add(X, c2)
+      c3 = Conv <pads = [1, 1, 1, 1], group = 4> (a2, D)
+      a3 = Add(c3, a1)
+      c4 = Conv <pads = [2, 2, 2, 2], group = 4> (a3, E)
+      a4 = Add(c4, a2)
+      c5 = Conv (a4, P)
+      a5 = Add(c5, B)
+      c6 = Conv (a5, P)
+      late = Relu(a5)
+      a6 = Add(c6, late)
+      Y = Add(a6, a4) })";
+  std::string separate = fused;
+  for (const char* c : {"c1", "c2", "c3", "c4", "c5", "c6"}) {
+    // "aN = Add(...cN...)" reads "iN = Identity(cN)" instead.
+    const std::string from = c, id = "i" + from.substr(1), add = "a" + from.substr(1) + " = Add(";
+    const size_t line = separate.find(add);
+    separate.insert(line, id + " = Identity(" + from + ")\n      ");
+    const size_t at = separate.find(add), end = separate.find('\n', at);
+    const size_t pos = separate.find(from, at);
+    ASSERT_LT(pos, end) << from;
+    separate.replace(pos, from.size(), id);
+  }
+  const auto x = test::random_floats(2 * 4 * 9 * 7, 1), p = test::random_floats(16, 2), w = test::random_floats(4 * 4 * 9, 3),
+             d = test::random_floats(4 * 9, 4), e = test::random_floats(4 * 25, 5), b = test::random_floats(4, 6), b2 = test::random_floats(4, 7);
+  for (int threads : {1, 2}) {
+    Session sf(test::plan_from_text(fused), {.threads = threads}), ss(test::plan_from_text(separate), {.threads = threads});
+    for (Session* s : {&sf, &ss}) {
+      test::feed_f(*s, "X", {2, 4, 9, 7}, x);
+      test::feed_f(*s, "P", {4, 4, 1, 1}, p);
+      test::feed_f(*s, "W", {4, 4, 3, 3}, w);
+      test::feed_f(*s, "D", {4, 1, 3, 3}, d);
+      test::feed_f(*s, "E", {4, 1, 5, 5}, e);
+      test::feed_f(*s, "B", {4, 1, 1}, b);
+      test::feed_f(*s, "B2", {4}, b2);
+    }
+    const RunStats stats = sf.run();
+    EXPECT_EQ(stats.nodes_run, 14);
+    EXPECT_EQ(stats.nodes_fused, 4);  // a1 to a4
+    EXPECT_EQ(ss.run().nodes_fused, 0);
+    for (const char* name : {"c1", "a1", "c2", "a2", "c3", "a3", "c4", "a4", "c5", "a5", "c6", "late", "a6", "Y"}) {
+      const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
+      ASSERT_EQ(f.size(), r.size()) << name;
+      ASSERT_FALSE(f.empty()) << name;
+      for (size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(f[i], r[i], 1e-6f * (1 + std::fabs(r[i]))) << name << " element " << i;
+    }
   }
 }
 
