@@ -53,12 +53,13 @@ ConvGeom random_geom(std::mt19937& rng, int spatial, bool depthwise) {
   return g;
 }
 
-// The epilogue kinds in turn (by iteration), with bounds and slope that clip and bend the values.
+// The epilogue kinds in turn (by iteration), with bounds and slope that clip and bend the values
+// (Add's addend is each test's own array).
 Epilogue test_epilogue(int iter) {
-  constexpr Epilogue::Kind kKinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu, Epilogue::Kind::Sigmoid,
-                                       Epilogue::Kind::SiLU};
+  constexpr Epilogue::Kind kKinds[] = {Epilogue::Kind::Relu,    Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu,
+                                       Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU, Epilogue::Kind::Add};
   Epilogue e;
-  e.kind = kKinds[iter % 5];
+  e.kind = kKinds[iter % std::size(kKinds)];
   e.lo = -0.25f;
   e.hi = 0.5f;
   e.alpha = 0.125f;
@@ -324,9 +325,10 @@ TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
     const float* bias = iter % 2 ? b.data() : nullptr;
     const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
     std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+    const auto addend = test::random_floats(n, 750 + iter);
     conv_naive(g, x.data(), w.data(), bias, ref.data());
-    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n));
-    conv_auto(g, x.data(), w.data(), bias, opt.data(), pool, {&e, z1.data(), z2.data()});
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+    conv_auto(g, x.data(), w.data(), bias, opt.data(), pool, {&e, z1.data(), z2.data(), addend.data()});
     const int64_t K = (g.C / g.group) * product(g.kernel);
     expect_close(opt, ref, K, "conv " + geom_str(g));
     expect_close(z1, ref1, K, "epilogue " + std::to_string(static_cast<int>(e.kind)) + " " + geom_str(g));
@@ -349,9 +351,10 @@ TEST(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
       const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
       const size_t n = static_cast<size_t>(g.N * g.M * side * side);
       std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+      const auto addend = test::random_floats(n, 1050 + iter);
       conv_naive(g, x.data(), w.data(), b.data(), ref.data());
-      epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n));
-      conv_auto(g, x.data(), w.data(), b.data(), opt.data(), pool, {&e, z1.data(), z2.data()});
+      epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+      conv_auto(g, x.data(), w.data(), b.data(), opt.data(), pool, {&e, z1.data(), z2.data(), addend.data()});
       expect_close(opt, ref, 24, "conv " + geom_str(g));
       expect_close(z1, ref1, 24, "epilogue " + geom_str(g));
       if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, 24, "silu " + geom_str(g));
@@ -372,7 +375,7 @@ TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
   auto check = [&](const ConvGeom& g, int iter) {
     ASSERT_TRUE(conv_depthwise3x3_applies(g)) << geom_str(g);
     const Epilogue e = test_epilogue(iter);
-    const bool with_act = iter % 6 != 5;
+    const bool with_act = iter % 7 != 6;  // (7: each epilogue kind in turn meets both cases)
     const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
     const auto w = test::random_floats(static_cast<size_t>(g.M * 9), 900 + iter);
     const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
@@ -380,9 +383,10 @@ TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
     const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
     std::vector<float> ref(n), ref1(n), ref2(n);
     Aligned opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+    const auto addend = test::random_floats(n, 1100 + iter);
     conv_naive(g, x.data(), w.data(), bias, ref.data());
-    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n));
-    conv_depthwise3x3(g, x.data(), w.data(), bias, opt.data(), pool, with_act ? EpilogueOut{&e, z1.data(), z2.data()} : EpilogueOut{});
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+    conv_depthwise3x3(g, x.data(), w.data(), bias, opt.data(), pool, with_act ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{});
     auto plain = [](const Aligned& v) { return std::vector<float>(v.begin(), v.end()); };
     expect_close(plain(opt), ref, 9, "depthwise3x3 " + geom_str(g));
     if (!with_act) return;
@@ -436,7 +440,8 @@ TEST(RuntimeKernels, GemmPackedMatchesNaive) {
     const auto bias = test::random_floats(static_cast<size_t>(M), 1300 + iter);
     const Epilogue e = test_epilogue(iter);
     std::vector<float> c(static_cast<size_t>(M * ldc), 123.f), z(c.size(), 123.f), zz(c.size(), 123.f);
-    const EpilogueOut act{&e, z.data(), zz.data()};
+    const auto addend = test::random_floats(c.size(), 1400 + iter);
+    const EpilogueOut act{&e, z.data(), zz.data(), addend.data()};
     const PackedA pa = pack_a(a.data(), M, K, K);
     gemm_packed(pa, 0, pa.panels(), bm.data(), ldb, n0, n1, GemmOut{c.data(), ldc, iter % 2 ? bias.data() : nullptr, &act, 0});
     std::vector<float> ref(static_cast<size_t>(M * ldc), 123.f), refz(ref.size(), 123.f), refzz(ref.size(), 123.f);
@@ -449,7 +454,7 @@ TEST(RuntimeKernels, GemmPackedMatchesNaive) {
           continue;
         }
         if (iter % 2) ref[i] += bias[static_cast<size_t>(m)];
-        epilogue_naive(e, &ref[i], &refz[i], &refzz[i], 1);
+        epilogue_naive(e, &ref[i], &refz[i], &refzz[i], 1, &addend[i]);
       }
     expect_close(c, ref, K, "gemm_packed M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N));
     expect_close(z, refz, K, "gemm_packed epilogue " + std::to_string(static_cast<int>(e.kind)));
