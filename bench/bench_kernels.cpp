@@ -5,8 +5,13 @@
 //   conv/dw3x3/CxHxW/sS   3x3 depthwise, stride S, pad 1
 //   conv/1x1/CxHxW->M     pointwise
 //   conv/3x3/CxHxW->M/sS  dense 3x3 (im2col)
+//   memory/keep-all/tN    no compute: the memory traffic of keeping mobilenet_v2's activations
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include <random>
 #include <string>
@@ -67,6 +72,49 @@ void run_conv(benchmark::State& state, ConvGeom g, int threads) {
   state.counters["flop/s"] = benchmark::Counter(2.0 * static_cast<double>(n * Kdim), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// Vector stores to act[0, n) and loads of w[0, m) (n and m multiples of 8). Vector stores, as the
+// kernels write: a fill of a constant may become a string store, which writes lines differently.
+__attribute__((target("avx2"))) float store_and_read(float* act, int64_t n, const float* w, int64_t m) {
+  __m256 v = _mm256_set1_ps(1.f), acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 8) _mm256_store_ps(act + i, v);
+  for (int64_t i = 0; i < m; i += 8) acc = _mm256_max_ps(acc, _mm256_loadu_ps(w + i));
+  return _mm_cvtss_f32(_mm256_castps256_ps128(acc));
+}
+#endif
+
+// The memory traffic that keeping every activation costs, with no compute: each iteration writes
+// mobilenet_v2's activations (13,016,656 floats, into the same buffer every time, as a session
+// reuses its own) and reads its weights once (3,475,008 floats), in 1 MB steps of both, on a pool
+// of `threads`. Where the last-level cache is smaller than the activations (52 MB), every run
+// writes them all back to memory and fetches each output line before writing it: this time is a
+// floor under a run that keeps them all. A runtime that reuses a few buffers kept in cache does
+// not pay it.
+void run_keep_all(benchmark::State& state, int threads) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (!cpu_has_avx2_fma()) return state.SkipWithError("no AVX2");
+  constexpr int64_t kActivations = 13'016'656, kWeights = 3'475'008, kStep = int64_t{1} << 18;
+  constexpr int64_t kSteps = (kActivations + kStep - 1) / kStep, kWeightStep = (kWeights / kSteps + 7) / 8 * 8;
+  ThreadPool pool(threads);
+  Floats act(static_cast<size_t>(kActivations));
+  const Floats w = random_floats(static_cast<size_t>(kSteps * kWeightStep), 4);
+  std::vector<float> folded(static_cast<size_t>(kSteps));
+  for (auto _ : state) {
+    pool.parallel_for(kSteps, 1, [&](int64_t s0, int64_t s1) {
+      for (int64_t s = s0; s < s1; ++s)
+        folded[static_cast<size_t>(s)] = store_and_read(act.data() + s * kStep, (std::min(kActivations, (s + 1) * kStep) - s * kStep) / 8 * 8,
+                                                        w.data() + s * kWeightStep, kWeightStep);
+    });
+    benchmark::DoNotOptimize(act.data());
+    benchmark::DoNotOptimize(folded.data());
+  }
+  state.counters["bytes/s"] = benchmark::Counter(4.0 * static_cast<double>(kActivations + kSteps * kWeightStep), benchmark::Counter::kIsIterationInvariantRate);
+#else
+  state.SkipWithError("x86 only");
+  (void)threads;
+#endif
+}
+
 void register_all() {
   struct Layer {
     int64_t C, H, M, k, s, group;
@@ -89,6 +137,8 @@ void register_all() {
     if (l.threads > 1) name += "/t" + std::to_string(l.threads);
     benchmark::RegisterBenchmark(name.c_str(), run_conv, g, l.threads)->Unit(benchmark::kMicrosecond)->UseRealTime();
   }
+  for (int threads : {1, 2})
+    benchmark::RegisterBenchmark(("memory/keep-all/t" + std::to_string(threads)).c_str(), run_keep_all, threads)->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 }  // namespace
