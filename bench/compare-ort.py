@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Side-by-side latency and memory of `nnxr run` and onnxruntime on the shared models.
 
-Usage: bench/compare-ort.py [--nnxr BIN] [--runs N] [--rounds R] [--threads 1,2] [--ort-runner JS] [MODEL...]
+Usage: bench/compare-ort.py [--nnxr BIN] [--runs N] [--rounds R] [--threads 1,2] [--ort-runner JS] [--ort-keep-all] [MODEL...]
 
 For each model and thread count, in the same invocation: `nnxr run --random 42 --repeat N` and
 ort-run.js (--seed 42, 3 warm-ups, N timed runs, graph optimizations "all"), each under
@@ -10,8 +10,10 @@ machine: a burst of load from elsewhere lands in one round, not on one side. Pri
 table per thread count: the median over rounds of each round's median latency, the min over all
 runs, the ratio of those medians (nnxr / onnxruntime) and the range of the per-round ratios, and
 the peak resident memory (max RSS) of each process.
-nnxr keeps every activation of the model; onnxruntime keeps only the outputs. onnxruntime's RSS
-includes the Node.js runtime (about 50 MB). Models default to every .onnx in the shared folder
+nnxr keeps every activation of the model; onnxruntime keeps only the outputs. With --ort-keep-all,
+onnxruntime also runs a copy of each model whose every node output is a graph output (as
+tools/ort-agree.py makes it), so that it keeps every tensor too: two more columns give that
+latency and nnxr's ratio to it. onnxruntime's RSS includes the Node.js runtime (about 50 MB). Models default to every .onnx in the shared folder
 and its arch/ sub-folder. onnxruntime-node is found as in tools/ort-agree.py.
 """
 import argparse
@@ -24,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import importlib.util
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -66,6 +69,26 @@ def fp16_feeds(model, runner, env, dims):
     return out
 
 
+def expose(model):
+    """A temporary copy of model whose every node output is a graph output (tools/ort-agree.py)."""
+    spec = importlib.util.spec_from_file_location("ort_agree", os.path.join(ROOT, "tools", "ort-agree.py"))
+    agree = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agree)
+    folder = tempfile.mkdtemp(prefix="nnxr-bench-exposed-")
+    atexit.register(shutil.rmtree, folder, True)
+    out = os.path.join(folder, os.path.basename(model))
+    agree.expose(model, out)
+    return out
+
+
+def ort_latency(runner, model, threads, runs, dims, env):
+    """(median ms, min ms, max RSS MB) of ort-run.js on model."""
+    out, rss = timed(["node", runner, model, "--seed", "42", "--threads", str(threads), "--warmup", "3", "--runs", str(runs), "--json", "--quiet"]
+                     + dims, env=env)
+    o = json.loads(out.strip().splitlines()[-1])
+    return o["medianMs"], o["minMs"], rss
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="*")
@@ -74,6 +97,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--ort-runner", default=os.path.join(SHARED, "tools", "ort-run.js"))
+    ap.add_argument("--ort-keep-all", action="store_true", help="also time onnxruntime keeping every tensor (every node output a graph output)")
     args = ap.parse_args()
     models = args.models
     if not models:
@@ -91,8 +115,10 @@ def main():
     env = dict(os.environ, NODE_PATH=node_path())
     for t in [int(x) for x in args.threads.split(",")]:
         print(f"\n### {t} thread{'s' if t > 1 else ''}, {args.rounds} rounds of {args.runs} runs\n")
-        print("| model | nnxr median ms | nnxr min ms | ORT median ms | ORT min ms | ratio (median) | per-round ratios | nnxr max RSS MB | ORT max RSS MB |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        keep_all = " ORT keeping every tensor, median ms | ratio to it |" if args.ort_keep_all else ""
+        print("| model | nnxr median ms | nnxr min ms | ORT median ms | ORT min ms | ratio (median) | per-round ratios | nnxr max RSS MB | ORT max RSS MB |"
+              + keep_all)
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.ort_keep_all else ""))
         for model in models:
             base = os.path.basename(model)
             dims = []
@@ -100,7 +126,8 @@ def main():
                 dims += ["--dim", d]
             try:
                 feeds = fp16_feeds(model, args.ort_runner, env, dims)
-                n_meds, n_mins, o_meds, o_mins, n_rss, o_rss = [], [], [], [], 0.0, 0.0
+                exposed = expose(model) if args.ort_keep_all else None
+                n_meds, n_mins, o_meds, o_mins, k_meds, n_rss, o_rss = [], [], [], [], [], 0.0, 0.0
                 for _ in range(max(1, args.rounds)):
                     out, rss = timed([args.nnxr, "run", model, "--random", "42", "--threads", str(t), "--repeat", str(args.runs), "--json"]
                                      + dims + feeds)
@@ -108,18 +135,19 @@ def main():
                     n_meds.append(r["median_ms"])
                     n_mins.append(r["min_ms"])
                     n_rss = max(n_rss, rss)
-                    out, rss = timed(["node", args.ort_runner, model, "--seed", "42", "--threads", str(t), "--warmup", "3",
-                                      "--runs", str(args.runs), "--json", "--quiet"] + dims, env=env)
-                    o = json.loads(out.strip().splitlines()[-1])
-                    o_meds.append(o["medianMs"])
-                    o_mins.append(o["minMs"])
+                    o_med, o_min, rss = ort_latency(args.ort_runner, model, t, args.runs, dims, env)
+                    o_meds.append(o_med)
+                    o_mins.append(o_min)
                     o_rss = max(o_rss, rss)
+                    if exposed:
+                        k_meds.append(ort_latency(args.ort_runner, exposed, t, args.runs, dims, env)[0])
                 n_med, o_med = statistics.median(n_meds), statistics.median(o_meds)
                 ratios = [a / b for a, b in zip(n_meds, o_meds)]
+                k_med = statistics.median(k_meds) if k_meds else 0.0
                 print(f"| {base} | {n_med:.2f} | {min(n_mins):.2f} | {o_med:.2f} | {min(o_mins):.2f} | {n_med / o_med:.2f} | "
-                      f"{min(ratios):.2f}–{max(ratios):.2f} | {n_rss:.0f} | {o_rss:.0f} |")
-            except (RuntimeError, KeyError, ValueError) as e:
-                print(f"| {base} | failed: {str(e)[:120]} | | | | | | | |")
+                      f"{min(ratios):.2f}–{max(ratios):.2f} | {n_rss:.0f} | {o_rss:.0f} |" + (f" {k_med:.2f} | {n_med / k_med:.2f} |" if k_meds else ""))
+            except (RuntimeError, KeyError, ValueError, OSError, subprocess.CalledProcessError) as e:
+                print(f"| {base} | failed: {str(e)[:120]} | | | | | | | |" + (" | |" if args.ort_keep_all else ""))
             sys.stdout.flush()
     return 0
 
