@@ -115,9 +115,15 @@ template <class F>
       break;
     }
     case Epilogue::Kind::Add:
-      if (bias_add)
-        for (int64_t i = 0; i < n; ++i) y[i] += bias;
-      for (int64_t i = 0; i < n; ++i) z[i] = y[i] + addend[i];
+      if (bias_add) {
+        for (int64_t i = 0; i < n; ++i) {
+          const float v = y[i] + bias;
+          y[i] = v;
+          z[i] = v + addend[i];
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) z[i] = y[i] + addend[i];
+      }
       break;
     default:  // bias only
       if (bias_add)
