@@ -13,11 +13,13 @@ the peak resident memory (max RSS) of each process.
 nnxr keeps every activation of the model; onnxruntime keeps only the outputs. With --ort-keep-all,
 onnxruntime also runs a copy of each model whose every node output is a graph output (as
 tools/ort-agree.py makes it), so that it keeps every tensor too: two more columns give that
-latency and nnxr's ratio to it. onnxruntime's RSS includes the Node.js runtime (about 50 MB). Models default to every .onnx in the shared folder
-and its arch/ sub-folder. onnxruntime-node is found as in tools/ort-agree.py.
+latency and nnxr's ratio to it. onnxruntime's RSS includes the Node.js runtime (about 50 MB).
+Models default to every .onnx in the shared folder and its arch/ sub-folder. onnxruntime-node is
+found, inputs are named and models exposed by tools/ort-agree.py's own functions.
 """
 import argparse
 import atexit
+import importlib.util
 import json
 import os
 import re
@@ -26,7 +28,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import importlib.util
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -34,11 +35,15 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 DIMS = {"face_detection_yunet.onnx": ["height=320", "width=320"]}
 
 
-def node_path():
-    if os.environ.get("NODE_PATH"):
-        return os.environ["NODE_PATH"]
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "nnxr", "ort", "node_modules")
+def load_ort_agree():
+    """tools/ort-agree.py as a module: where onnxruntime-node is, safe file names, expose()."""
+    spec = importlib.util.spec_from_file_location("ort_agree", os.path.join(ROOT, "tools", "ort-agree.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+AGREE = load_ort_agree()
 
 
 def timed(cmd, env=None):
@@ -65,19 +70,16 @@ def fp16_feeds(model, runner, env, dims):
                    env=env, check=True, stdout=subprocess.DEVNULL)
     out = []
     for n in names:
-        out += ["--input", f"{n}={os.path.join(folder, re.sub(r'[^A-Za-z0-9._-]', '_', n) + '.npy')}"]
+        out += ["--input", f"{n}={os.path.join(folder, AGREE.safe_name(n) + '.npy')}"]
     return out
 
 
 def expose(model):
     """A temporary copy of model whose every node output is a graph output (tools/ort-agree.py)."""
-    spec = importlib.util.spec_from_file_location("ort_agree", os.path.join(ROOT, "tools", "ort-agree.py"))
-    agree = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(agree)
     folder = tempfile.mkdtemp(prefix="nnxr-bench-exposed-")
     atexit.register(shutil.rmtree, folder, True)
     out = os.path.join(folder, os.path.basename(model))
-    agree.expose(model, out)
+    AGREE.expose(model, out)
     return out
 
 
@@ -108,11 +110,11 @@ def main():
         print("compare-ort: no models (the shared folder is absent)")
         return 0
     for need, what in ((args.nnxr, "nnxr binary"), (args.ort_runner, "ort-run.js"),
-                       (os.path.join(node_path(), "onnxruntime-node"), "onnxruntime-node (run tools/setup.sh)")):
+                       (os.path.join(AGREE.default_node_path(), "onnxruntime-node"), "onnxruntime-node (run tools/setup.sh)")):
         if not os.path.exists(need):
             print(f"compare-ort: {need}: {what} not found", file=sys.stderr)
             return 2
-    env = dict(os.environ, NODE_PATH=node_path())
+    env = dict(os.environ, NODE_PATH=AGREE.default_node_path())
     for t in [int(x) for x in args.threads.split(",")]:
         print(f"\n### {t} thread{'s' if t > 1 else ''}, {args.rounds} rounds of {args.runs} runs\n")
         keep_all = " ORT keeping every tensor, median ms | ratio to it |" if args.ort_keep_all else ""
