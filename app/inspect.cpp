@@ -13,6 +13,7 @@
 #include "app/json.h"
 #include "model/ops.h"
 #ifdef NNXR_HAVE_RUNTIME
+#include "app/filter_args.h"
 #include "app/inputs.h"
 #include "model/runtime/runtime.h"
 #include "model/scene/scene.h"
@@ -199,6 +200,7 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   const int top_k = static_cast<int>(args.int_option("--top-k", 1, 16).value_or(8));
   int threads = static_cast<int>(args.int_option("--threads", 0, 256).value_or(1));
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const FilterArgs filter_args = parse_filter_args(args);
   auto pos = args.positionals();
   args.finish();
   if (pos.size() > 1) throw UsageError("inspect takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
@@ -210,6 +212,7 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   const auto t_load = Clock::now();
   auto [graph, inputs] = load_with_inputs(model_path, std::move(specs), options);
   print_warnings(graph);
+  const scene::Filter filter = resolve_filter(graph, filter_args);
   const auto feeds = inputs.resolve(graph, seed, image, /*quiet=*/true);
   const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_load).count();
 
@@ -231,6 +234,15 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   const scene::BuildStats& st = sc.stats();
   for (const std::string& w : st.warnings) std::cerr << "warning: " << g.source << ": " << w << '\n';
   const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  // What the filter shows of each segment (the thresholds at 0: every resident element).
+  scene::Filter probe = filter;  // with Dim, every segment is counted and flagged when outside
+  probe.outside = scene::Filter::Outside::Dim;
+  const scene::DrawCounts shown = sc.counts(probe);
+  const bool dim = filter.outside == scene::Filter::Outside::Dim;
+  auto in_filter = [&](size_t i) { return shown.dimmed[i] == 0; };
+  uint64_t neurons_shown = 0, connections_shown = 0;
+  for (size_t i = 0; i < shown.neurons.size(); ++i)
+    if (in_filter(i)) neurons_shown += shown.neurons[i], connections_shown += shown.connections[i];
   constexpr uint64_t kNeuronBytes = sizeof(scene::Neuron), kConnectionBytes = sizeof(scene::Connection);
 
   if (json) {
@@ -248,6 +260,16 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
     j.end_array().key("max").begin_array();
     for (float v : hi) j.value(static_cast<double>(v));
     j.end_array().end_object();
+    if (filter.selective()) {
+      j.key("filter").begin_object().field("layer_min", filter.layer_min);
+      j.field("layer_max", std::min(filter.layer_max, std::max(g.layer_count - 1, 0)));
+      j.key("ops").begin_array();
+      for (const std::string& op : filter.op_types) j.value(op);
+      j.end_array().key("tensors").begin_array();
+      for (const std::string& t : filter_args.tensors) j.value(t);
+      j.end_array().field("mode", dim ? "dim" : "hide").end_object();
+      j.field("neurons_shown", neurons_shown).field("connections_shown", connections_shown);
+    }
     j.key("ops_without_connector").begin_array();
     for (const auto& [op, n] : st.unconnected_ops) j.begin_object().field("op", op).field("tensors", n).end_object();
     j.end_array();
@@ -255,13 +277,16 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
     for (const auto& w : st.warnings) j.value(w);
     j.end_array();
     j.key("tensors").begin_array();
-    for (const scene::Segment& s : sc.segments()) {
+    for (size_t i = 0; i < sc.segments().size(); ++i) {
+      const scene::Segment& s = sc.segments()[i];
+      if (filter.selective() && !dim && !in_filter(i)) continue;
       const Tensor& t = g.tensors[s.tensor];
       j.begin_object().field("name", t.name).field("op", op_of(g, s.tensor)).field("layer", s.layer).key("shape");
       write_shape(j, t);
       j.field("neurons", static_cast<uint64_t>(s.neuron_count)).field("neurons_total", s.neuron_total);
       j.field("candidates", s.connection_candidates).field("connections", static_cast<uint64_t>(s.connection_count));
       j.field("value_min", static_cast<double>(s.value_min)).field("value_max", static_cast<double>(s.value_max));
+      if (dim) j.field("dimmed", !in_filter(i));
       j.end_object();
     }
     j.end_array().end_object();
@@ -273,12 +298,28 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
       << threads << (threads == 1 ? " thread" : " threads") << ")\n";
   out << std::left << std::setw(40) << "tensor" << std::setw(20) << "op" << std::right << std::setw(13) << "neurons"
       << std::setw(22) << "candidates" << std::setw(13) << "connections" << '\n';
-  for (const scene::Segment& s : sc.segments()) {
+  for (size_t i = 0; i < sc.segments().size(); ++i) {
+    const scene::Segment& s = sc.segments()[i];
+    if (filter.selective() && !dim && !in_filter(i)) continue;
     const Tensor& t = g.tensors[s.tensor];
     std::string name = t.name.size() > 38 ? t.name.substr(0, 35) + "..." : t.name;
     out << std::left << std::setw(40) << name << std::setw(20) << op_of(g, s.tensor) << std::right << std::setw(13)
         << grouped(s.neuron_count) << std::setw(22) << grouped(s.connection_candidates) << std::setw(13)
         << grouped(s.connection_count) << '\n';
+  }
+  if (filter.selective()) {
+    std::string what = "layers " + std::to_string(filter.layer_min) + ".." +
+                       std::to_string(std::min(filter.layer_max, std::max(g.layer_count - 1, 0)));
+    if (!filter.op_types.empty()) {
+      what += ", ops ";
+      for (size_t i = 0; i < filter.op_types.size(); ++i) what += (i ? "," : "") + filter.op_types[i];
+    }
+    if (!filter_args.tensors.empty()) {
+      what += ", tensors ";
+      for (size_t i = 0; i < filter_args.tensors.size(); ++i) what += (i ? "," : "") + filter_args.tensors[i];
+    }
+    out << "filter      " << what << (dim ? " (the rest dimmed): " : ": ") << grouped(static_cast<int64_t>(neurons_shown))
+        << " neurons, " << grouped(static_cast<int64_t>(connections_shown)) << " connections shown\n";
   }
   out << std::fixed << std::setprecision(2);
   out << "total       " << grouped(static_cast<int64_t>(st.neurons)) << " of " << grouped(static_cast<int64_t>(st.neurons_total))

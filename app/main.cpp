@@ -24,8 +24,9 @@ Without MODEL, nnxr uses its embedded default model (an 8x8 handwritten-digit CN
 
 view      (the default command) loads the model, runs it, lays the network out and shows it in a
           desktop window: WASD + mouse to fly, scroll to scale, [ ] neuron threshold, , . connection
-          threshold, click to select a neuron, R to reset, F12 to save a screenshot, drop an image
-          to use it as the input. Without a display it renders offscreen to a PNG instead.
+          threshold, Page Down / Page Up step the layer window deeper / shallower (and walk to
+          it), End / Home narrow / widen it, click to select a neuron, R to reset the view and
+          filters, F12 to save a screenshot, drop an image to use it as the input. Without a display it renders offscreen to a PNG instead.
           With an OpenXR runtime and a headset, view uses the headset instead: squeeze grabs the
           network (both hands: scale and turn), the right thumbstick steps the neuron (up/down)
           and connection (left/right) thresholds, the trigger selects what the aim ray hits, the
@@ -46,6 +47,10 @@ view      (the default command) loads the model, runs it, lays the network out a
                                 selection, errors; in the headset also the session states reached
                                 and the time from xrWaitFrame to xrEndFrame, the depth layer
                                 and the mirror's presented/skipped frames)
+          --layers A:B          show layers A to B only (also A, A: and :B)
+          --ops OP,...          show only tensors produced by these ops (e.g. Conv,Relu)
+          --tensors NAME,...    show only these tensors
+          --filter-mode hide|dim   what happens to the rest (default hide)
           --out FILE.png        save the last frame (default without a display: nnxr-view.png)
           --validation          enable the Vulkan validation layers
 
@@ -61,6 +66,8 @@ inspect   producer, opsets, inputs and outputs with shapes, node count by op typ
             --budget N    resident neurons + connections (default 20000000)
             --top-k K     incoming connections kept per neuron, 1..16 (default 8)
             --threads N   threads for inference and the scene build (default 1; 0 = all cores)
+            --layers A:B, --ops OP,..., --tensors NAME,..., --filter-mode hide|dim
+                          as for view: the tensors listed (dimmed ones flagged) and shown counts
 
 run       runs the model on the CPU and reports its outputs; every tensor is kept.
           --input [NAME=]FILE   .npy, ONNX TensorProto .pb, or an image (.png/.jpg), in input order
@@ -84,6 +91,11 @@ render    runs the model, lays the network out and renders it offscreen to a PNG
           --connection-threshold Q  per-tensor quantile of connections to hide (default 0.6)
           --budget N            resident neurons + connections (default 20000000)
           --threads N           threads for inference and the scene build (default 1)
+          --layers A:B          show layers A to B only (also A, A: and :B)
+          --ops OP,...          show only tensors produced by these ops (e.g. Conv,Relu)
+          --tensors NAME,...    show only these tensors
+          --filter-mode hide|dim   what happens to the rest (default hide)
+                                (the camera frames what is shown)
 
 exit status: 0 success, 1 the model or input is at fault, 2 the command line is at fault.
 )";

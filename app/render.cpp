@@ -1,11 +1,13 @@
 // `nnxr render [MODEL] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE]
 //  [--random SEED] [--neuron-threshold Q] [--connection-threshold Q] [--budget N]`: runs the model,
 // lays the network out, builds the scene and renders it offscreen to a PNG (no window needed).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/filter_args.h"
 #include "app/inputs.h"
 #include "engine/camera.h"
 #include "engine/device.h"
@@ -70,6 +72,7 @@ int render_command(Args& args) {
   const float connection_q = parse_quantile(args, "--connection-threshold", 0.6f);
   const uint64_t budget = uint64_t(args.int_option("--budget", 1, 1'000'000'000).value_or(20'000'000));
   const int threads = int(args.int_option("--threads", 0, 256).value_or(1));
+  const FilterArgs filter_args = parse_filter_args(args);
   auto pos = args.positionals();
   args.finish();
   if (!out) throw UsageError("render needs --out FILE.png");
@@ -85,6 +88,7 @@ int render_command(Args& args) {
 
   auto [graph, inputs] = load_with_inputs(model_path, std::move(specs), options);
   print_warnings(graph);
+  scene::Filter filter = resolve_filter(graph, filter_args);
   const auto feeds = inputs.resolve(graph, seed, image, /*quiet=*/false);
 
   progress.stage("running " + graph.source);
@@ -115,7 +119,6 @@ int render_command(Args& args) {
   scene_options.threads = std::max(threads, 1);
   scene_options.progress = [&](float f) { progress.fraction(f); };
   const scene::Scene scene = scene::Scene::build(g, layout, values, scene_options, buffers);
-  scene::Filter filter;
   filter.neuron_threshold = neuron_q;
   filter.connection_threshold = connection_q;
   const scene::DrawCounts counts = scene.counts(filter);
@@ -128,9 +131,20 @@ int render_command(Args& args) {
   const engine::RendererConfig config{.frames_in_flight = 1};
   engine::Renderer renderer(device, buffers, config);
   engine::Offscreen offscreen(device, config, {width, height});
+  // Frames the blocks the filter shows (all of them when it dims the rest or shows none).
+  auto shown = [&](const scene::Block& b) {
+    if (b.layer < filter.layer_min || b.layer > filter.layer_max) return false;
+    const model::Tensor& t = g.tensors[b.tensor];
+    const std::string op = t.producer == model::kNone ? std::string() : g.nodes[t.producer].op_type;
+    if (!filter.op_types.empty() && std::find(filter.op_types.begin(), filter.op_types.end(), op) == filter.op_types.end())
+      return false;
+    return filter.tensors.empty() || std::find(filter.tensors.begin(), filter.tensors.end(), b.tensor) != filter.tensors.end();
+  };
+  const bool frame_shown = filter.outside == scene::Filter::Outside::Hide &&
+                           std::any_of(layout.blocks().begin(), layout.blocks().end(), shown);
   std::vector<glm::vec3> corners;  // of every block: frames the network tighter than its bounds
   for (const scene::Block& b : layout.blocks())
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < 8 && (!frame_shown || shown(b)); ++i)
       corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
   const float aspect = float(width) / float(height);
   const engine::Camera camera = engine::frame_points(*preset, corners, aspect);

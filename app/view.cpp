@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/filter_args.h"
 #include "app/inputs.h"
 #include "app/json.h"
 #include "assets/assets.h"
@@ -81,6 +82,12 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
   j.value(double(s.world.rotation.w)).value(double(s.world.rotation.x)).value(double(s.world.rotation.y)).value(double(s.world.rotation.z));
   j.end_array().field("scale", double(s.world.scale)).end_object();
   j.key("thresholds").begin_object().field("neuron", double(s.neuron_threshold)).field("connection", double(s.connection_threshold)).end_object();
+  j.key("filter").begin_object().field("layer_min", s.filter.layer_min).field("layer_max", s.filter.layer_max);
+  j.key("ops").begin_array();
+  for (const std::string& op : s.filter.ops) j.value(op);
+  j.end_array().key("tensors").begin_array();
+  for (const std::string& t : s.filter.tensors) j.value(t);
+  j.end_array().field("mode", s.filter.mode).end_object();
   j.key("selected");
   if (s.selection) {
     j.begin_object().field("tensor", s.selection->tensor_name).field("node", s.selection->node_name).field("op", s.selection->op_type);
@@ -133,6 +140,7 @@ int view_command(Args& args) {
   options.height = static_cast<uint32_t>(args.int_option("--height", 16, 8192).value_or(720));
   options.validation = args.flag("--validation");
   options.mirror = !args.flag("--no-mirror");
+  const FilterArgs filter_args = parse_filter_args(args);
   const auto out_option = args.option("--out");
   const std::string out = out_option.value_or("nnxr-view.png");
   if (out_option) options.final_screenshot = *out_option;
@@ -142,6 +150,13 @@ int view_command(Args& args) {
   if (xr && desktop) throw UsageError("--xr and --desktop exclude each other");
   if (stats && !frames) throw UsageError("--stats needs --frames N");
   const std::optional<std::string> path = pos.empty() ? std::nullopt : std::optional(pos[0]);
+  if (filter_args.any()) {  // names and layers are checked against the model before anything opens
+    const model::Graph graph = load_model_arg(path, load_options, /*quiet=*/true);
+    options.filter = resolve_filter(graph, filter_args);
+    options.filter_tensors = filter_args.tensors;
+  } else {
+    options.filter.outside = filter_args.outside;
+  }
   Sources sources = make_sources(path, std::move(specs), seed, image, load_options);
 
   if (!desktop) {

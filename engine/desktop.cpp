@@ -49,6 +49,10 @@ Key key_of(int glfw_key) {
     case GLFW_KEY_PERIOD: return Key::Period;
     case GLFW_KEY_F12: return Key::F12;
     case GLFW_KEY_ESCAPE: return Key::Escape;
+    case GLFW_KEY_PAGE_UP: return Key::PageUp;
+    case GLFW_KEY_PAGE_DOWN: return Key::PageDown;
+    case GLFW_KEY_HOME: return Key::Home;
+    case GLFW_KEY_END: return Key::End;
     default: return Key::Other;
   }
 }
@@ -173,6 +177,7 @@ struct DesktopViewer::Impl {
       slot.acquired = create_semaphore(device->get());
     }
     worker = std::make_unique<Worker>(*scene, options.worker);
+    interaction.set_filter(options.filter, options.filter_tensors);
     state = std::make_unique<ViewerState>(*worker, interaction, *renderer);
     install_callbacks();
   }
@@ -469,6 +474,7 @@ struct OffscreenViewer::Impl {
     renderer = std::make_unique<Renderer>(*device, *scene, rc);
     target = std::make_unique<Offscreen>(*device, rc, VkExtent2D{o.width, o.height});
     worker = std::make_unique<Worker>(*scene, options.worker);
+    interaction.set_filter(options.filter, options.filter_tensors);
     state = std::make_unique<ViewerState>(*worker, interaction, *renderer);
     controls.set_framebuffer(static_cast<float>(o.width), static_cast<float>(o.height));
   }

@@ -46,6 +46,10 @@ struct ViewerOptions {
   std::string screenshot_dir = ".";  // F12 writes nnxr-<n>.png here
   std::string final_screenshot;      // run() with max_frames: the last frame is also saved here
   WorkerOptions worker;      // worker.scene.budget also sizes the scene buffers
+  // The layer window, op types, tensors and dim/hide to start with (and return to on reset);
+  // filter_tensors names filter.tensors. Thresholds come from the interaction's defaults.
+  scene::Filter filter;
+  std::vector<std::string> filter_tensors;
   // Budget on a software renderer (lavapipe) unless the budget was chosen explicitly: drawing
   // millions of elements there takes seconds per frame.
   bool budget_explicit = false;

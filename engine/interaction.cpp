@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -97,6 +98,7 @@ void Interaction::set_home(glm::vec3 eye, glm::vec3 target, float fov_y) {
 }
 
 void Interaction::reset_view() {
+  walk_.reset();
   world_ = {};
   camera_ = FlyCamera{};
   const float distance_to_bounds = glm::length((min_ + max_) * 0.5f - (home_ ? home_->first : glm::vec3(0)));
@@ -134,6 +136,7 @@ void Interaction::look(float dx_pixels, float dy_pixels) {
 
 void Interaction::scale_about(glm::vec3 pivot, float factor) {
   if (!(factor > 0) || !std::isfinite(factor)) return;
+  walk_.reset();
   const float scale = std::clamp(world_.scale * factor, options_.min_scale, options_.max_scale);
   const float f = scale / world_.scale;
   world_.translation = pivot + f * (world_.translation - pivot);
@@ -141,6 +144,7 @@ void Interaction::scale_about(glm::vec3 pivot, float factor) {
 }
 
 void Interaction::move_network(const glm::mat4& delta) {
+  walk_.reset();
   const glm::quat r = glm::normalize(glm::quat_cast(glm::mat3(delta)));
   world_.translation = r * world_.translation + glm::vec3(delta[3]);
   world_.rotation = glm::normalize(r * world_.rotation);
@@ -163,12 +167,119 @@ bool Interaction::step_connection_threshold(int rungs) {
 }
 
 scene::Filter Interaction::filter() const {
-  scene::Filter f;
+  scene::Filter f = base_;
+  f.layer_min = window_start_;
+  f.layer_max = window_width_ >= kOpenWidth ? std::numeric_limits<int>::max() : window_start_ + window_width_ - 1;
   f.neuron_mode = scene::Filter::Mode::Quantile;
   f.neuron_threshold = thresholds_.neuron();
   f.connection_mode = scene::Filter::Mode::Quantile;
   f.connection_threshold = thresholds_.connection();
   return f;
+}
+
+int Interaction::window_end() const {
+  const int64_t end = int64_t(window_start_) + window_width_ - 1;
+  return static_cast<int>(layers_.empty() ? std::min<int64_t>(end, std::numeric_limits<int>::max()) : std::min<int64_t>(end, last_layer()));
+}
+
+void Interaction::set_filter(const scene::Filter& filter, std::vector<std::string> tensor_names) {
+  base_.op_types = filter.op_types;
+  base_.tensors = filter.tensors;
+  base_.outside = filter.outside;
+  tensor_names_ = std::move(tensor_names);
+  window_start_ = std::max(filter.layer_min, 0);
+  window_width_ = filter.layer_max >= std::numeric_limits<int>::max() - 1
+                      ? kOpenWidth
+                      : std::clamp(filter.layer_max - window_start_ + 1, 1, kOpenWidth - 1);
+  initial_ = filter;
+  initial_tensor_names_ = tensor_names_;
+  ++filter_serial_;
+}
+
+void Interaction::set_layers(std::vector<LayerBox> layers) {
+  layers_ = std::move(layers);
+  window_start_ = std::min(window_start_, last_layer());
+}
+
+bool Interaction::step_window(int layers) {
+  const int limit = layers_.empty() ? std::numeric_limits<int>::max() / 2 : last_layer();
+  const int next = static_cast<int>(std::clamp<int64_t>(int64_t(window_start_) + layers, 0, limit));
+  if (next == window_start_) return false;
+  window_start_ = next;
+  ++filter_serial_;
+  return true;
+}
+
+bool Interaction::resize_window(int layers) {
+  // The width as seen: an open or overlong window is first cut to the layers it shows.
+  const int shown = window_end() - window_start_ + 1;
+  const int max_width = layers_.empty() ? kOpenWidth - 1 : last_layer() + 1;
+  const int next = std::clamp(shown + layers, 1, max_width);
+  if (next == shown) return false;
+  window_width_ = next;
+  // Against the deepest layer, a wider window grows towards the input instead.
+  if (!layers_.empty() && window_start_ + next - 1 > last_layer()) window_start_ = std::max(0, last_layer() - next + 1);
+  ++filter_serial_;
+  return true;
+}
+
+bool Interaction::set_outside(scene::Filter::Outside outside) {
+  if (base_.outside == outside) return false;
+  base_.outside = outside;
+  ++filter_serial_;
+  return true;
+}
+
+bool Interaction::reset_filters() {
+  const scene::Filter before = filter();
+  const auto names = initial_tensor_names_;
+  const uint64_t serial = filter_serial_;
+  set_filter(initial_, names);
+  const scene::Filter after = filter();
+  const bool changed = before.layer_min != after.layer_min || before.layer_max != after.layer_max ||
+                       before.op_types != after.op_types || before.tensors != after.tensors || before.outside != after.outside;
+  filter_serial_ = changed ? serial + 1 : serial;
+  return changed;
+}
+
+FilterSummary Interaction::filter_summary() const {
+  FilterSummary s;
+  s.layer_min = window_start_;
+  s.layer_max = window_end();
+  s.ops = base_.op_types;
+  s.tensors = tensor_names_;
+  s.mode = base_.outside == scene::Filter::Outside::Dim ? "dim" : "hide";
+  return s;
+}
+
+void Interaction::walk_to_window(glm::vec3 eye, glm::vec3 forward, float distance, float fit_fov_y) {
+  if (layers_.empty()) return;
+  // The window's first layer with blocks (or the nearest shallower one).
+  int layer = std::min(window_start_, last_layer());
+  while (layer < last_layer() && layers_[size_t(layer)].empty() && layer < window_end()) ++layer;
+  while (layer > 0 && layers_[size_t(layer)].empty()) --layer;
+  const LayerBox& box = layers_[size_t(layer)];
+  if (box.empty()) return;
+  if (glm::length(forward) < 1e-6f) return;
+  forward = glm::normalize(forward);
+  const glm::vec3 centre = (box.min + box.max) * 0.5f;
+  if (fit_fov_y > 0) {
+    const float half = 0.5f * std::max(box.max.y - box.min.y, box.max.z - box.min.z) * world_.scale;
+    distance = std::max(distance, 1.15f * half / std::tan(fit_fov_y * 0.5f));
+  }
+  const glm::vec3 from = world_.translation;  // a walk in progress goes on from where it is
+  const glm::vec3 to = world_.translation + (eye + forward * distance - world_.to_world(centre));
+  walk_ = Walk{from, to, 0};
+  if (!(options_.walk_seconds > 0)) advance(0);
+}
+
+void Interaction::advance(float seconds) {
+  if (!walk_) return;
+  walk_->t = options_.walk_seconds > 0 ? std::min(1.0f, walk_->t + std::max(seconds, 0.0f) / options_.walk_seconds) : 1.0f;
+  const float t = walk_->t;
+  const float eased = t * t * (3 - 2 * t);  // smoothstep: no jump in position or speed at either end
+  world_.translation = glm::mix(walk_->from, walk_->to, eased);
+  if (t >= 1) walk_.reset();
 }
 
 // ---- DesktopControls ----------------------------------------------------------------------------
@@ -180,7 +291,19 @@ Command DesktopControls::key(Key key, Press press) {
   if (press == Press::Up) return c;
   switch (key) {
     case Key::R:
-      if (press == Press::Down) interaction_.reset_view();
+      if (press == Press::Down) {
+        interaction_.reset_view();
+        c.filter_changed = interaction_.reset_filters();
+      }
+      break;
+    case Key::PageDown:
+    case Key::PageUp:
+      c.filter_changed = interaction_.step_window(key == Key::PageDown ? +1 : -1);
+      if (c.filter_changed) walk();
+      break;
+    case Key::End:
+    case Key::Home:
+      c.filter_changed = interaction_.resize_window(key == Key::Home ? +1 : -1);
       break;
     case Key::LeftBracket: c.filter_changed = interaction_.step_neuron_threshold(-1); break;
     case Key::RightBracket: c.filter_changed = interaction_.step_neuron_threshold(+1); break;
@@ -216,7 +339,13 @@ void DesktopControls::scroll(float notches, float x, float y) {
   interaction_.scale_about(ray.origin + ray.direction * along, std::pow(interaction_.options().scroll_factor, notches));
 }
 
+void DesktopControls::walk() {
+  const FlyCamera& c = interaction_.camera();
+  interaction_.walk_to_window(c.position, c.forward(), interaction_.options().arm_length, c.fov_y);
+}
+
 void DesktopControls::update(float seconds) {
+  interaction_.advance(seconds);
   auto held = [this](Key k) { return held_[static_cast<int>(k)] ? 1.0f : 0.0f; };
   const glm::vec3 move(held(Key::D) - held(Key::A), held(Key::E) - held(Key::Q), held(Key::W) - held(Key::S));
   if (move == glm::vec3(0)) return;

@@ -10,6 +10,7 @@
 // Threads: one owner (the frame thread); no internal locking. Lives as long as the viewer.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -77,6 +78,20 @@ struct SelectionState {
   std::optional<uint32_t> neuron;  // resident neuron index (highlighted)
 };
 
+// The filter beyond the thresholds, as reported by `view --stats` (filter: {...}).
+struct FilterSummary {
+  int layer_min = 0, layer_max = 0;  // the layer window, clamped to the model's layers
+  std::vector<std::string> ops;      // op types shown; empty: all
+  std::vector<std::string> tensors;  // tensors shown; empty: all
+  std::string mode = "hide";         // what happens outside the filter: "hide" or "dim"
+};
+
+// One layer's extent in network space, for walking to it (min > max: the layer has no blocks).
+struct LayerBox {
+  glm::vec3 min{1}, max{-1};
+  bool empty() const { return min.x > max.x; }
+};
+
 struct InteractionOptions {
   float fly_speed = 0.5f;               // fraction of the network's extent per second
   float look_radians_per_pixel = 0.004f;
@@ -84,6 +99,8 @@ struct InteractionOptions {
   float min_scale = 1e-3f, max_scale = 1e3f;
   int initial_neuron_rung = 0;
   int initial_connection_rung = 10;     // the strongest half of each segment's connections
+  float walk_seconds = 0.3f;            // a layer-window step slides the network this long
+  float arm_length = 0.6f;              // metres from the eye to the window's first layer
 };
 
 class Interaction {
@@ -110,9 +127,34 @@ class Interaction {
   // Threshold steps (+1 / −1 rungs). Return true when the threshold changed.
   bool step_neuron_threshold(int rungs);
   bool step_connection_threshold(int rungs);
-  // The filter the thresholds describe; filter_serial() grows by one on every change.
+  // The filter the thresholds, the layer window, the op types and the tensors describe;
+  // filter_serial() grows by one on every change.
   scene::Filter filter() const;
   uint64_t filter_serial() const { return filter_serial_; }
+
+  // Layer window, op types, tensors and dim/hide, e.g. from the command line (thresholds are not
+  // touched). `tensor_names` name filter.tensors, in order. It is also what reset_filters()
+  // returns to.
+  void set_filter(const scene::Filter& filter, std::vector<std::string> tensor_names);
+  // The model's layers (index = layer), for the window's bounds and the walk.
+  void set_layers(std::vector<LayerBox> layers);
+  // The layer window [start, start + width − 1] (clamped to the model's last layer). step_window
+  // moves its start deeper (+) or shallower (−); resize_window widens (+) or narrows (−) it,
+  // never below one layer. Return true when the filter changed.
+  bool step_window(int layers);
+  bool resize_window(int layers);
+  bool set_outside(scene::Filter::Outside outside);
+  // Back to the filter given to set_filter() (or none). Returns true when that changed it.
+  bool reset_filters();
+  FilterSummary filter_summary() const;
+
+  // Slides the network over options().walk_seconds (eased) so that the layer window's first layer
+  // stands `distance` in front of `eye` along `forward` (world space). With fit_fov_y > 0 the
+  // distance grows until the layer fits that field of view.
+  void walk_to_window(glm::vec3 eye, glm::vec3 forward, float distance, float fit_fov_y = 0);
+  // Advances a walk in progress (once per frame).
+  void advance(float seconds);
+  bool walking() const { return walk_.has_value(); }
 
   void select(std::optional<SelectionState> selection) { selection_ = std::move(selection); }
 
@@ -135,11 +177,29 @@ class Interaction {
   Thresholds thresholds_;
   uint64_t filter_serial_ = 0;
   std::optional<SelectionState> selection_;
+
+  static constexpr int kOpenWidth = 1 << 28;  // a window open at its deep end
+  int last_layer() const { return std::max(static_cast<int>(layers_.size()) - 1, 0); }
+  int window_end() const;  // last layer of the window, clamped when the layers are known
+  scene::Filter base_;     // op types, tensors, outside (its layer range is the window's)
+  std::vector<std::string> tensor_names_;
+  scene::Filter initial_;
+  std::vector<std::string> initial_tensor_names_;
+  int window_start_ = 0, window_width_ = kOpenWidth;
+  std::vector<LayerBox> layers_;
+  struct Walk {
+    glm::vec3 from{0}, to{0};
+    float t = 0;  // 0..1 of the slide
+  };
+  std::optional<Walk> walk_;
 };
 
 // ---- desktop bindings --------------------------------------------------------------------------
 
-enum class Key : uint8_t { W, A, S, D, Q, E, Shift, R, LeftBracket, RightBracket, Comma, Period, F12, Escape, Other };
+enum class Key : uint8_t {
+  W, A, S, D, Q, E, Shift, R, LeftBracket, RightBracket, Comma, Period, F12, Escape,
+  PageUp, PageDown, Home, End, Other
+};
 enum class Button : uint8_t { Left, Right, Other };
 enum class Press : uint8_t { Down, Up, Repeat };
 
@@ -153,8 +213,9 @@ struct Command {
 
 // Desktop keyboard and mouse bindings (DESIGN.md "Interaction"): WASD (+Q/E down/up, Shift fast)
 // fly, right-drag looks around, scroll scales the network about the point under the cursor, R
-// resets, [ ] step the neuron threshold, , . the connection threshold, left click selects, F12
-// saves a screenshot, Escape quits. Frame thread only.
+// resets the view and the filters, [ ] step the neuron threshold, , . the connection threshold,
+// Page Down / Page Up step the layer window deeper / shallower and walk to it, End / Home narrow /
+// widen it, left click selects, F12 saves a screenshot, Escape quits. Frame thread only.
 class DesktopControls {
  public:
   explicit DesktopControls(Interaction& interaction) : interaction_(interaction) {}
@@ -169,6 +230,8 @@ class DesktopControls {
   bool looking() const { return looking_; }
 
  private:
+  void walk();  // slides the network to the layer window's first layer
+
   Interaction& interaction_;
   float width_ = 1, height_ = 1;
   bool held_[static_cast<int>(Key::Other)] = {};

@@ -107,9 +107,13 @@ void SceneBuffers::write_commands(uint32_t slot, const scene::DrawCounts& counts
   auto* base = reinterpret_cast<VkDrawIndirectCommand*>(static_cast<std::byte*>(commands_.mapped) + slot * slot_bytes_);
   VkDrawIndirectCommand* neuron_cmds = base;
   VkDrawIndirectCommand* connection_cmds = base + config_.max_segments;
+  if (!counts.dimmed.empty() && counts.dimmed.size() != n)
+    throw std::runtime_error("scene buffers: dimmed flags for " + std::to_string(counts.dimmed.size()) +
+                             " segments, the scene has " + std::to_string(n));
   for (size_t i = 0; i < n; ++i) {
-    neuron_cmds[i] = {6 * counts.neurons[i], 1, 6 * segments[i].neuron_first, uint32_t(i)};
-    connection_cmds[i] = {2 * counts.connections[i], 1, 2 * segments[i].connection_first, uint32_t(i)};
+    const uint32_t instance = uint32_t(i) | (!counts.dimmed.empty() && counts.dimmed[i] ? kDimmedSegmentBit : 0u);
+    neuron_cmds[i] = {6 * counts.neurons[i], 1, 6 * segments[i].neuron_first, instance};
+    connection_cmds[i] = {2 * counts.connections[i], 1, 2 * segments[i].connection_first, instance};
   }
   last_count_bytes_ = 2 * n * sizeof(VkDrawIndirectCommand);
 }

@@ -66,6 +66,10 @@ struct SegmentGpu {
 };
 static_assert(sizeof(SceneHeaderGpu) == 48 && sizeof(SegmentGpu) == 32);
 
+// Set in an indirect command's firstInstance (beside the segment index) when the filter draws the
+// segment dimmed (scene::DrawCounts::dimmed); shaders/scene.glsl masks it off.
+inline constexpr uint32_t kDimmedSegmentBit = 1u << 30;
+
 // The largest element budget `device` can hold: one region (16 bytes per element) must fit in a
 // single buffer and a single allocation.
 uint64_t max_element_budget(const Device& device);

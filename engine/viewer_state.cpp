@@ -25,6 +25,20 @@ std::string count_string(uint64_t n) {
   return buf;
 }
 
+// Each layer's extent (index = layer; empty for layers without laid-out tensors).
+std::vector<LayerBox> layer_boxes(const std::vector<TensorPlace>& tensors, int layers) {
+  std::vector<LayerBox> boxes(static_cast<size_t>(std::max(layers, 1)));
+  for (const TensorPlace& t : tensors) {
+    if (t.layer < 0) continue;
+    if (static_cast<size_t>(t.layer) >= boxes.size()) boxes.resize(static_cast<size_t>(t.layer) + 1);
+    LayerBox& b = boxes[static_cast<size_t>(t.layer)];
+    const glm::vec3 lo(t.min[0], t.min[1], t.min[2]), hi(t.max[0], t.max[1], t.max[2]);
+    if (b.empty()) b = {lo, hi};
+    else b = {glm::min(b.min, lo), glm::max(b.max, hi)};
+  }
+  return boxes;
+}
+
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -49,6 +63,7 @@ void ViewerState::take_in(float aspect) {
       interaction_.set_bounds(min, max);
       const Camera home = frame_bounds(CameraPreset::Overview, min, max, aspect);
       interaction_.set_home(home.eye, home.target, home.fov_y);
+      interaction_.set_layers(layer_boxes(e->tensors, e->layers));
       interaction_.select(std::nullopt);
       renderer_.clear_highlight();
       std::cerr << "nnxr: " << e->name << ": " << e->nodes << " nodes, " << e->layers << " layers, loaded in "
@@ -168,6 +183,7 @@ ViewStats ViewerState::stats() const {
   s.world = interaction_.world();
   s.neuron_threshold = interaction_.thresholds().neuron();
   s.connection_threshold = interaction_.thresholds().connection();
+  s.filter = interaction_.filter_summary();
   s.selection = interaction_.selection();
   s.errors = errors_;
   s.model = model_;

@@ -28,6 +28,7 @@ struct ViewStats {
   uint64_t drawn_neurons = 0, drawn_connections = 0;
   WorldTransform world;
   float neuron_threshold = 0, connection_threshold = 0;
+  FilterSummary filter;
   std::optional<SelectionState> selection;
   std::vector<std::string> errors;
   uint64_t validation_errors = 0;

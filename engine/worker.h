@@ -64,6 +64,15 @@ struct Progress {
 
 // ---- results, posted by the worker and taken by the frame thread ------------------------------
 
+// A laid-out tensor as the controls need it: to find it by name, step the layer window to it,
+// walk to it and list its op.
+struct TensorPlace {
+  model::TensorId tensor = model::kNone;
+  std::string name, node, op;  // node and op empty for graph inputs
+  int layer = 0;
+  std::array<float, 3> min{}, max{};  // its block's bounds (network space)
+};
+
 struct ModelLoaded {
   std::string name;
   std::array<float, 3> bounds_min{}, bounds_max{};  // network space, metres at scale 1
@@ -71,6 +80,7 @@ struct ModelLoaded {
   int layers = 0;
   size_t nodes = 0;
   double milliseconds = 0;  // load + plan + layout
+  std::vector<TensorPlace> tensors;  // every laid-out tensor, by layer
 };
 
 struct SceneBuilt {

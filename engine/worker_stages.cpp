@@ -16,6 +16,23 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
+// The laid-out tensors of `graph` with their names, ops and bounds.
+std::vector<TensorPlace> tensor_places(const model::Graph& graph, const scene::Layout& layout) {
+  std::vector<TensorPlace> out;
+  out.reserve(layout.blocks().size());
+  for (const scene::Block& b : layout.blocks()) {
+    if (b.tensor >= graph.tensors.size()) continue;
+    const model::Tensor& t = graph.tensors[b.tensor];
+    TensorPlace p{.tensor = b.tensor, .name = t.name, .node = {}, .op = {}, .layer = b.layer, .min = b.min, .max = b.max};
+    if (t.producer != model::kNone && t.producer < graph.nodes.size()) {
+      p.node = graph.nodes[t.producer].name;
+      p.op = graph.nodes[t.producer].op_type;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 uint64_t sum(const std::vector<uint32_t>& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); }
 
 // Holds back the publish of a build so that its first counts are those of the current filter:
@@ -74,7 +91,8 @@ class SceneStages final : public Stages {
                        .neuron_spacing = layout_->options().neuron_spacing,
                        .layers = g.layer_count,
                        .nodes = g.nodes.size(),
-                       .milliseconds = ms_since(start)};
+                       .milliseconds = ms_since(start),
+                       .tensors = tensor_places(g, *layout_)};
     // Tensors whose shape only a run can tell are laid out after each inference; the model's
     // bounds are announced once the first run has told them.
     layout_needs_run_ = scene::Layout::needs_run(g);
@@ -109,6 +127,7 @@ class SceneStages final : public Stages {
       if (pending_loaded_) {
         pending_loaded_->bounds_min = layout_->bounds_min();
         pending_loaded_->bounds_max = layout_->bounds_max();
+        pending_loaded_->tensors = tensor_places(plan_->graph(), *layout_);
         post(std::move(*pending_loaded_));
         pending_loaded_.reset();
       }

@@ -14,12 +14,14 @@ void main() {
   uint item = uint(gl_VertexIndex) >> 1u;
   uint end = uint(gl_VertexIndex) & 1u;
   uint c, segment;
+  float filter_dim = 1.0;
   if (kHighlight) {
     c = highlight.items[highlight.neuron_count + item];
     segment = segment_of_connection(c);
   } else {
     c = item;
-    segment = uint(gl_InstanceIndex);
+    segment = instance_segment(gl_InstanceIndex);
+    filter_dim = instance_dim(gl_InstanceIndex);
   }
   uvec2 connection = connection_at(c);
   uint code = connection.y >> 24u;
@@ -37,7 +39,8 @@ void main() {
     colour = mix(colour, vec3(1.0, 0.85, 0.2), 0.5);
     alpha = 1.0;
   } else {
-    colour *= push.dim;
+    colour *= push.dim * filter_dim;
+    alpha *= filter_dim;
   }
   out_colour = vec4(colour, alpha);
   out_fog = fog_factor(length(eye.xyz));

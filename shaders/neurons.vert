@@ -19,12 +19,14 @@ void main() {
   uint item = uint(gl_VertexIndex) / 6u;
   vec2 corner = kCorners[uint(gl_VertexIndex) % 6u];
   uint n, segment;
+  float filter_dim = 1.0;
   if (kHighlight) {
     n = highlight.items[item];
     segment = segment_of_neuron(n);
   } else {
     n = item;
-    segment = uint(gl_InstanceIndex);
+    segment = instance_segment(gl_InstanceIndex);
+    filter_dim = instance_dim(gl_InstanceIndex);
   }
   vec4 neuron = neuron_at(n);
   vec4 eye = frame.view[gl_ViewIndex] * (frame.world * vec4(neuron.xyz, 1.0));
@@ -38,7 +40,7 @@ void main() {
   gl_Position = clip;
 
   vec3 colour = diverging(neuron.w / colour_range(segment));
-  if (!kHighlight) colour *= push.dim;
+  if (!kHighlight) colour *= push.dim * filter_dim;
   out_colour = colour;
   out_corner = corner;
   out_fog = fog_factor(length(eye.xyz));

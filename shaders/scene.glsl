@@ -54,6 +54,13 @@ layout(push_constant) uniform Push {
   uint pad;
 } push;
 
+// firstInstance of a scene draw: the segment index, and bit 30 when the filter draws the segment
+// dimmed (engine/scene_buffers.h kDimmedSegmentBit).
+const uint kDimmedSegmentBit = 0x40000000u;
+const float kFilterDim = 0.18;  // colour (and connection alpha) factor of a dimmed segment
+uint instance_segment(int instance) { return uint(instance) & ~kDimmedSegmentBit; }
+float instance_dim(int instance) { return (uint(instance) & kDimmedSegmentBit) != 0u ? kFilterDim : 1.0; }
+
 // Diverging colour map, t in [-1, 1]: negative blue, zero grey, positive red (linear RGB).
 vec3 diverging(float t) {
   t = clamp(t, -1.0, 1.0);

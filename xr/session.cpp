@@ -185,6 +185,7 @@ struct XrViewer::Impl {
       s.done = create_fence(device->get(), true);
     }
     worker = std::make_unique<Worker>(*scene, options.worker);
+    interaction.set_filter(options.filter, options.filter_tensors);
     state = std::make_unique<ViewerState>(*worker, interaction, *renderer);
   }
 

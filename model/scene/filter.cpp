@@ -33,6 +33,8 @@ DrawCounts Scene::counts(const Filter& filter) const {
   DrawCounts out;
   out.neurons.assign(im.segments.size(), 0);
   out.connections.assign(im.segments.size(), 0);
+  const bool dim = filter.outside == Filter::Outside::Dim;
+  if (dim) out.dimmed.assign(im.segments.size(), 0);
   std::vector<model::TensorId> tensors = filter.tensors;
   std::sort(tensors.begin(), tensors.end());
   const float neuron_t = std::isnan(filter.neuron_threshold) ? 0.f : filter.neuron_threshold;
@@ -40,11 +42,15 @@ DrawCounts Scene::counts(const Filter& filter) const {
   for (size_t i = 0; i < im.segments.size(); ++i) {
     const Segment& s = im.segments[i];
     const SegmentData& d = im.data[i];
-    if (s.layer < filter.layer_min || s.layer > filter.layer_max) continue;
-    if (!filter.op_types.empty() &&
-        std::find(filter.op_types.begin(), filter.op_types.end(), d.op_type) == filter.op_types.end())
-      continue;
-    if (!tensors.empty() && !std::binary_search(tensors.begin(), tensors.end(), s.tensor)) continue;
+    const bool inside =
+        s.layer >= filter.layer_min && s.layer <= filter.layer_max &&
+        (filter.op_types.empty() ||
+         std::find(filter.op_types.begin(), filter.op_types.end(), d.op_type) != filter.op_types.end()) &&
+        (tensors.empty() || std::binary_search(tensors.begin(), tensors.end(), s.tensor));
+    if (!inside) {
+      if (!dim) continue;
+      out.dimmed[i] = 1;
+    }
     if (filter.neuron_mode == Filter::Mode::Quantile) {
       out.neurons[i] = quantile_count(s.neuron_count, filter.neuron_threshold);
     } else {

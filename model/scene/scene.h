@@ -162,10 +162,12 @@ struct Segment {
 };
 
 // What a filter resolves to: one neuron count and one connection count per segment, each a
-// prefix of the segment. This is all a filter change writes to the GPU.
+// prefix of the segment, and whether the segment is drawn dimmed (outside a Filter::Outside::Dim
+// filter). This is all a filter change writes to the GPU.
 struct DrawCounts {
   std::vector<uint32_t> neurons;
   std::vector<uint32_t> connections;
+  std::vector<uint8_t> dimmed;  // per segment, 1: dimmed; empty: none dimmed
 };
 
 struct Filter {
@@ -183,6 +185,15 @@ struct Filter {
   int layer_max = std::numeric_limits<int>::max();
   std::vector<std::string> op_types;       // show only tensors produced by these ops; empty = all
   std::vector<model::TensorId> tensors;    // show only these tensors; empty = all
+  // What happens to the segments the layer range, op types and tensors leave out: not drawn
+  // (Hide), or drawn with the thresholds applied and flagged in DrawCounts::dimmed (Dim).
+  enum class Outside : uint8_t { Hide, Dim };
+  Outside outside = Outside::Hide;
+
+  // True when the layer range, op types or tensors leave something out.
+  bool selective() const {
+    return layer_min > 0 || layer_max != std::numeric_limits<int>::max() || !op_types.empty() || !tensors.empty();
+  }
 };
 
 // A neuron's identity.

@@ -1,5 +1,7 @@
 // Interaction: camera and world-transform math, every desktop binding, threshold ladder.
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include <glm/gtc/matrix_transform.hpp>
 #include <gtest/gtest.h>
@@ -308,6 +310,132 @@ TEST_F(Controls, PickRayInNetworkSpaceFollowsTheWorldTransform) {
   const Ray r = in.world().to_network(world_ray);
   const glm::vec3 closest = r.origin + r.direction * glm::dot(glm::vec3(5, 0, 0) - r.origin, r.direction);
   expect_near(closest, {5, 0, 0}, 1e-3f);
+}
+
+
+// Ten layers one metre apart along X, each a 2 m square block centred on the axis (layer 4 empty).
+std::vector<LayerBox> ten_layers() {
+  std::vector<LayerBox> boxes(10);
+  for (int i = 0; i < 10; ++i)
+    if (i != 4) boxes[size_t(i)] = {glm::vec3(float(i), -1, -1), glm::vec3(float(i), 1, 1)};
+  return boxes;
+}
+
+TEST_F(Controls, PageKeysStepTheLayerWindowHomeEndResizeIt) {
+  in.set_layers(ten_layers());
+  EXPECT_EQ(in.filter().layer_min, 0);
+  EXPECT_EQ(in.filter_summary().layer_max, 9);
+  // Narrow the open window to three layers, then walk it through the network.
+  for (int i = 0; i < 7; ++i) EXPECT_TRUE(controls.key(Key::End, Press::Down).filter_changed);
+  EXPECT_EQ(in.filter().layer_min, 0);
+  EXPECT_EQ(in.filter().layer_max, 2);
+  uint64_t serial = in.filter_serial();
+  EXPECT_TRUE(controls.key(Key::PageDown, Press::Down).filter_changed);
+  EXPECT_GT(in.filter_serial(), serial);
+  EXPECT_EQ(in.filter().layer_min, 1);
+  EXPECT_EQ(in.filter().layer_max, 3);
+  EXPECT_TRUE(controls.key(Key::PageDown, Press::Repeat).filter_changed);
+  EXPECT_EQ(in.filter_summary().layer_min, 2);
+  EXPECT_EQ(in.filter_summary().layer_max, 4);
+  EXPECT_TRUE(controls.key(Key::PageUp, Press::Down).filter_changed);
+  EXPECT_EQ(in.filter().layer_min, 1);
+  EXPECT_TRUE(controls.key(Key::PageUp, Press::Down).filter_changed);
+  EXPECT_FALSE(controls.key(Key::PageUp, Press::Down).filter_changed);  // at the input already
+  EXPECT_EQ(in.filter().layer_min, 0);
+  // Narrow to one layer and no further; widen again.
+  EXPECT_TRUE(controls.key(Key::End, Press::Down).filter_changed);
+  EXPECT_TRUE(controls.key(Key::End, Press::Down).filter_changed);
+  EXPECT_FALSE(controls.key(Key::End, Press::Down).filter_changed);
+  EXPECT_EQ(in.filter().layer_max, 0);
+  EXPECT_TRUE(controls.key(Key::Home, Press::Down).filter_changed);
+  EXPECT_EQ(in.filter().layer_max, 1);
+  // At the deepest layer the window stops; widening there grows it towards the input.
+  for (int i = 0; i < 20; ++i) controls.key(Key::PageDown, Press::Down);
+  EXPECT_EQ(in.filter_summary().layer_min, 9);
+  EXPECT_EQ(in.filter_summary().layer_max, 9);
+  EXPECT_TRUE(controls.key(Key::Home, Press::Down).filter_changed);
+  EXPECT_EQ(in.filter_summary().layer_min, 8);
+  EXPECT_EQ(in.filter_summary().layer_max, 9);
+  // R resets the window (and the view); the thresholds stay.
+  const int rung = in.thresholds().connection_rung;
+  EXPECT_TRUE(controls.key(Key::R, Press::Down).filter_changed);
+  EXPECT_EQ(in.filter_summary().layer_min, 0);
+  EXPECT_EQ(in.filter_summary().layer_max, 9);
+  EXPECT_EQ(in.filter().layer_max, std::numeric_limits<int>::max());
+  EXPECT_EQ(in.thresholds().connection_rung, rung);
+}
+
+TEST_F(Controls, AStepWalksTheFirstLayerInFrontOfTheEyeSmoothly) {
+  InteractionOptions options;
+  options.walk_seconds = 0.3f;
+  Interaction walker(options);
+  walker.set_bounds({0, -1, -1}, {9, 1, 1});
+  walker.set_layers(ten_layers());
+  const glm::vec3 eye(0, 0, 5), forward(0, 0, -1);
+  ASSERT_TRUE(walker.step_window(+3));  // layers 3..9
+  walker.walk_to_window(eye, forward, 0.6f);
+  EXPECT_TRUE(walker.walking());
+  // Eased: it starts and ends slowly, never jumps, and takes the set time.
+  glm::vec3 last = walker.world().translation;
+  float largest_step = 0;
+  for (int frame = 0; frame < 18; ++frame) {  // 300 ms at 60 Hz
+    walker.advance(1.0f / 60);
+    largest_step = std::max(largest_step, glm::length(walker.world().translation - last));
+    if (frame == 0) {
+      EXPECT_LT(glm::length(walker.world().translation - last), 0.05f);
+    }
+    last = walker.world().translation;
+  }
+  EXPECT_FALSE(walker.walking());
+  // Layer 3's centre (3, 0, 0) now stands 0.6 m in front of the eye.
+  expect_near(walker.world().to_world({3, 0, 0}), eye + forward * 0.6f, 1e-4f);
+  const float distance = glm::length(eye + forward * 0.6f - (glm::vec3(3, 0, 0) + glm::vec3(0)));
+  EXPECT_LT(largest_step, distance / 18 * 1.6f);  // smoothstep peaks at 1.5× the mean speed
+  // The empty layer 4 is skipped to the next layer that has blocks.
+  ASSERT_TRUE(walker.step_window(+1));
+  walker.walk_to_window(eye, forward, 0.6f);
+  walker.advance(1);
+  expect_near(walker.world().to_world({5, 0, 0}), eye + forward * 0.6f, 1e-4f);
+  // With a field of view to fit, the 2 m layer stands farther off than arm's length.
+  walker.walk_to_window(eye, forward, 0.6f, glm::radians(60.0f));
+  walker.advance(1);
+  const float d = glm::length(walker.world().to_world({5, 0, 0}) - eye);
+  EXPECT_NEAR(d, 1.15f * 1.0f / std::tan(glm::radians(30.0f)), 1e-3f);
+  // Grabbing or scaling ends a walk where it is.
+  walker.walk_to_window(eye, glm::vec3(1, 0, 0), 0.6f);
+  walker.advance(0.1f);
+  walker.scale_about(eye, 1.5f);
+  EXPECT_FALSE(walker.walking());
+}
+
+TEST_F(Controls, FilterCarriesOpsTensorsModeAndTheWindow) {
+  scene::Filter f;
+  f.layer_min = 2;
+  f.layer_max = 5;
+  f.op_types = {"Conv", "Relu"};
+  f.tensors = {7};
+  f.outside = scene::Filter::Outside::Dim;
+  in.set_filter(f, {"seven"});
+  in.set_layers(ten_layers());
+  const scene::Filter got = in.filter();
+  EXPECT_EQ(got.layer_min, 2);
+  EXPECT_EQ(got.layer_max, 5);
+  EXPECT_EQ(got.op_types, f.op_types);
+  EXPECT_EQ(got.tensors, f.tensors);
+  EXPECT_EQ(got.outside, scene::Filter::Outside::Dim);
+  EXPECT_EQ(got.neuron_threshold, in.thresholds().neuron());
+  const FilterSummary s = in.filter_summary();
+  EXPECT_EQ(s.mode, "dim");
+  EXPECT_EQ(s.tensors, std::vector<std::string>{"seven"});
+  EXPECT_TRUE(in.set_outside(scene::Filter::Outside::Hide));
+  EXPECT_FALSE(in.set_outside(scene::Filter::Outside::Hide));
+  EXPECT_TRUE(in.step_window(+1));
+  EXPECT_EQ(in.filter().layer_max, 6);
+  // Reset returns to what set_filter() gave, not to nothing.
+  EXPECT_TRUE(in.reset_filters());
+  EXPECT_EQ(in.filter().layer_min, 2);
+  EXPECT_EQ(in.filter().outside, scene::Filter::Outside::Dim);
+  EXPECT_FALSE(in.reset_filters());
 }
 
 }  // namespace

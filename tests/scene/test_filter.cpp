@@ -31,8 +31,10 @@ DrawCounts naive_counts(const Graph& g, const Scene& scene, const InMemorySink& 
     bool shown = s.layer >= f.layer_min && s.layer <= f.layer_max;
     if (!f.op_types.empty() && std::find(f.op_types.begin(), f.op_types.end(), op) == f.op_types.end()) shown = false;
     if (!f.tensors.empty() && std::find(f.tensors.begin(), f.tensors.end(), s.tensor) == f.tensors.end()) shown = false;
+    const bool dim = f.outside == Filter::Outside::Dim;
+    if (dim) out.dimmed.push_back(shown ? 0 : 1);
     uint32_t n = 0, c = 0;
-    if (shown) {
+    if (shown || dim) {
       if (f.neuron_mode == Filter::Mode::Quantile) {
         n = s.neuron_count - uint32_t(std::llround(double(std::clamp(f.neuron_threshold, 0.f, 1.f)) * s.neuron_count));
       } else {
@@ -78,9 +80,11 @@ TEST(Filter, MatchesNaiveFilterOnRandomScenes) {
       }
       if (trial % 6 == 3) f.op_types = {ops[rng() % ops.size()], ops[rng() % ops.size()]};
       if (trial % 7 == 4) f.tensors = {g.find("A"), g.find("W"), model::TensorId(rng() % g.tensors.size())};
+      if (trial % 3 == 0) f.outside = Filter::Outside::Dim;
       const DrawCounts got = scene.counts(f), want = naive_counts(g, scene, sink, v, f);
       EXPECT_EQ(got.neurons, want.neurons) << "round " << round << " trial " << trial;
       EXPECT_EQ(got.connections, want.connections) << "round " << round << " trial " << trial;
+      EXPECT_EQ(got.dimmed, want.dimmed) << "round " << round << " trial " << trial;
     }
   }
 }
@@ -120,6 +124,15 @@ TEST(Filter, EdgeCases) {
   layers.layer_min = 5;
   c = scene.counts(layers);
   EXPECT_EQ(std::count(c.neurons.begin(), c.neurons.end(), 0u), std::ptrdiff_t(n));
+  EXPECT_TRUE(c.dimmed.empty());
+  // Dimmed: every segment keeps its threshold counts and is flagged.
+  layers.outside = Filter::Outside::Dim;
+  c = scene.counts(layers);
+  ASSERT_EQ(c.dimmed.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(c.neurons[i], scene.segments()[i].neuron_count);
+    EXPECT_EQ(c.dimmed[i], 1);
+  }
 }
 
 }  // namespace
