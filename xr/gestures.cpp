@@ -7,18 +7,6 @@
 
 namespace nnxr::xr {
 
-glm::mat4 WorldTransform::matrix() const {
-  glm::mat4 m = glm::mat4_cast(rotation) * scale;
-  m[3] = glm::vec4(translation, 1.0f);
-  return m;
-}
-
-glm::vec3 WorldTransform::apply(glm::vec3 local) const { return translation + rotation * (scale * local); }
-
-glm::vec3 WorldTransform::inverse_apply(glm::vec3 world) const {
-  return glm::inverse(rotation) * (world - translation) / scale;
-}
-
 namespace {
 
 // The shortest-arc rotation taking direction a to direction b, restricted to turns about the
@@ -113,16 +101,13 @@ GestureEvents Gestures::update(const std::array<HandState, 2>& hands, double dt,
     if (steps != 0) events.haptic_tick[kRight] = true;
   }
 
-  // Trigger: a press selects along that hand's aim ray, in the network's local coordinates.
+  // Trigger: a press selects along that hand's aim ray (world space).
   for (int i = 0; i < 2; ++i) {
     bool was_down = trigger_[i];
     trigger_[i] = hands[i].tracked && pressed(trigger_[i], hands[i].trigger);
-    if (trigger_[i] && !was_down && !events.select_ray) {
+    if (trigger_[i] && !was_down && !events.select) {
       const Pose& aim = hands[i].aim;
-      glm::vec3 dir_world = aim.orientation * glm::vec3(0.0f, 0.0f, -1.0f);  // OpenXR aim: -Z forward
-      glm::vec3 origin = world.inverse_apply(aim.position);
-      glm::vec3 dir = glm::normalize(glm::inverse(world.rotation) * dir_world);
-      events.select_ray = std::array<glm::vec3, 2>{origin, dir};
+      events.select = engine::Ray{aim.position, glm::normalize(aim.orientation * glm::vec3(0.0f, 0.0f, -1.0f))};
       events.select_hand = Hand(i);
     }
     bool menu_was = menu_[i];

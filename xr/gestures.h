@@ -2,8 +2,10 @@
 // thresholds and selection requests: one-hand grab, two-hand scale/rotate, thumbstick thresholds
 // with a haptic tick per step, trigger selection with the aim ray, menu to reset.
 //
-// Pure logic (glm only, no OpenXR): the XR session feeds it what xrSyncActions/xrLocateSpace
-// returned, tests feed it scripted hands. Owned and called by the frame thread; O(1) per frame.
+// Pure logic (glm and the engine's interaction types, no OpenXR, no Vulkan): the XR session feeds
+// it what xrSyncActions/xrLocateSpace returned, tests feed it scripted hands. The network's
+// transform is the engine's WorldTransform (network → world). Owned and called by the frame
+// thread; O(1) per frame.
 #pragma once
 
 #include <array>
@@ -11,6 +13,8 @@
 
 #include <glm/glm.hpp>
 #include <glm/gtc/quaternion.hpp>
+
+#include "engine/interaction.h"
 
 namespace nnxr::xr {
 
@@ -20,16 +24,7 @@ struct Pose {
   glm::quat orientation{1.0f, 0.0f, 0.0f, 0.0f};
 };
 
-// Similarity transform of the network: world = T(translation) · R(rotation) · S(scale) · local.
-struct WorldTransform {
-  glm::vec3 translation{0.0f};
-  glm::quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
-  float scale = 1.0f;
-
-  glm::mat4 matrix() const;
-  glm::vec3 apply(glm::vec3 local) const;
-  glm::vec3 inverse_apply(glm::vec3 world) const;
-};
+using engine::WorldTransform;
 
 // One hand's state this frame. `tracked` false: its poses are invalid and it cannot grab.
 struct HandState {
@@ -58,8 +53,9 @@ struct GestureEvents {
   int neuron_steps = 0;      // +n: raise the neuron threshold n steps; -n: lower
   int connection_steps = 0;  // same for the connection threshold
   std::array<bool, 2> haptic_tick{};  // pulse this hand (a threshold step happened)
-  // Trigger pressed: select what the aim ray hits. Ray in the network's local coordinates.
-  std::optional<std::array<glm::vec3, 2>> select_ray;  // origin, unit direction
+  // Trigger pressed: select what the hand's aim ray hits. World space (OpenXR aim: −Z forward),
+  // as engine::Command::select takes it; WorldTransform::to_network() gives the network's view.
+  std::optional<engine::Ray> select;
   std::optional<Hand> select_hand;
   bool reset = false;  // menu pressed: the caller resets transform and filter
 };

@@ -34,14 +34,14 @@ TEST(Gestures, OneHandGrabFollowsHandInPositionAndRotation) {
   std::array<HandState, 2> hands{hand_at({-0.3f, 1, -0.5f}), hand_at({0.3f, 1, -0.5f}, 1.0f)};
   g.update(hands, kDt, w);
   ASSERT_TRUE(g.grabbing(kRight));
-  glm::vec3 before_world = w.apply(local_point);
+  glm::vec3 before_world = w.to_world(local_point);
   glm::vec3 before_in_hand = glm::inverse(hands[1].grip.orientation) * (before_world - hands[1].grip.position);
 
   // Move and turn the hand 90° about Y: the point keeps its place relative to the hand.
   hands[1].grip.position = {0.6f, 1.2f, -0.4f};
   hands[1].grip.orientation = glm::angleAxis(glm::radians(90.0f), glm::vec3(0, 1, 0));
   g.update(hands, kDt, w);
-  glm::vec3 after_world = w.apply(local_point);
+  glm::vec3 after_world = w.to_world(local_point);
   glm::vec3 after_in_hand = glm::inverse(hands[1].grip.orientation) * (after_world - hands[1].grip.position);
   expect_near(after_in_hand, before_in_hand);
   EXPECT_FLOAT_EQ(w.scale, 1.0f);
@@ -80,13 +80,13 @@ TEST(Gestures, TwoHandsScaleAboutTheirMidpoint) {
   g.update(hands, kDt, w);
   ASSERT_TRUE(g.two_handed());
   glm::vec3 mid(0, 1, -1);
-  glm::vec3 local_mid = w.inverse_apply(mid);
+  glm::vec3 local_mid = w.to_network(mid);
   // Hands twice as far apart, same midpoint: scale doubles, the midpoint stays fixed.
   hands[0].grip.position = {-0.4f, 1, -1};
   hands[1].grip.position = {0.4f, 1, -1};
   g.update(hands, kDt, w);
   EXPECT_NEAR(w.scale, 2.0f, 1e-5f);
-  expect_near(w.apply(local_mid), mid);
+  expect_near(w.to_world(local_mid), mid);
   // The network's origin moved away from the midpoint by the factor.
   expect_near(w.translation, mid + 2.0f * (glm::vec3(0, 1, -2) - mid));
 }
@@ -151,7 +151,7 @@ TEST(Gestures, ThumbstickStepsWithRepeatAndHaptics) {
   EXPECT_FALSE(e.haptic_tick[kRight]);
 }
 
-TEST(Gestures, TriggerSelectsAlongAimRayInNetworkSpace) {
+TEST(Gestures, TriggerSelectsAlongTheAimRay) {
   Gestures g;
   WorldTransform w;
   w.translation = {1, 0, 0};
@@ -159,13 +159,18 @@ TEST(Gestures, TriggerSelectsAlongAimRayInNetworkSpace) {
   std::array<HandState, 2> hands{hand_at({0, 1, 0}), hand_at({3, 1, 0})};
   hands[1].trigger = 0.9f;
   GestureEvents e = g.update(hands, kDt, w);
-  ASSERT_TRUE(e.select_ray.has_value());
+  ASSERT_TRUE(e.select.has_value());
   EXPECT_EQ(*e.select_hand, kRight);
-  expect_near((*e.select_ray)[0], glm::vec3(1, 0.5f, 0));  // (3,1,0) → ((3-1)/2, 1/2, 0)
-  expect_near((*e.select_ray)[1], glm::vec3(0, 0, -1));
+  // The world-space aim ray, which the viewer hands to the engine as it is ...
+  expect_near(e.select->origin, glm::vec3(3, 1, 0));
+  expect_near(e.select->direction, glm::vec3(0, 0, -1));
+  // ... and in the network's coordinates: (3,1,0) → ((3-1)/2, 1/2, 0).
+  const engine::Ray local = w.to_network(*e.select);
+  expect_near(local.origin, glm::vec3(1, 0.5f, 0));
+  expect_near(local.direction, glm::vec3(0, 0, -1));
   // Holding the trigger does not select again.
   e = g.update(hands, kDt, w);
-  EXPECT_FALSE(e.select_ray.has_value());
+  EXPECT_FALSE(e.select.has_value());
 }
 
 TEST(Gestures, MenuResetsOncePerPress) {
@@ -177,14 +182,14 @@ TEST(Gestures, MenuResetsOncePerPress) {
   EXPECT_FALSE(g.update(hands, kDt, w).reset);
 }
 
-TEST(WorldTransform, MatrixMatchesApply) {
+TEST(WorldTransform, MatrixMatchesToWorld) {
   WorldTransform w;
   w.translation = {1, 2, 3};
   w.rotation = glm::angleAxis(0.7f, glm::normalize(glm::vec3(1, 2, 3)));
   w.scale = 1.5f;
   glm::vec3 p(0.3f, -0.2f, 0.9f);
-  expect_near(glm::vec3(w.matrix() * glm::vec4(p, 1)), w.apply(p));
-  expect_near(w.inverse_apply(w.apply(p)), p);
+  expect_near(glm::vec3(w.matrix() * glm::vec4(p, 1)), w.to_world(p));
+  expect_near(w.to_network(w.to_world(p)), p);
 }
 
 }  // namespace

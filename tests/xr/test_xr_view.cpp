@@ -506,15 +506,121 @@ TEST(XrView, NoMirrorWithoutADisplayOrWithNoMirror) {
   EXPECT_EQ(r.err.find("mirror"), std::string::npos) << r.err;
 }
 
-TEST(XrView, SessionLossEndsTheRunCleanly) {
+// The line "live <instances> <sessions> <spaces> <swapchains> <action sets> <actions>" the runtime
+// writes when it is unloaded or the process ends (NNXR_XRSIM_LIVE): what was never destroyed.
+std::string live_line(const std::string& file) {
+  std::ifstream f(file);
+  std::string line;
+  std::getline(f, line);
+  return line.empty() ? "<no " + file + ">" : line;
+}
+
+TEST(XrView, ALostSessionIsRebuiltWhenTheHeadsetIsBackAndTheSceneStays) {
   xrsim::client::TestEnv env("view-loss");
-  env.set_script("frame 40\nlose_session\n");
-  const RunResult r = view("--frames 100000");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Lost at frame 40 (the runtime fails the next call before the app polls LOSS_PENDING), then
+  // the headset is away for three xrGetSystem calls.
+  env.set_script("frame 40\nlose_session 3\n");
+  const std::string live = env.dir() + "/live.txt";
+  const RunResult r = view("--frames 60 --validation", std::string(xrsim::kEnvLive) + "=" + live);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string json = last_line(r.out);
-  EXPECT_NE(json.find(R"("LOSS_PENDING"])"), std::string::npos) << json;
-  EXPECT_NE(r.err.find("the OpenXR session was lost"), std::string::npos) << r.err;
+  EXPECT_EQ(json_number(json, "sessions"), 2) << json;
+  EXPECT_EQ(json_number(json, "session_losses"), 1) << json;
+  EXPECT_EQ(json_number(json, "frames"), 60) << json;  // settled frames over both sessions
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+  // The second session walks up from IDLE again and ends as asked.
+  EXPECT_NE(json.find(R"("FOCUSED","IDLE","READY","SYNCHRONIZED","VISIBLE","FOCUSED",)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("STOPPING","IDLE","EXITING"])"), std::string::npos) << json;
+  EXPECT_NE(r.err.find("the OpenXR session was lost (OpenXR: xrBeginFrame: XR_ERROR_SESSION_LOST)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the headset is back; new OpenXR session"), std::string::npos) << r.err;
+  // The scene stayed resident: built once, drawn by the new session.
+  size_t scenes = 0;
+  for (size_t at = r.err.find("nnxr: scene "); at != std::string::npos; at = r.err.find("nnxr: scene ", at + 1)) ++scenes;
+  EXPECT_EQ(scenes, 1u) << r.err;
+  EXPECT_EQ(json_number(json, "scene_generation"), 1) << json;
+  const xrsim::Record record = read_record(env);
+  ASSERT_FALSE(record.captures.empty());
+  EXPECT_GT(record.captures.back().frame, 40u);
+  EXPECT_GT(lit_pixels(env.capture_dir() + "/" + fs::path(record.captures.back().file).filename().string()), 50);
+  // The runtime's errors: the call after the loss, then the three polls while the headset was away.
+  ASSERT_EQ(record.errors.size(), 4u);
+  EXPECT_EQ(record.errors[0].function, "xrBeginFrame");
+  EXPECT_EQ(record.errors[0].result, "XR_ERROR_SESSION_LOST");
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(record.errors[i].function, "xrGetSystem");
+    EXPECT_EQ(record.errors[i].result, "XR_ERROR_FORM_FACTOR_UNAVAILABLE");
+  }
+  EXPECT_EQ(live_line(live), "live 0 0 0 0 0 0");
   EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, ALossAnnouncedByTheEventIsHandledTheSameWay) {
+  xrsim::client::TestEnv env("view-loss-event");
+  // Lost once frame 5 was submitted: the viewer polls events before its next call, so
+  // LOSS_PENDING is the first thing it hears of the loss.
+  env.set_script("frame 5\nlose_session_at_end 1\n");
+  const RunResult r = view("--frames 20");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_EQ(json_number(json, "sessions"), 2) << json;
+  EXPECT_EQ(json_number(json, "session_losses"), 1) << json;
+  EXPECT_EQ(json_number(json, "frames"), 20) << json;
+  EXPECT_NE(r.err.find("the OpenXR session was lost (LOSS_PENDING)"), std::string::npos) << r.err;
+  EXPECT_NE(json.find(R"("LOSS_PENDING","IDLE","READY",)"), std::string::npos) << json;
+  const xrsim::Record record = read_record(env);
+  ASSERT_EQ(record.errors.size(), 1u);  // the one xrGetSystem while the headset was away
+  EXPECT_EQ(record.errors[0].function, "xrGetSystem");
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, ARuntimeWithoutAHeadsetLeavesNothingBehind) {
+  xrsim::client::TestEnv env("view-no-headset");
+  env.set_script("no_headset\n");
+  const std::string live = env.dir() + "/live.txt";
+  const std::string live_env = std::string(xrsim::kEnvLive) + "=" + live;
+  {
+    // --xr: a one-line error.
+    const RunResult r = view("--frames 3", live_env);
+    EXPECT_EQ(r.exit_code, 1);
+    // (The core validation layer says one line of its own first.)
+    EXPECT_EQ(last_line(r.err), "nnxr: --xr: OpenXR runtime nnxr xrsim 0.1.0 has no headset connected (XR_ERROR_FORM_FACTOR_UNAVAILABLE)")
+        << r.err;
+    EXPECT_EQ(r.err.find("nnxr:"), r.err.rfind("nnxr:")) << r.err;
+    EXPECT_EQ(live_line(live), "live 0 0 0 0 0 0");
+  }
+  std::filesystem::remove(live);
+  // Without --xr: the view falls back (offscreen here) and the OpenXR instance is gone.
+  const std::string out = env.dir() + "/fallback.png";
+  const RunResult r = nnxr::test::run_nnxr("view --frames 2 --out " + out, kLayers + " DISPLAY= WAYLAND_DISPLAY= " + live_env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("not using a headset: OpenXR runtime nnxr xrsim 0.1.0 has no headset connected"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_EQ(live_line(live), "live 0 0 0 0 0 0");
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+// A failure after the session was made frees the session's objects before the Vulkan device
+// (the Vulkan validation layer reports any device child left behind) and leaves no OpenXR handle.
+void expect_clean_failure(const std::string& name, const std::string& script, const std::string& message) {
+  xrsim::client::TestEnv env(name);
+  env.set_script(script);
+  const std::string live = env.dir() + "/live.txt";
+  const RunResult r = view("--frames 3 --validation", std::string(xrsim::kEnvLive) + "=" + live + " DISPLAY= WAYLAND_DISPLAY=");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(last_line(r.err), "nnxr: " + message) << r.err;
+  EXPECT_EQ(r.err.find("validation"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("VUID"), std::string::npos) << r.err;
+  EXPECT_EQ(live_line(live), "live 0 0 0 0 0 0");
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+TEST(XrView, NoSrgbSwapchainFormatIsACleanError) {
+  expect_clean_failure("view-no-srgb", "srgb off\n", "OpenXR: the runtime offers no sRGB 8-bit swapchain format");
+}
+
+TEST(XrView, AFailedActionSetAttachIsACleanError) {
+  expect_clean_failure("view-attach-fails", "fail xrAttachSessionActionSets\n",
+                       "OpenXR: xrAttachSessionActionSets failed: XR_ERROR_RUNTIME_FAILURE");
 }
 
 TEST(XrView, RuntimeExitRequestEndsTheRun) {

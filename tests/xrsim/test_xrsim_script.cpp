@@ -114,4 +114,36 @@ TEST(XrsimProfiles, BindingValidationAndReading) {
   EXPECT_FALSE(xrsim::binding_fits(touch, "/user/hand/right/output/haptic", ValueKind::kFloat));
 }
 
+TEST(XrsimScript, HeadsetAbsenceFailuresAndShouldRender) {
+  Script s = parse(
+      "no_headset 3\n"
+      "srgb off\n"
+      "fail xrAttachSessionActionSets\n"
+      "frame 2\n"
+      "should_render off\n"
+      "lose_session 4\n"
+      "frame 5\n"
+      "should_render on\n"
+      "lose_session forever\n");
+  EXPECT_EQ(s.no_headset_calls(), 3);
+  EXPECT_FALSE(s.srgb_formats());
+  EXPECT_TRUE(s.fails("xrAttachSessionActionSets"));
+  EXPECT_FALSE(s.fails("xrCreateSession"));
+  EXPECT_TRUE(s.at(1).should_render);
+  EXPECT_FALSE(s.at(2).should_render);
+  EXPECT_TRUE(s.at(2).lose_session);
+  EXPECT_EQ(s.at(2).away_calls, 4);
+  EXPECT_FALSE(s.at(3).should_render);  // held until changed
+  EXPECT_FALSE(s.at(3).lose_session);
+  EXPECT_TRUE(s.at(5).should_render);
+  EXPECT_EQ(s.at(5).away_calls, -1);
+  EXPECT_EQ(parse("no_headset\n").no_headset_calls(), -1);
+  EXPECT_EQ(parse("").no_headset_calls(), 0);
+  EXPECT_TRUE(parse("").srgb_formats());
+  EXPECT_NE(parse_error("should_render maybe\n").find("should_render on"), std::string::npos);
+  EXPECT_NE(parse_error("lose_session soon\n").find("lose_session"), std::string::npos);
+  EXPECT_NE(parse_error("fail CreateSession\n").find("fail xrFunctionName"), std::string::npos);
+  EXPECT_NE(parse_error("frame 1\nno_headset\n").find("before the first"), std::string::npos);
+}
+
 }  // namespace

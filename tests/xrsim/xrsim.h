@@ -10,6 +10,9 @@
 //        NNXR_XRSIM_RECORD       file the record (format below) is written to at xrDestroyInstance.
 //        NNXR_XRSIM_NO_DEPTH_LAYER  set (not "0"): XR_KHR_composition_layer_depth is not offered
 //                                (read by xrEnumerateInstanceExtensionProperties and xrCreateInstance).
+//        NNXR_XRSIM_LIVE         file that gets one line "live <instances> <sessions> <spaces>
+//                                <swapchains> <action sets> <actions>" when the runtime is
+//                                unloaded or the process ends: what the app left undestroyed.
 //        NNXR_XRSIM_CAPTURE_DIR  existing folder; at every xrEndFrame the colour image of each view
 //                                of each projection layer is copied to the host and saved as
 //                                frame<NNNNN>_layer<L>_view<V>.png (8-bit RGBA/BGRA formats only;
@@ -29,7 +32,8 @@
 //   microsoft/motion_controller.
 //
 // Frames and time
-//   The frame index is the number of xrWaitFrame calls made on the instance before (0-based, kept
+//   xrWaitFrame paces frames at the display rate (kFramePeriod): it returns a frame period after
+//   the previous one returned, or at once when the app is slower than that. The frame index is the number of xrWaitFrame calls made on the instance before (0-based, kept
 //   across sessions). Frame N has predictedDisplayTime kFirstDisplayTime + N * kFramePeriod.
 //   Poses asked for at a time T use the script state of frame round((T - kFirstDisplayTime) /
 //   kFramePeriod); action states are those of the frame of the last xrWaitFrame when xrSyncActions
@@ -40,8 +44,16 @@
 //   SYNCHRONIZED, the next xrEndFrame VISIBLE then FOCUSED. The app-visible state changes when
 //   xrPollEvent hands out the event (so xrBeginSession before READY was polled is
 //   XR_ERROR_SESSION_NOT_READY). `request_exit` in the script or xrRequestExitSession walks down to
-//   STOPPING; xrEndSession then queues IDLE and EXITING. `lose_session` queues LOSS_PENDING, after
-//   which the frame and action functions return XR_ERROR_SESSION_LOST; a new session can be created.
+//   STOPPING; xrEndSession then queues IDLE and EXITING. `lose_session` (checked by xrWaitFrame,
+//   which still succeeds; `lose_session_at_end`: by xrEndFrame) queues LOSS_PENDING and loses the session at once: every later call on it
+//   returns XR_ERROR_SESSION_LOST, also before the app polled the event, as a real runtime may. A
+//   new session can be created once xrGetSystem succeeds again. shouldRender is true in VISIBLE
+//   and FOCUSED unless the script says `should_render off`.
+//
+// System
+//   xrGetSystem fails with XR_ERROR_FORM_FACTOR_UNAVAILABLE (and xrCreateSession with
+//   XR_ERROR_SYSTEM_INVALID) while the headset is away: for the first N calls of an instance with
+//   `no_headset N` (all with `no_headset`), and for the N calls after a `lose_session N`.
 //
 // Simplifications (each documented where it matters)
 //   One session per instance (a second xrCreateSession is XR_ERROR_LIMIT_REACHED). A second
@@ -58,6 +70,11 @@
 //                                        default choice is oculus/touch_controller when suggested,
 //                                        else the first profile the app suggested)
 //     view_size 256 256                  recommended per-eye image size
+//     no_headset [N]                     "runtime present, no headset": xrGetSystem fails N times
+//                                        (without N: always)
+//     srgb off                           no sRGB colour swapchain format is offered
+//     fail xrFunctionName                that function does nothing and returns
+//                                        XR_ERROR_RUNTIME_FAILURE (repeatable)
 //   Timeline:
 //     frame N                            the following lines take effect at frame N (N ascending;
 //                                        lines before the first `frame` belong to frame 0)
@@ -67,7 +84,12 @@
 //     aim left|right px py pz [qx qy qz qw]     aim pose of a hand in STAGE space
 //     /user/hand/right/input/squeeze/value 1.0  an input component of the active profile
 //     /user/hand/right/input/thumbstick 0 0.8   two values: sets the /x and /y components
-//     lose_session                       session loss at this frame
+//     lose_session [N|forever]           session loss at this frame; the headset is then away for
+//                                        N xrGetSystem calls (default 0; forever: never back)
+//     lose_session_at_end [N|forever]    the same, but at this frame's xrEndFrame (after it
+//                                        succeeded): an app that polls events before its next
+//                                        call hears of the loss from LOSS_PENDING first
+//     should_render on|off               shouldRender from this frame on (default on)
 //     request_exit                       the runtime asks the app to exit at this frame
 //   Inputs: an action bound to an identifier without a component (…/input/trigger) reads its
 //   /value, else its /click component; a boolean action bound to a /value, /force, /x or /y
@@ -97,6 +119,7 @@ inline constexpr const char* kEnvScript = "NNXR_XRSIM_SCRIPT";
 inline constexpr const char* kEnvRecord = "NNXR_XRSIM_RECORD";
 inline constexpr const char* kEnvCaptureDir = "NNXR_XRSIM_CAPTURE_DIR";
 inline constexpr const char* kEnvNoDepthLayer = "NNXR_XRSIM_NO_DEPTH_LAYER";
+inline constexpr const char* kEnvLive = "NNXR_XRSIM_LIVE";
 
 inline constexpr int64_t kFirstDisplayTime = 1'000'000'000;  // XrTime of frame 0, ns
 inline constexpr int64_t kFramePeriod = 11'111'111;           // 90 Hz, ns

@@ -474,6 +474,11 @@ XrResult Client::run_until(XrSessionState target, int max_frames, const std::arr
     if (std::find(states.begin(), states.end(), target) != states.end()) return XR_SUCCESS;
     if (!running) continue;
     r = frame(colours);
+    if (r == XR_ERROR_SESSION_LOST) {  // before LOSS_PENDING was polled: keep polling for it
+      running = false;
+      ++lost_calls;
+      continue;
+    }
     if (XR_FAILED(r)) return r;
   }
   XrResult r = poll();

@@ -84,7 +84,8 @@ class Client {
   // One frame: wait, begin, clear each eye to its colour when shouldRender (else no layer), end.
   XrResult frame(const std::array<std::array<float, 4>, 2>& colours);
   // poll() + frame() until the session reached `state` (delivered) or `max_frames` frames ran.
-  // Frames are only run while the session is running.
+  // Frames are only run while the session is running; a frame that fails with
+  // XR_ERROR_SESSION_LOST stops them (counted in lost_calls) until the next poll.
   XrResult run_until(XrSessionState state, int max_frames, const std::array<std::array<float, 4>, 2>& colours);
 
   void destroy_session();  // swapchains, spaces and session (the Vulkan device stays)
@@ -100,6 +101,7 @@ class Client {
   std::vector<std::string> validation_messages;  // from the loader's messenger and the Vulkan layer
   std::vector<XrSessionState> states;            // delivered session states, in order
   int profile_changes = 0;                       // XrEventDataInteractionProfileChanged received
+  int lost_calls = 0;                            // frames that failed with XR_ERROR_SESSION_LOST
   bool layer_listed = false;                     // xrEnumerateApiLayerProperties listed the core layer
   bool vk_validation = false;                    // VK_LAYER_KHRONOS_validation is on
 

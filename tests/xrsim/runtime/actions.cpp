@@ -334,6 +334,7 @@ XrResult GetCurrentInteractionProfile(XrSession session, XrPath top_level, XrInt
     Session* s = find(r.sessions, session);
     if (s == nullptr) return XR_ERROR_HANDLE_INVALID;
     if (state == nullptr || state->type != XR_TYPE_INTERACTION_PROFILE_STATE) return XR_ERROR_VALIDATION_FAILURE;
+    if (s->lost) return XR_ERROR_SESSION_LOST;
     Instance& inst = *r.instances.at(s->instance);
     const std::string* p = inst.paths.lookup(top_level);
     if (p == nullptr) return XR_ERROR_PATH_INVALID;

@@ -3,6 +3,8 @@
 #include "tests/xrsim/xrsim.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace xrsim {
@@ -12,6 +14,16 @@ static_assert(kFirstDisplayTime > 0 && kFramePeriod > 0);
 Registry& Registry::get() {
   static Registry registry;
   return registry;
+}
+
+Registry::~Registry() {
+  const char* path = std::getenv(kEnvLive);
+  if (path == nullptr || path[0] == '\0') return;
+  if (FILE* f = std::fopen(path, "w")) {
+    std::fprintf(f, "live %zu %zu %zu %zu %zu %zu\n", instances.size(), sessions.size(), spaces.size(), swapchains.size(),
+                 action_sets.size(), actions.size());
+    std::fclose(f);
+  }
 }
 
 void Registry::note_error(const char* function, XrResult result) {

@@ -96,6 +96,7 @@ XrResult CreateInstance(const XrInstanceCreateInfo* info, XrInstance* out) {
       std::fprintf(stderr, "xrsim: %s: %s is not a directory\n", kEnvCaptureDir, inst->capture_dir.c_str());
       return XR_ERROR_INITIALIZATION_FAILED;
     }
+    inst->system_away = inst->script.no_headset_calls();
     inst->app_name = info->applicationInfo.applicationName;
     Registry& r = Registry::get();
     inst->id = r.new_id();
@@ -199,10 +200,15 @@ XrResult StructureTypeToString(XrInstance instance, XrStructureType value, char 
 
 XrResult GetSystem(XrInstance instance, const XrSystemGetInfo* info, XrSystemId* system) {
   return guarded("xrGetSystem", [&]() -> XrResult {
-    if (find(Registry::get().instances, instance) == nullptr) return XR_ERROR_HANDLE_INVALID;
+    Instance* inst = find(Registry::get().instances, instance);
+    if (inst == nullptr) return XR_ERROR_HANDLE_INVALID;
     if (info == nullptr || system == nullptr || info->type != XR_TYPE_SYSTEM_GET_INFO) return XR_ERROR_VALIDATION_FAILURE;
     if (info->formFactor == XR_FORM_FACTOR_HANDHELD_DISPLAY) return XR_ERROR_FORM_FACTOR_UNSUPPORTED;
     if (info->formFactor != XR_FORM_FACTOR_HEAD_MOUNTED_DISPLAY) return XR_ERROR_VALIDATION_FAILURE;
+    if (inst->system_away != 0) {  // no headset (yet, or since a scripted loss)
+      if (inst->system_away > 0) --inst->system_away;
+      return XR_ERROR_FORM_FACTOR_UNAVAILABLE;
+    }
     *system = kSystemId;
     return XR_SUCCESS;
   });

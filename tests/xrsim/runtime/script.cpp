@@ -89,7 +89,8 @@ std::optional<Script> Script::parse(const std::string& text, const std::string& 
     };
 
     Change change{};
-    if (cmd == "stage" || cmd == "prefer_profile" || cmd == "view_size") {
+    if (cmd == "stage" || cmd == "prefer_profile" || cmd == "view_size" || cmd == "no_headset" || cmd == "srgb" ||
+        cmd == "fail") {
       if (timeline_started) return fail("option '" + cmd + "' must come before the first 'frame' line");
       if (cmd == "stage") {
         if (w.size() != 2 || (w[1] != "on" && w[1] != "off")) return fail("expected 'stage on' or 'stage off'");
@@ -98,6 +99,16 @@ std::optional<Script> Script::parse(const std::string& text, const std::string& 
         if (w.size() != 2 || w[1].rfind("/interaction_profiles/", 0) != 0)
           return fail("expected 'prefer_profile /interaction_profiles/<vendor>/<name>'");
         script.preferred_profile_ = w[1];
+      } else if (cmd == "no_headset") {
+        uint64_t n = 0;
+        if (w.size() > 2 || (w.size() == 2 && !parse_uint(w[1], &n))) return fail("expected 'no_headset [CALLS]'");
+        script.no_headset_calls_ = w.size() == 2 ? static_cast<int64_t>(n) : -1;
+      } else if (cmd == "srgb") {
+        if (w.size() != 2 || (w[1] != "on" && w[1] != "off")) return fail("expected 'srgb on' or 'srgb off'");
+        script.srgb_formats_ = w[1] == "on";
+      } else if (cmd == "fail") {
+        if (w.size() != 2 || w[1].rfind("xr", 0) != 0) return fail("expected 'fail xrFunctionName'");
+        script.fail_.push_back(w[1]);
       } else {
         uint64_t wd = 0, ht = 0;
         if (w.size() != 3 || !parse_uint(w[1], &wd) || !parse_uint(w[2], &ht) || wd == 0 || ht == 0 || wd > 2048 ||
@@ -128,9 +139,19 @@ std::optional<Script> Script::parse(const std::string& text, const std::string& 
       change.kind = cmd == "grip" ? Change::kGrip : Change::kAim;
       if (!read_hand(&change.hand) || !read_pose(2, &change.pose))
         return fail("expected '" + cmd + " left|right px py pz [qx qy qz qw]' with a unit quaternion");
-    } else if (cmd == "lose_session" || cmd == "request_exit") {
+    } else if (cmd == "lose_session" || cmd == "lose_session_at_end") {
+      change.kind = cmd == "lose_session" ? Change::kLose : Change::kLoseAtEnd;
+      uint64_t n = 0;
+      if (w.size() > 2 || (w.size() == 2 && w[1] != "forever" && !parse_uint(w[1], &n)))
+        return fail("expected '" + cmd + " [AWAY_CALLS|forever]'");
+      change.value = w.size() == 2 && w[1] == "forever" ? -1.0f : static_cast<float>(n);
+    } else if (cmd == "request_exit") {
       if (w.size() != 1) return fail("'" + cmd + "' takes no argument");
-      change.kind = cmd == "lose_session" ? Change::kLose : Change::kExit;
+      change.kind = Change::kExit;
+    } else if (cmd == "should_render") {
+      if (w.size() != 2 || (w[1] != "on" && w[1] != "off")) return fail("expected 'should_render on' or 'should_render off'");
+      change.kind = Change::kRender;
+      change.value = w[1] == "on" ? 1.0f : 0.0f;
     } else if (cmd[0] == '/') {
       if (!valid_component_path(cmd))
         return fail("'" + cmd + "' is not an input path /user/hand/left|right/input/<identifier>[/<component>]");
@@ -168,6 +189,12 @@ std::optional<Script> Script::load(const std::string& path, std::string* error) 
   return parse(ss.str(), path, error);
 }
 
+bool Script::fails(const std::string& function) const {
+  for (const std::string& f : fail_)
+    if (f == function) return true;
+  return false;
+}
+
 ScriptState Script::at(uint64_t frame) const {
   ScriptState s;
   for (const auto& [f, c] : changes_) {
@@ -178,7 +205,14 @@ ScriptState Script::at(uint64_t frame) const {
       case Change::kGrip: s.grip[c.hand] = c.pose; break;
       case Change::kAim: s.aim[c.hand] = c.pose; break;
       case Change::kInput: s.inputs[c.path] = c.value; break;
-      case Change::kLose: s.lose_session = s.lose_session || f == frame; break;
+      case Change::kLose:
+      case Change::kLoseAtEnd:
+        if (f == frame) {
+          (c.kind == Change::kLose ? s.lose_session : s.lose_session_at_end) = true;
+          s.away_calls = static_cast<int64_t>(c.value);
+        }
+        break;
+      case Change::kRender: s.should_render = c.value != 0; break;
       case Change::kExit: s.request_exit = s.request_exit || f == frame; break;
     }
   }

@@ -29,7 +29,10 @@ struct ScriptState {
   Pose aim[2]{{{}, {-0.2f, 1.3f, -0.35f}}, {{}, {0.2f, 1.3f, -0.35f}}};
   std::map<std::string, float> inputs;  // full component path -> value; absent means 0
   bool lose_session = false;  // events: true only at the frame they were scripted for
+  bool lose_session_at_end = false;  // ... at that frame's xrEndFrame instead of its xrWaitFrame
+  int64_t away_calls = 0;     // with either: xrGetSystem calls that fail afterwards (-1: all)
   bool request_exit = false;
+  bool should_render = true;  // false: xrWaitFrame says shouldRender = XR_FALSE (held until changed)
 
   // The value of a component path, 0 when never set.
   float input(const std::string& path) const;
@@ -50,10 +53,16 @@ class Script {
   const std::string& preferred_profile() const { return preferred_profile_; }
   uint32_t view_width() const { return view_width_; }
   uint32_t view_height() const { return view_height_; }
+  // xrGetSystem calls of an instance that fail with XR_ERROR_FORM_FACTOR_UNAVAILABLE before the
+  // headset shows up (-1: it never does).
+  int64_t no_headset_calls() const { return no_headset_calls_; }
+  bool srgb_formats() const { return srgb_formats_; }
+  // True when `function` (e.g. "xrAttachSessionActionSets") is scripted to fail.
+  bool fails(const std::string& function) const;
 
  private:
   struct Change {
-    enum Kind { kHead, kIpd, kGrip, kAim, kInput, kLose, kExit } kind;
+    enum Kind { kHead, kIpd, kGrip, kAim, kInput, kLose, kLoseAtEnd, kExit, kRender } kind;
     int hand = 0;
     Pose pose;
     float value = 0;
@@ -63,6 +72,9 @@ class Script {
   bool stage_enabled_ = true;
   std::string preferred_profile_;
   uint32_t view_width_ = 256, view_height_ = 256;
+  int64_t no_headset_calls_ = 0;
+  bool srgb_formats_ = true;
+  std::vector<std::string> fail_;
 };
 
 }  // namespace xrsim

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace xrsim {
 
@@ -57,7 +59,7 @@ XrResult CreateSession(XrInstance instance, const XrSessionCreateInfo* info, XrS
     if (inst == nullptr) return XR_ERROR_HANDLE_INVALID;
     if (info == nullptr || out == nullptr || info->type != XR_TYPE_SESSION_CREATE_INFO || info->createFlags != 0)
       return XR_ERROR_VALIDATION_FAILURE;
-    if (info->systemId != kSystemId) return XR_ERROR_SYSTEM_INVALID;
+    if (info->systemId != kSystemId || inst->system_away != 0) return XR_ERROR_SYSTEM_INVALID;
     if (!inst->sessions.empty()) return XR_ERROR_LIMIT_REACHED;  // one session at a time
     auto* binding = reinterpret_cast<const XrGraphicsBindingVulkan2KHR*>(
         find_in_chain(info->next, XR_TYPE_GRAPHICS_BINDING_VULKAN2_KHR));
@@ -164,7 +166,8 @@ XrResult RequestExitSession(XrSession session) {
 // ---- frames --------------------------------------------------------------------------------------
 
 XrResult WaitFrame(XrSession session, const XrFrameWaitInfo* info, XrFrameState* state) {
-  return guarded("xrWaitFrame", [&]() -> XrResult {
+  std::chrono::steady_clock::time_point due{};
+  const XrResult result = guarded("xrWaitFrame", [&]() -> XrResult {
     Session* s;
     Instance* inst;
     if (XrResult res = lookup(session, s, inst); XR_FAILED(res)) return res;
@@ -178,10 +181,18 @@ XrResult WaitFrame(XrSession session, const XrFrameWaitInfo* info, XrFrameState*
     uint64_t frame = inst->frames_waited++;
     s->wait_frame = frame;
     s->waited = true;
+    // Paced at the display rate: each wait returns a frame period after the one before (or now,
+    // when the app is slower than that).
+    const auto now = std::chrono::steady_clock::now();
+    due = s->next_wait == std::chrono::steady_clock::time_point{} ? now : std::max(now, s->next_wait);
+    s->next_wait = due + std::chrono::nanoseconds(kFramePeriod);
 
     ScriptState st = inst->script.at(frame);
     if (st.lose_session && !s->loss_queued) {
+      // Lost now: every call on the session fails from here on, before the app polls the event.
       s->loss_queued = true;
+      s->lost = true;
+      inst->system_away = st.away_calls;
       queue_state(*inst, *s, XR_SESSION_STATE_LOSS_PENDING);
     }
     if (st.request_exit && !s->exit_requested && !s->loss_queued) queue_stop(*inst, *s);
@@ -191,10 +202,15 @@ XrResult WaitFrame(XrSession session, const XrFrameWaitInfo* info, XrFrameState*
     }
     state->predictedDisplayTime = frame_time(frame);
     state->predictedDisplayPeriod = kFramePeriod;
-    state->shouldRender = (s->state == XR_SESSION_STATE_VISIBLE || s->state == XR_SESSION_STATE_FOCUSED) ? XR_TRUE
-                                                                                                          : XR_FALSE;
+    state->shouldRender =
+        (st.should_render && !s->lost && (s->state == XR_SESSION_STATE_VISIBLE || s->state == XR_SESSION_STATE_FOCUSED))
+            ? XR_TRUE
+            : XR_FALSE;
     return XR_SUCCESS;
   });
+  // The wait happens outside the registry lock.
+  if (XR_SUCCEEDED(result)) std::this_thread::sleep_until(due);
+  return result;
 }
 
 XrResult BeginFrame(XrSession session, const XrFrameBeginInfo* info) {
@@ -319,6 +335,12 @@ XrResult EndFrame(XrSession session, const XrFrameEndInfo* info) {
     ++inst->frames_submitted;
     inst->record.add("frame " + std::to_string(frame) + " " + std::to_string(info->layerCount) + " " +
                      std::to_string(projection_views) + " " + std::to_string(depth_infos));
+    if (ScriptState st = inst->script.at(frame); st.lose_session_at_end && !s->loss_queued) {
+      s->loss_queued = true;
+      s->lost = true;
+      inst->system_away = st.away_calls;
+      queue_state(*inst, *s, XR_SESSION_STATE_LOSS_PENDING);
+    }
     if (s->synchronized_queued && !s->visible_queued && !s->loss_queued && !s->exit_requested) {
       s->visible_queued = true;
       queue_state(*inst, *s, XR_SESSION_STATE_VISIBLE);

@@ -163,6 +163,7 @@ XrResult LocateSpace(XrSpace space, XrSpace base_space, XrTime time, XrSpaceLoca
     if (sp->session != base->session) return XR_ERROR_VALIDATION_FAILURE;
     if (time <= 0) return XR_ERROR_TIME_INVALID;
     const Session& s = *r.sessions.at(sp->session);
+    if (s.lost) return XR_ERROR_SESSION_LOST;
     const Instance& inst = *r.instances.at(s.instance);
     ScriptState st = inst.script.at(frame_at(time));
     if (auto* velocity = const_cast<XrSpaceVelocity*>(reinterpret_cast<const XrSpaceVelocity*>(
@@ -190,6 +191,7 @@ XrResult LocateViews(XrSession session, const XrViewLocateInfo* info, XrViewStat
     if (info == nullptr || info->type != XR_TYPE_VIEW_LOCATE_INFO || view_state == nullptr ||
         view_state->type != XR_TYPE_VIEW_STATE)
       return XR_ERROR_VALIDATION_FAILURE;
+    if (s->lost) return XR_ERROR_SESSION_LOST;
     if (info->viewConfigurationType != XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO)
       return XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED;
     if (info->displayTime <= 0) return XR_ERROR_TIME_INVALID;

@@ -12,6 +12,7 @@
 #include "tests/xrsim/runtime/script.h"
 #include "tests/xrsim/runtime/xr.h"
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -96,6 +97,8 @@ struct Session {
   uint64_t wait_frame = 0;  // frame index of the last xrWaitFrame
   bool synchronized_queued = false;
   bool visible_queued = false;
+  // xrWaitFrame paces frames at the display rate: it returns no earlier than this.
+  std::chrono::steady_clock::time_point next_wait{};
 
   // Vulkan (objects on the app's device; the runtime owns pool, fence and staging buffer).
   VkInstance vk_instance = VK_NULL_HANDLE;
@@ -159,6 +162,7 @@ struct Instance {
   uint32_t events_lost = 0;
   uint64_t frames_waited = 0;  // the next xrWaitFrame's frame index
   uint64_t frames_submitted = 0;
+  int64_t system_away = 0;  // xrGetSystem calls still to fail with FORM_FACTOR_UNAVAILABLE (-1: all)
   bool graphics_requirements_queried = false;
   VkInstance vk_instance = VK_NULL_HANDLE;      // from xrGetVulkanGraphicsDevice2KHR
   VkPhysicalDevice vk_physical = VK_NULL_HANDLE;
@@ -172,6 +176,9 @@ struct Instance {
 class Registry {
  public:
   static Registry& get();
+  // Writes the live-object report (NNXR_XRSIM_LIVE) when the runtime is unloaded or the process
+  // ends.
+  ~Registry();
 
   std::mutex mutex;
   std::unordered_map<uint64_t, std::unique_ptr<Instance>> instances;
@@ -211,7 +218,10 @@ XrResult guarded(const char* function, F&& body) {
   std::lock_guard<std::mutex> lock(r.mutex);
   XrResult result = XR_ERROR_RUNTIME_FAILURE;
   try {
-    result = body();
+    // A function the script says fails (`fail xrName`) does nothing and returns RUNTIME_FAILURE.
+    auto inst = r.instances.find(r.last_instance);
+    if (inst != r.instances.end() && inst->second->script.fails(function)) result = XR_ERROR_RUNTIME_FAILURE;
+    else result = body();
   } catch (const std::bad_alloc&) {
     result = XR_ERROR_OUT_OF_MEMORY;
   } catch (...) {

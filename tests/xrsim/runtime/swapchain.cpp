@@ -23,9 +23,11 @@ bool is_depth(VkFormat f) {
   return std::find(std::begin(kDepthFormats), std::end(kDepthFormats), f) != std::end(kDepthFormats);
 }
 
-std::vector<VkFormat> supported_formats(VkPhysicalDevice pd) {
+// The formats offered on `pd`; without the sRGB ones when the script says `srgb off`.
+std::vector<VkFormat> supported_formats(VkPhysicalDevice pd, const Instance& inst) {
   std::vector<VkFormat> out;
   for (VkFormat f : kColourFormats) {
+    if (!inst.script.srgb_formats() && (f == VK_FORMAT_R8G8B8A8_SRGB || f == VK_FORMAT_B8G8R8A8_SRGB)) continue;
     VkFormatProperties p;
     vkGetPhysicalDeviceFormatProperties(pd, f, &p);
     if (p.optimalTilingFeatures & VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT) out.push_back(f);
@@ -224,7 +226,7 @@ XrResult EnumerateSwapchainFormats(XrSession session, uint32_t capacity, uint32_
     Session* s = find(Registry::get().sessions, session);
     if (s == nullptr) return XR_ERROR_HANDLE_INVALID;
     if (capacity > 0 && formats == nullptr) return XR_ERROR_VALIDATION_FAILURE;
-    std::vector<VkFormat> list = supported_formats(s->vk_physical);
+    std::vector<VkFormat> list = supported_formats(s->vk_physical, *Registry::get().instances.at(s->instance));
     return two_call(capacity, count_output, static_cast<uint32_t>(list.size()),
                     [&](uint32_t i) { formats[i] = list[i]; });
   });
@@ -242,7 +244,7 @@ XrResult CreateSwapchain(XrSession session, const XrSwapchainCreateInfo* info, X
         XR_SWAPCHAIN_CREATE_PROTECTED_CONTENT_BIT | XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT;
     if (info->createFlags & ~kKnownCreate) return XR_ERROR_VALIDATION_FAILURE;
     if (info->createFlags & XR_SWAPCHAIN_CREATE_PROTECTED_CONTENT_BIT) return XR_ERROR_FEATURE_UNSUPPORTED;
-    std::vector<VkFormat> formats = supported_formats(s->vk_physical);
+    std::vector<VkFormat> formats = supported_formats(s->vk_physical, *r.instances.at(s->instance));
     auto format = static_cast<VkFormat>(info->format);
     if (std::find(formats.begin(), formats.end(), format) == formats.end()) return XR_ERROR_SWAPCHAIN_FORMAT_UNSUPPORTED;
     if (info->width == 0 || info->height == 0 || info->width > kMaxImageSize || info->height > kMaxImageSize ||
