@@ -5,7 +5,8 @@
 //    geometry, uniforms, recording and submitting. Must not grow with the resident count.
 //  - wait_to_end_ms: wall time from xrWaitFrame's return to xrEndFrame's return (median, p99). It
 //    includes the waits for the swapchain image and the frame slot's fence, i.e. on lavapipe the
-//    software raster time of the frame before.
+//    software raster time of the frame before. The runtime paces xrWaitFrame at 90 Hz; that
+//    wait comes before xrWaitFrame returns and is in neither figure.
 // The budget is filled by the model's strongest connections (mobilenet_v2 has hundreds of
 // millions), so `resident` reaches the budget, unless the device holds fewer: the viewer lowers the
 // budget to what one buffer and allocation of the device hold (lavapipe: 2 GiB, 134M elements),
