@@ -15,6 +15,7 @@
 #include "engine/glfw_window.h"
 #include "engine/offscreen.h"
 #include "engine/renderer.h"
+#include "engine/search_overlay.h"
 #include "engine/scene_buffers.h"
 #include "engine/swapchain.h"
 
@@ -53,6 +54,13 @@ Key key_of(int glfw_key) {
     case GLFW_KEY_PAGE_DOWN: return Key::PageDown;
     case GLFW_KEY_HOME: return Key::Home;
     case GLFW_KEY_END: return Key::End;
+    case GLFW_KEY_SLASH:
+    case GLFW_KEY_KP_DIVIDE: return Key::Slash;
+    case GLFW_KEY_ENTER:
+    case GLFW_KEY_KP_ENTER: return Key::Enter;
+    case GLFW_KEY_BACKSPACE: return Key::Backspace;
+    case GLFW_KEY_UP: return Key::Up;
+    case GLFW_KEY_DOWN: return Key::Down;
     default: return Key::Other;
   }
 }
@@ -142,6 +150,7 @@ struct DesktopViewer::Impl {
   Interaction interaction;
   DesktopControls controls{interaction};
   std::unique_ptr<ViewerState> state;
+  OverlayBuilder overlay;
 
   uint64_t frame_index = 0;
   uint64_t serial = 0;
@@ -214,6 +223,9 @@ struct DesktopViewer::Impl {
     glfwSetWindowUserPointer(w, this);
     glfwSetKeyCallback(w, [](GLFWwindow* win, int key, int, int action, int) {
       static_cast<Impl*>(glfwGetWindowUserPointer(win))->on_key(key_of(key), press_of(action));
+    });
+    glfwSetCharCallback(w, [](GLFWwindow* win, unsigned int codepoint) {
+      static_cast<Impl*>(glfwGetWindowUserPointer(win))->controls.character(codepoint);
     });
     glfwSetMouseButtonCallback(w, [](GLFWwindow* win, int button, int action, int) {
       double x = 0, y = 0;
@@ -324,7 +336,12 @@ struct DesktopViewer::Impl {
     const SceneFrame scene_frame = scene->acquire(++serial);
 
     // Stage: update uniforms.
-    const FrameParams params = state->frame_params(aspect());
+    FrameParams params = state->frame_params(aspect());
+    if (interaction.search().active()) {  // the search box and its matches, in front of the camera
+      draw_search(interaction.search(), interaction.camera(), aspect(), overlay);
+      params.overlay_lines = overlay.lines();
+      params.overlay_triangles = overlay.triangles();
+    }
 
     // Stage: record.
     if (!pending_screenshot.empty() && !swapchain->can_copy()) {
@@ -431,6 +448,9 @@ void DesktopViewer::run() {
 
 void DesktopViewer::key(Key key, Press press) { impl_->on_key(key, press); }
 void DesktopViewer::click(Button button, Press press, float x, float y) { impl_->on_button(button, press, x, y); }
+void DesktopViewer::type(std::string_view text) {
+  for (char c : text) impl_->controls.character(static_cast<unsigned char>(c));
+}
 void DesktopViewer::on_drop(std::function<void(const std::vector<std::string>&)> handler) {
   impl_->drop_handler = std::move(handler);
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/interaction.h"
@@ -80,6 +81,7 @@ class DesktopViewer {
   // The same paths as the window's callbacks, for scripted input.
   void key(Key key, Press press);
   void click(Button button, Press press, float x, float y);
+  void type(std::string_view text);  // characters, as the window's character callback gets them
   // Called with the paths of files dropped on the window (e.g. to set an input image).
   void on_drop(std::function<void(const std::vector<std::string>&)> handler);
   // Asks the window system for another window size (the swapchain follows when it is granted).

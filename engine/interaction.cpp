@@ -99,6 +99,7 @@ void Interaction::set_home(glm::vec3 eye, glm::vec3 target, float fov_y) {
 
 void Interaction::reset_view() {
   walk_.reset();
+  flight_.reset();
   world_ = {};
   camera_ = FlyCamera{};
   const float distance_to_bounds = glm::length((min_ + max_) * 0.5f - (home_ ? home_->first : glm::vec3(0)));
@@ -124,11 +125,13 @@ void Interaction::reset_view() {
 }
 
 void Interaction::fly(glm::vec3 move, float seconds) {
+  flight_.reset();
   const float speed = options_.fly_speed * extent() * world_.scale;
   camera_.position += (camera_.right() * move.x + glm::vec3(0, 1, 0) * move.y + camera_.forward() * move.z) * speed * seconds;
 }
 
 void Interaction::look(float dx_pixels, float dy_pixels) {
+  flight_.reset();
   camera_.yaw = std::remainder(camera_.yaw + dx_pixels * options_.look_radians_per_pixel, 2 * glm::pi<float>());
   const float limit = glm::radians(89.0f);
   camera_.pitch = std::clamp(camera_.pitch - dy_pixels * options_.look_radians_per_pixel, -limit, limit);
@@ -273,7 +276,33 @@ void Interaction::walk_to_window(glm::vec3 eye, glm::vec3 forward, float distanc
   if (!(options_.walk_seconds > 0)) advance(0);
 }
 
+void Interaction::fly_camera_to(glm::vec3 eye, glm::vec3 target) {
+  const glm::vec3 d = target - eye;
+  if (!(glm::length(d) > 0)) return;
+  const glm::vec3 dir = glm::normalize(d);
+  Flight f;
+  f.from = camera_.position;
+  f.to = eye;
+  f.from_yaw = camera_.yaw;
+  f.from_pitch = camera_.pitch;
+  // The shortest turn to the new heading.
+  f.to_yaw = camera_.yaw + std::remainder(std::atan2(dir.x, -dir.z) - camera_.yaw, 2 * glm::pi<float>());
+  f.to_pitch = std::clamp(std::asin(std::clamp(dir.y, -1.0f, 1.0f)), -glm::radians(89.0f), glm::radians(89.0f));
+  flight_ = f;
+  camera_.far_plane = std::max(camera_.far_plane, glm::length(d) * 100);
+  if (!(options_.walk_seconds > 0)) advance(0);
+}
+
 void Interaction::advance(float seconds) {
+  if (flight_) {
+    Flight& f = *flight_;
+    f.t = options_.walk_seconds > 0 ? std::min(1.0f, f.t + std::max(seconds, 0.0f) / options_.walk_seconds) : 1.0f;
+    const float e = f.t * f.t * (3 - 2 * f.t);
+    camera_.position = glm::mix(f.from, f.to, e);
+    camera_.yaw = f.from_yaw + (f.to_yaw - f.from_yaw) * e;
+    camera_.pitch = f.from_pitch + (f.to_pitch - f.from_pitch) * e;
+    if (f.t >= 1) flight_.reset();
+  }
   if (!walk_) return;
   walk_->t = options_.walk_seconds > 0 ? std::min(1.0f, walk_->t + std::max(seconds, 0.0f) / options_.walk_seconds) : 1.0f;
   const float t = walk_->t;
@@ -286,6 +315,10 @@ void Interaction::advance(float seconds) {
 
 Command DesktopControls::key(Key key, Press press) {
   Command c;
+  if (search().active()) {
+    if (press == Press::Up) return c;
+    return search_key(key);
+  }
   if (key == Key::Other) return c;
   held_[static_cast<int>(key)] = press != Press::Up;
   if (press == Press::Up) return c;
@@ -310,6 +343,13 @@ Command DesktopControls::key(Key key, Press press) {
     case Key::Comma: c.filter_changed = interaction_.step_connection_threshold(-1); break;
     case Key::Period: c.filter_changed = interaction_.step_connection_threshold(+1); break;
     case Key::F12: c.screenshot = press == Press::Down; break;
+    case Key::Slash:
+      if (press == Press::Down) {
+        search().open();
+        skip_slash_ = true;
+        std::fill(std::begin(held_), std::end(held_), false);  // typing does not fly
+      }
+      break;
     case Key::Escape: c.quit = true; break;
     default: break;
   }
@@ -337,6 +377,42 @@ void DesktopControls::scroll(float notches, float x, float y) {
   const float depth = std::max(glm::dot(centre - ray.origin, interaction_.camera().forward()), interaction_.camera().near_plane);
   const float along = depth / std::max(glm::dot(ray.direction, interaction_.camera().forward()), 1e-3f);
   interaction_.scale_about(ray.origin + ray.direction * along, std::pow(interaction_.options().scroll_factor, notches));
+}
+
+void DesktopControls::character(uint32_t codepoint) {
+  // The '/' that opened the search arrives as a character too; it is not part of the query.
+  const bool skip = skip_slash_ && codepoint == '/';
+  skip_slash_ = false;
+  if (!skip) search().type(codepoint);
+}
+
+Command DesktopControls::search_key(Key key) {
+  Command c;
+  switch (key) {
+    case Key::Escape: search().close(); break;
+    case Key::Backspace: search().backspace(); break;
+    case Key::Up: search().move(-1); break;
+    case Key::Down: search().move(+1); break;
+    case Key::Enter: {
+      const auto match = search().accept();
+      if (!match) break;
+      // Fly to face the block from its shallow side, looking along the network's depth, from
+      // where it fills most of the view; then pick it there with a ray along its depth.
+      const WorldTransform& w = interaction_.world();
+      const glm::vec3 centre = (match->min + match->max) * 0.5f;
+      const glm::vec3 depth = glm::normalize(w.rotation * glm::vec3(1, 0, 0));
+      const float half = 0.5f * std::max({match->max.y - match->min.y, match->max.z - match->min.z, 1e-3f}) * w.scale;
+      const float distance = 1.2f * half / std::tan(interaction_.camera().fov_y * 0.5f);
+      const glm::vec3 target = w.to_world(centre);
+      interaction_.fly_camera_to(target - depth * distance, target);
+      const float before = 0.25f * std::max(match->max.x - match->min.x, 0.01f) + 0.01f;
+      c.select = Ray{w.to_world(centre - glm::vec3(before, 0, 0)), depth};
+      c.select_radius = 0.5f * std::max(std::min(match->max.y - match->min.y, match->max.z - match->min.z), 1e-3f);
+      break;
+    }
+    default: break;
+  }
+  return c;
 }
 
 void DesktopControls::walk() {

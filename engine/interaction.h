@@ -21,6 +21,7 @@
 #include <glm/glm.hpp>
 #include <glm/gtc/quaternion.hpp>
 
+#include "engine/search.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::engine {
@@ -152,9 +153,16 @@ class Interaction {
   // stands `distance` in front of `eye` along `forward` (world space). With fit_fov_y > 0 the
   // distance grows until the layer fits that field of view.
   void walk_to_window(glm::vec3 eye, glm::vec3 forward, float distance, float fit_fov_y = 0);
-  // Advances a walk in progress (once per frame).
+  // Flies the camera over options().walk_seconds (eased) to `eye`, looking at `target` (world).
+  void fly_camera_to(glm::vec3 eye, glm::vec3 target);
+  bool flying() const { return flight_.has_value(); }
+  // Advances a walk or a flight in progress (once per frame).
   void advance(float seconds);
   bool walking() const { return walk_.has_value(); }
+
+  // The desktop's find-by-name box (the tensors come with the model).
+  Search& search() { return search_; }
+  const Search& search() const { return search_; }
 
   void select(std::optional<SelectionState> selection) { selection_ = std::move(selection); }
 
@@ -192,13 +200,20 @@ class Interaction {
     float t = 0;  // 0..1 of the slide
   };
   std::optional<Walk> walk_;
+  struct Flight {
+    glm::vec3 from{0}, to{0};
+    float from_yaw = 0, to_yaw = 0, from_pitch = 0, to_pitch = 0;
+    float t = 0;
+  };
+  std::optional<Flight> flight_;
+  Search search_;
 };
 
 // ---- desktop bindings --------------------------------------------------------------------------
 
 enum class Key : uint8_t {
   W, A, S, D, Q, E, Shift, R, LeftBracket, RightBracket, Comma, Period, F12, Escape,
-  PageUp, PageDown, Home, End, Other
+  PageUp, PageDown, Home, End, Slash, Enter, Backspace, Up, Down, Other
 };
 enum class Button : uint8_t { Left, Right, Other };
 enum class Press : uint8_t { Down, Up, Repeat };
@@ -208,7 +223,8 @@ struct Command {
   bool filter_changed = false;
   bool screenshot = false;
   bool quit = false;
-  std::optional<Ray> select;  // world-space pick ray (left click)
+  std::optional<Ray> select;  // world-space pick ray (left click, or a search's match)
+  std::optional<float> select_radius;  // pick radius in network metres; unset: about a neuron
 };
 
 // Desktop keyboard and mouse bindings (DESIGN.md "Interaction"): WASD (+Q/E down/up, Shift fast)
@@ -222,14 +238,20 @@ class DesktopControls {
 
   void set_framebuffer(float width, float height) { width_ = width, height_ = height; }
   Command key(Key key, Press press);
+  // A typed character (for the search box; ignored while it is closed).
+  void character(uint32_t codepoint);
   Command button(Button button, Press press, float x, float y);
   void cursor(float x, float y);
   void scroll(float notches, float x, float y);
   // Applies held keys for `seconds` of motion (once per frame).
   void update(float seconds);
   bool looking() const { return looking_; }
+  Search& search() { return interaction_.search(); }
+  const Search& search() const { return interaction_.search(); }
 
  private:
+  Command search_key(Key key);  // a key while the search is open
+
   void walk();  // slides the network to the layer window's first layer
 
   Interaction& interaction_;
@@ -238,6 +260,7 @@ class DesktopControls {
   bool looking_ = false;
   float last_x_ = 0, last_y_ = 0;
   float press_x_ = 0, press_y_ = 0;
+  bool skip_slash_ = false;  // the search was just opened by '/', whose character comes next
 };
 
 }  // namespace nnxr::engine

@@ -4,7 +4,7 @@
 # Vulkan, so it is its own small library, nnxr_interaction, which nnxr_engine links; tests and
 # xr/ can use it without a device. Without the Vulkan core (core.cmake defines nnxr_engine), the
 # worker builds alone as nnxr_viewer_logic so that its tests still run.
-add_library(nnxr_interaction STATIC interaction.cpp)
+add_library(nnxr_interaction STATIC interaction.cpp search.cpp)
 target_include_directories(nnxr_interaction PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(nnxr_interaction PUBLIC nnxr_model glm::glm PRIVATE nnxr_warnings)
 
@@ -16,6 +16,7 @@ if(TARGET nnxr_engine)
     swapchain.cpp
     desktop.cpp
     mirror.cpp
+    search_overlay.cpp
   )
   target_link_libraries(nnxr_engine PUBLIC nnxr_interaction nnxr_scene Threads::Threads PRIVATE glfw)
   set(NNXR_VIEWER_LIB nnxr_engine)

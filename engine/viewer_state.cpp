@@ -64,6 +64,12 @@ void ViewerState::take_in(float aspect) {
       const Camera home = frame_bounds(CameraPreset::Overview, min, max, aspect);
       interaction_.set_home(home.eye, home.target, home.fov_y);
       interaction_.set_layers(layer_boxes(e->tensors, e->layers));
+      std::vector<SearchEntry> entries;
+      entries.reserve(e->tensors.size());
+      for (const TensorPlace& t : e->tensors)
+        entries.push_back({t.tensor, t.name, t.node, t.op, t.layer, glm::vec3(t.min[0], t.min[1], t.min[2]),
+                           glm::vec3(t.max[0], t.max[1], t.max[2])});
+      interaction_.search().set_entries(std::move(entries));
       interaction_.select(std::nullopt);
       renderer_.clear_highlight();
       std::cerr << "nnxr: " << e->name << ": " << e->nodes << " nodes, " << e->layers << " layers, loaded in "
@@ -121,7 +127,7 @@ void ViewerState::apply(const Command& command) {
     const Ray r = interaction_.world().to_network(*command.select);
     // A pick radius of most of a neuron spacing: the nearest neuron under the cursor, at any zoom.
     select_requested_ = worker_.select({r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z},
-                                       neuron_spacing_ * 0.75f);
+                                       command.select_radius.value_or(neuron_spacing_ * 0.75f));
   }
 }
 

@@ -1,6 +1,7 @@
 // Interaction: camera and world-transform math, every desktop binding, threshold ladder.
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <glm/gtc/matrix_transform.hpp>
@@ -436,6 +437,85 @@ TEST_F(Controls, FilterCarriesOpsTensorsModeAndTheWindow) {
   EXPECT_EQ(in.filter().layer_min, 2);
   EXPECT_EQ(in.filter().outside, scene::Filter::Outside::Dim);
   EXPECT_FALSE(in.reset_filters());
+}
+
+
+std::vector<SearchEntry> entries() {
+  return {{0, "input", "", "", 0, glm::vec3(0, -1, -1), glm::vec3(0, 1, 1)},
+          {1, "/block1/conv/Conv_output_0", "/block1/conv/Conv", "Conv", 1, glm::vec3(1, -1, -1), glm::vec3(1, 1, 1)},
+          {2, "/block1/relu/Relu_output_0", "/block1/relu/Relu", "Relu", 2, glm::vec3(2, -1, -1), glm::vec3(2, 1, 1)},
+          {3, "logits", "/head/Gemm", "Gemm", 3, glm::vec3(3, -0.5f, -2), glm::vec3(3, 0.5f, 2)},
+          {4, "conv_probe", "/probe", "Identity", 4, glm::vec3(4, -1, -1), glm::vec3(4, 1, 1)}};
+}
+
+TEST(Search, RanksExactPrefixWordAndSubstringMatches) {
+  Search s;
+  s.set_entries(entries());
+  s.open();
+  EXPECT_EQ(s.matches().size(), 5u);  // empty query: everything
+  for (char c : std::string("conv")) s.type(uint32_t(c));
+  ASSERT_EQ(s.match_count(), 2u);
+  EXPECT_EQ(s.entries()[s.matches()[0]].name, "conv_probe");           // a prefix
+  EXPECT_EQ(s.entries()[s.matches()[1]].name, "/block1/conv/Conv_output_0");  // a word inside
+  s.backspace();
+  s.backspace();
+  s.backspace();
+  s.backspace();
+  for (char c : std::string("GEMM")) s.type(uint32_t(c));  // by node name, any case
+  ASSERT_EQ(s.match_count(), 1u);
+  EXPECT_EQ(s.entries()[s.matches()[0]].name, "logits");
+  s.type(0x263A);  // not ASCII: ignored
+  EXPECT_EQ(s.query(), "GEMM");
+  s.type('z');
+  EXPECT_TRUE(s.matches().empty());
+  EXPECT_FALSE(s.accept().has_value());
+  EXPECT_TRUE(s.active());
+  s.backspace();
+  s.move(+5);
+  EXPECT_EQ(s.chosen(), 0u);
+  const auto taken = s.accept();
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_EQ(taken->tensor, 3u);
+  EXPECT_FALSE(s.active());
+}
+
+TEST_F(Controls, SlashOpensTheSearchEnterFliesAndPicks) {
+  in.search().set_entries(entries());
+  const glm::vec3 eye = in.camera().position;
+  controls.key(Key::Slash, Press::Down);
+  controls.character('/');  // the character of the key that opened it
+  ASSERT_TRUE(in.search().active());
+  for (char c : std::string("logw")) controls.character(uint32_t(c));
+  EXPECT_EQ(in.search().query(), "logw");
+  controls.key(Key::W, Press::Down);  // typing, not flying
+  controls.update(1);
+  EXPECT_EQ(in.camera().position, eye);
+  controls.key(Key::Backspace, Press::Down);
+  EXPECT_EQ(in.search().query(), "log");
+  const Command c = controls.key(Key::Enter, Press::Down);
+  EXPECT_FALSE(in.search().active());
+  ASSERT_TRUE(c.select.has_value());
+  ASSERT_TRUE(c.select_radius.has_value());
+  // The pick ray runs along the network's depth into the block's centre, from just before it.
+  expect_near(c.select->direction, {1, 0, 0});
+  EXPECT_LT(c.select->origin.x, 3.0f);
+  EXPECT_NEAR(c.select->origin.y, 0, kEps);
+  EXPECT_NEAR(*c.select_radius, 0.5f, kEps);
+  EXPECT_TRUE(in.flying());
+  controls.update(0.1f);
+  EXPECT_TRUE(in.flying());
+  controls.update(0.5f);
+  EXPECT_FALSE(in.flying());
+  // The camera now looks at the block's centre down the depth axis, from where it fits the view.
+  expect_near(in.camera().forward(), {1, 0, 0}, 1e-3f);
+  EXPECT_NEAR(in.camera().position.y, 0, 1e-3f);
+  EXPECT_LT(in.camera().position.x, 3.0f);
+  // Escape closes without flying anywhere.
+  controls.key(Key::Slash, Press::Down);
+  const Command esc = controls.key(Key::Escape, Press::Down);
+  EXPECT_FALSE(esc.quit);
+  EXPECT_FALSE(in.search().active());
+  EXPECT_TRUE(controls.key(Key::Escape, Press::Down).quit);
 }
 
 }  // namespace

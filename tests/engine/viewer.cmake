@@ -9,6 +9,8 @@ if(TARGET nnxr_engine)
   nnxr_test(test_desktop LABEL engine PREFIX "viewer." test_desktop.cpp)
   target_link_libraries(test_desktop PRIVATE nnxr_engine PkgConfig::STB)
   add_dependencies(test_desktop nnxr)
+  nnxr_test(test_desktop_filters LABEL engine PREFIX "viewer." test_desktop_filters.cpp)
+  target_link_libraries(test_desktop_filters PRIVATE nnxr_engine PkgConfig::STB)
 endif()
 if(TARGET nnxr_engine)
   # `nnxr render` of every shared model (label models: in the normal build only; the render path

@@ -1,0 +1,250 @@
+// The layer window and the search in the desktop window, under a private Xvfb with lavapipe and
+// the Vulkan validation layer, driven by the keys a user presses: Page Down / End step and narrow
+// the window (draw counts, the --stats filter, the walk), `/` opens the search whose matches the
+// overlay draws, Enter flies to the match and selects it.
+#include <stb_image.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include <glm/glm.hpp>
+#include <gtest/gtest.h>
+
+#include "assets/assets.h"
+#include "engine/desktop.h"
+#include "model/load.h"
+#include "model/scene/scene.h"
+#include "tests/engine/xvfb.h"
+
+namespace nnxr::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+test::Xvfb* g_xvfb = nullptr;
+
+class XvfbEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { g_xvfb = new test::Xvfb(); }
+  void TearDown() override {
+    delete g_xvfb;
+    g_xvfb = nullptr;
+  }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new XvfbEnvironment);
+
+model::Graph digits() { return model::load_model_from_memory(assets::default_model().bytes, "digits.onnx"); }
+
+Feeds random_feeds(const model::Graph& g) {
+  Feeds feeds;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (auto id : g.inputs) {
+    const model::Tensor& t = g.tensors[id];
+    model::TensorData d;
+    d.dtype = model::DType::Float;
+    d.shape = t.shape;
+    for (int64_t& s : d.shape) s = std::max<int64_t>(s, 1);
+    d.bytes.resize(static_cast<size_t>(d.elements()) * 4);
+    for (int64_t i = 0; i < d.elements(); ++i) {
+      const float v = u(rng);
+      std::memcpy(d.bytes.data() + i * 4, &v, 4);
+    }
+    feeds[t.name] = std::move(d);
+  }
+  return feeds;
+}
+
+ViewerOptions test_options() {
+  ViewerOptions o;
+  o.width = 640;
+  o.height = 400;
+  o.validation = true;
+  o.vsync = false;
+  o.worker.print_progress = false;
+  o.worker.scene.budget = 200'000;
+  return o;
+}
+
+#define REQUIRE_DISPLAY()                                                       \
+  do {                                                                          \
+    if (!g_xvfb || !g_xvfb->ok()) GTEST_SKIP() << "Xvfb could not be started"; \
+  } while (0)
+
+template <class Done>
+bool frames_until(DesktopViewer& v, Done done) {
+  const auto limit = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < limit) {
+    if (!v.frame()) return false;
+    if (done()) return true;
+  }
+  return false;
+}
+
+bool settle(DesktopViewer& v) { return frames_until(v, [&] { return v.state().settled(); }); }
+bool filtered(DesktopViewer& v) {
+  return frames_until(v, [&] { return v.state().filter_applied() >= v.state().filter_requested(); });
+}
+
+void press(DesktopViewer& v, Key k, int times = 1) {
+  for (int i = 0; i < times; ++i) {
+    v.key(k, Press::Down);
+    v.key(k, Press::Up);
+  }
+}
+
+// Pixels of a screenshot that are near white (text) within the rectangle [0, w) × [0, h).
+size_t white_pixels(const std::string& path, int w, int h) {
+  int width = 0, height = 0, n = 0;
+  unsigned char* px = stbi_load(path.c_str(), &width, &height, &n, 4);
+  if (!px) return 0;
+  size_t count = 0;
+  for (int y = 0; y < std::min(h, height); ++y)
+    for (int x = 0; x < std::min(w, width); ++x) {
+      const unsigned char* q = px + (y * width + x) * 4;
+      if (q[0] > 200 && q[1] > 200 && q[2] > 200) ++count;
+    }
+  stbi_image_free(px);
+  return count;
+}
+
+std::string screenshot(DesktopViewer& v, const std::string& name) {
+  const std::string path = (fs::temp_directory_path() / ("nnxr-filters-" + std::to_string(getpid()) + "-" + name + ".png")).string();
+  v.screenshot(path);
+  frames_until(v, [&] { return v.last_screenshot() == path; });
+  return path;
+}
+
+TEST(DesktopFilters, PageKeysStepTheLayerWindowAndWalkToIt) {
+  REQUIRE_DISPLAY();
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  auto neurons_in = [&](int lo, int hi) {
+    uint64_t n = 0;
+    for (const scene::Block& b : layout.blocks())
+      if (b.layer >= lo && b.layer <= hi) n += uint64_t(b.elements);
+    return n;
+  };
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  const ViewStats before = v.stats();
+  EXPECT_EQ(before.filter.layer_min, 0);
+  EXPECT_EQ(before.filter.layer_max, 8);
+  EXPECT_EQ(before.drawn_neurons, neurons_in(0, 8));
+
+  // End narrows the window to three layers (0..2), Page Down twice steps it to 2..4.
+  press(v, Key::End, 6);
+  ASSERT_TRUE(filtered(v));
+  EXPECT_EQ(v.stats().filter.layer_max, 2);
+  EXPECT_EQ(v.stats().drawn_neurons, neurons_in(0, 2));
+  const glm::vec3 start = v.interaction().world().translation;
+  press(v, Key::PageDown, 2);
+  ASSERT_TRUE(v.frame());
+  // The walk has begun but not jumped: a frame is a small part of the 300 ms slide.
+  EXPECT_TRUE(v.interaction().walking());
+  ASSERT_TRUE(filtered(v));
+  const ViewStats stepped = v.stats();
+  EXPECT_EQ(stepped.filter.layer_min, 2);
+  EXPECT_EQ(stepped.filter.layer_max, 4);
+  EXPECT_EQ(stepped.filter.mode, "hide");
+  EXPECT_EQ(stepped.drawn_neurons, neurons_in(2, 4));
+  EXPECT_LT(stepped.drawn_neurons, before.drawn_neurons);
+  EXPECT_EQ(stepped.resident_neurons, before.resident_neurons);  // a filter, not a rebuild
+
+  // Within about 300 ms the walk is over and layer 2 stands straight ahead of the camera.
+  const auto walk_start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(frames_until(v, [&] { return !v.interaction().walking(); }));
+  EXPECT_LT(std::chrono::steady_clock::now() - walk_start, 2s);
+  EXPECT_NE(v.interaction().world().translation, start);
+  glm::vec3 lo(1e9f), hi(-1e9f);
+  for (const scene::Block& b : layout.blocks())
+    if (b.layer == 2) {
+      lo = glm::min(lo, glm::vec3(b.min[0], b.min[1], b.min[2]));
+      hi = glm::max(hi, glm::vec3(b.max[0], b.max[1], b.max[2]));
+    }
+  const FlyCamera& c = v.interaction().camera();
+  const glm::vec3 to_layer = v.interaction().world().to_world((lo + hi) * 0.5f) - c.position;
+  EXPECT_NEAR(glm::dot(glm::normalize(to_layer), c.forward()), 1.0f, 1e-4f);
+  EXPECT_GE(glm::length(to_layer), v.interaction().options().arm_length - 1e-4f);
+
+  // Home widens; R puts everything back.
+  press(v, Key::Home);
+  ASSERT_TRUE(filtered(v));
+  EXPECT_EQ(v.stats().filter.layer_max, 5);
+  EXPECT_EQ(v.stats().drawn_neurons, neurons_in(2, 5));
+  press(v, Key::R);
+  ASSERT_TRUE(filtered(v));
+  EXPECT_EQ(v.stats().filter.layer_min, 0);
+  EXPECT_EQ(v.stats().filter.layer_max, 8);
+  EXPECT_EQ(v.stats().drawn_neurons, before.drawn_neurons);
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+TEST(DesktopFilters, DimModeStartsFromTheOptionsAndDrawsEverything) {
+  REQUIRE_DISPLAY();
+  ViewerOptions o = test_options();
+  o.filter.layer_min = 8;
+  o.filter.outside = scene::Filter::Outside::Dim;
+  DesktopViewer v(o);
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  ASSERT_TRUE(filtered(v));
+  const ViewStats s = v.stats();
+  EXPECT_EQ(s.filter.mode, "dim");
+  EXPECT_EQ(s.filter.layer_min, 8);
+  EXPECT_EQ(s.drawn_neurons, s.resident_neurons);  // dimmed, not hidden
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+TEST(DesktopFilters, SlashSearchesEnterFliesToTheMatchAndSelectsIt) {
+  REQUIRE_DISPLAY();
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  const size_t text_before = white_pixels(screenshot(v, "before"), 320, 120);
+
+  press(v, Key::Slash);
+  v.type("/probab");  // the '/' that opened the box arrives as a character first
+  const Search& search = v.interaction().search();
+  ASSERT_TRUE(search.active());
+  EXPECT_EQ(search.query(), "probab");
+  ASSERT_FALSE(search.matches().empty());
+  EXPECT_EQ(search.entries()[search.matches()[0]].name, "probabilities");
+  // While the box is open, W types instead of flying.
+  const glm::vec3 eye = v.interaction().camera().position;
+  v.key(Key::W, Press::Down);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());
+  v.key(Key::W, Press::Up);
+  EXPECT_EQ(v.interaction().camera().position, eye);
+  v.type("x");
+  EXPECT_TRUE(search.matches().empty());
+  press(v, Key::Backspace);
+  EXPECT_EQ(search.query(), "probab");
+  // The overlay lists the matches: white text in the top left corner.
+  const size_t text_open = white_pixels(screenshot(v, "open"), 320, 120);
+  EXPECT_GT(text_open, text_before + 100) << "no search box drawn";
+
+  press(v, Key::Enter);
+  EXPECT_FALSE(search.active());
+  ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.interaction().flying(); }));
+  EXPECT_EQ(v.interaction().selection()->tensor_name, "probabilities");
+  EXPECT_EQ(v.stats().selection->tensor_name, "probabilities");
+  // The camera faces the block from its shallow side.
+  const scene::Layout layout = scene::Layout::build(digits(), {});
+  const scene::Block& last = layout.blocks().back();
+  const glm::vec3 centre((last.min[0] + last.max[0]) / 2, (last.min[1] + last.max[1]) / 2, (last.min[2] + last.max[2]) / 2);
+  const FlyCamera& c = v.interaction().camera();
+  EXPECT_NEAR(glm::dot(glm::normalize(v.interaction().world().to_world(centre) - c.position), c.forward()), 1.0f, 1e-3f);
+  const size_t text_closed = white_pixels(screenshot(v, "closed"), 320, 120);
+  EXPECT_LT(text_closed, text_open);
+  EXPECT_EQ(v.validation_errors(), 0u);
+  for (const char* name : {"before", "open", "closed"})
+    fs::remove(fs::temp_directory_path() / ("nnxr-filters-" + std::to_string(getpid()) + "-" + name + ".png"));
+}
+
+}  // namespace
+}  // namespace nnxr::engine
