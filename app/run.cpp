@@ -95,6 +95,7 @@ void print_profile(const model::Graph& g, const std::vector<double>& node_ms, in
   }
   std::vector<std::pair<std::string, std::pair<double, int>>> rows(by_op.begin(), by_op.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::cout << "kernels: " << runtime::isa_name(runtime::active_isa()) << " (this CPU: " << runtime::isa_name(runtime::cpu_isa()) << ")\n";
   std::cout << "time per op type (ms per run):\n";
   for (const auto& [op, v] : rows)
     std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << v.first << " ms "
@@ -175,7 +176,8 @@ int run_command(Args& args) {
   const model::Graph& g = plan->graph();
   if (json) {
     JsonWriter j(std::cout);
-    j.begin_object().field("model", g.source).field("threads", threads).field("milliseconds", stats.milliseconds);
+    j.begin_object().field("model", g.source).field("threads", threads).field("isa", runtime::isa_name(runtime::active_isa()));
+    j.field("milliseconds", stats.milliseconds);
     j.field("nodes_run", stats.nodes_run).field("nodes_fused", stats.nodes_fused).field("nodes_skipped", stats.nodes_skipped);
     if (!failure.empty()) j.field("error", failure);
     if (!times.empty()) j.field("repeat", repeat).field("median_ms", median).field("min_ms", times.front());

@@ -6,6 +6,12 @@
 //   conv/1x1/CxHxW->M     pointwise
 //   conv/3x3/CxHxW->M/sS  dense 3x3 (im2col)
 //   memory/keep-all/tN    no compute: the memory traffic of keeping mobilenet_v2's activations
+//   peak/fma/ISA          a pure-FMA loop (12 independent accumulators) on one thread: the
+//                         machine's peak flop/s with that instruction set's widest registers
+//   big/3x3|1x1/.../ISA   the 3x3 (stride 1 and 2) and 1x1 layers of ResNet-50 (64-2048
+//                         channels) at one thread, on each instruction set the CPU has; counter
+//                         peak = their flop/s over that set's peak/fma (both in thread CPU time,
+//                         so that time the thread spends descheduled on a loaded machine is left out)
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -13,11 +19,16 @@
 #include <immintrin.h>
 #endif
 
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "model/runtime/compute.h"
+#include "model/runtime/runtime.h"
 #include "model/runtime/value.h"
 
 using namespace nnxr::runtime;
@@ -115,6 +126,106 @@ void run_keep_all(benchmark::State& state, int threads) {
 #endif
 }
 
+
+double thread_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// `iters` rounds of 12 independent FMAs on 8- or 16-float registers (FMA latency 4 cycles, two
+// pipes: 12 chains keep both busy). Named accumulators, tied to registers by an empty asm each
+// round (an array would live in memory). Returns a lane so that nothing is optimised away.
+#define NNXR_FMA_LOOP(T, SET1, FMADD, C)                                                                            \
+  T a0 = SET1(0.f), a1 = SET1(1e-3f), a2 = SET1(2e-3f), a3 = SET1(3e-3f), a4 = SET1(4e-3f), a5 = SET1(5e-3f);       \
+  T a6 = SET1(6e-3f), a7 = SET1(7e-3f), a8 = SET1(8e-3f), a9 = SET1(9e-3f), a10 = SET1(1e-2f), a11 = SET1(1.1e-2f); \
+  const T m = SET1(0.999999f), c = SET1(1e-6f);                                                                     \
+  for (int64_t it = 0; it < iters; ++it) {                                                                          \
+    a0 = FMADD(a0, m, c), a1 = FMADD(a1, m, c), a2 = FMADD(a2, m, c), a3 = FMADD(a3, m, c);                         \
+    a4 = FMADD(a4, m, c), a5 = FMADD(a5, m, c), a6 = FMADD(a6, m, c), a7 = FMADD(a7, m, c);                         \
+    a8 = FMADD(a8, m, c), a9 = FMADD(a9, m, c), a10 = FMADD(a10, m, c), a11 = FMADD(a11, m, c);                     \
+    __asm__ volatile("" : "+" C(a0), "+" C(a1), "+" C(a2), "+" C(a3), "+" C(a4), "+" C(a5), "+" C(a6), "+" C(a7),  \
+                     "+" C(a8), "+" C(a9), "+" C(a10), "+" C(a11));                                                 \
+  }                                                                                                                 \
+  alignas(64) float lanes[sizeof(T) / 4];                                                                           \
+  std::memcpy(lanes, &a0, sizeof a0);                                                                               \
+  float sum = lanes[0];                                                                                             \
+  for (T v : {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11}) {                                                      \
+    std::memcpy(lanes, &v, sizeof v);                                                                               \
+    sum += lanes[0];                                                                                                \
+  }                                                                                                                 \
+  return sum;
+
+__attribute__((target("avx2,fma"))) float fma_loop_avx2(int64_t iters) { NNXR_FMA_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, "x") }
+__attribute__((target("avx512f,avx2,fma"))) float fma_loop_avx512(int64_t iters) { NNXR_FMA_LOOP(__m512, _mm512_set1_ps, _mm512_fmadd_ps, "v") }
+#undef NNXR_FMA_LOOP
+#endif
+
+// flop per round of the FMA loop of `isa` (0 where there is none).
+double fma_flop_per_iter(Isa isa) { return isa == Isa::Avx512 ? 12 * 16 * 2 : isa == Isa::Avx2 ? 12 * 8 * 2 : 0; }
+float fma_loop(Isa isa, int64_t iters) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa == Isa::Avx512) return fma_loop_avx512(iters);
+  if (isa == Isa::Avx2) return fma_loop_avx2(iters);
+#endif
+  (void)isa;
+  (void)iters;
+  return 0;
+}
+
+// The peak flop/s of one thread with `isa`: the best of 5 runs of 20M flop or so (thread CPU time).
+double peak_flops(Isa isa) {
+  static std::map<Isa, double> known;
+  if (auto it = known.find(isa); it != known.end()) return it->second;
+  const int64_t iters = 100'000;
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    const double t0 = thread_seconds();
+    benchmark::DoNotOptimize(fma_loop(isa, iters));
+    const double t = thread_seconds() - t0;
+    if (t > 0) best = std::max(best, fma_flop_per_iter(isa) * static_cast<double>(iters) / t);
+  }
+  return known[isa] = best;
+}
+
+void run_peak(benchmark::State& state, Isa isa) {
+  if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
+  const int64_t iters = 1'000'000;
+  for (auto _ : state) benchmark::DoNotOptimize(fma_loop(isa, iters));
+  state.counters["flop/s"] = benchmark::Counter(fma_flop_per_iter(isa) * static_cast<double>(iters), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// One big layer at one thread on `isa`: flop/s and its fraction of that set's FMA peak.
+void run_big(benchmark::State& state, ConvGeom g, Isa isa) {
+  if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
+  const Isa previous = active_isa();
+  set_active_isa(isa);
+  ThreadPool pool(1);
+  const GemmPool use(pool);
+  const int64_t Kdim = g.C * g.kernel[0] * g.kernel[1];
+  const auto x = random_floats(static_cast<size_t>(g.C * g.in[0] * g.in[1]), 1);
+  const auto w = random_floats(static_cast<size_t>(g.M * Kdim), 2);
+  const auto b = random_floats(static_cast<size_t>(g.M), 3);
+  const int64_t n = g.M * g.out[0] * g.out[1];
+  Floats y(static_cast<size_t>(n)), z(static_cast<size_t>(n));
+  const Epilogue relu{Epilogue::Kind::Relu};
+  const EpilogueOut act{&relu, z.data(), nullptr};
+  const auto packed = gemm_packed_available() ? pack_conv_weights(w.data(), g.M, 1, Kdim) : std::vector<PackedA>{};
+  const double peak = peak_flops(isa);
+  double seconds = 0;
+  for (auto _ : state) {
+    const double t0 = thread_seconds();
+    conv_auto(g, x.data(), w.data(), b.data(), y.data(), pool, act, packed.empty() ? nullptr : &packed);
+    seconds += thread_seconds() - t0;
+    benchmark::DoNotOptimize(z.data());
+  }
+  set_active_isa(previous);
+  const double flop = 2.0 * static_cast<double>(n * Kdim);
+  state.counters["flop/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
+  if (seconds > 0 && peak > 0) state.counters["peak"] = flop * static_cast<double>(state.iterations()) / seconds / peak;
+}
+
 void register_all() {
   struct Layer {
     int64_t C, H, M, k, s, group;
@@ -137,6 +248,21 @@ void register_all() {
     if (l.threads > 1) name += "/t" + std::to_string(l.threads);
     benchmark::RegisterBenchmark(name.c_str(), run_conv, g, l.threads)->Unit(benchmark::kMicrosecond)->UseRealTime();
   }
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    benchmark::RegisterBenchmark((std::string("peak/fma/") + isa_name(isa)).c_str(), run_peak, isa)->Unit(benchmark::kMillisecond);
+  // ResNet-50's 3x3 and 1x1 layers (stride 2 in the 3x3 of each stage's first block).
+  const Layer big[] = {
+      {64, 56, 64, 3, 1, 1},     {128, 28, 128, 3, 1, 1},  {256, 14, 256, 3, 1, 1},   {512, 7, 512, 3, 1, 1},
+      {128, 56, 128, 3, 2, 1},   {256, 28, 256, 3, 2, 1},  {512, 14, 512, 3, 2, 1},   {64, 56, 256, 1, 1, 1},
+      {256, 56, 64, 1, 1, 1},    {512, 28, 128, 1, 1, 1},  {128, 28, 512, 1, 1, 1},   {1024, 14, 256, 1, 1, 1},
+      {256, 14, 1024, 1, 1, 1},  {2048, 7, 512, 1, 1, 1},  {512, 7, 2048, 1, 1, 1},
+  };
+  for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512})
+    for (const Layer& l : big) {
+      const std::string name = "big/" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" +
+                               std::to_string(l.H) + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, 1), isa)->Unit(benchmark::kMillisecond);
+    }
   for (int threads : {1, 2})
     benchmark::RegisterBenchmark(("memory/keep-all/t" + std::to_string(threads)).c_str(), run_keep_all, threads)->Unit(benchmark::kMillisecond)->UseRealTime();
 }

@@ -159,6 +159,26 @@ TEST(CliRun, ProfileListsTimePerOpType) {
   EXPECT_NEAR(share, 100.0, 1.0) << r.out;
 }
 
+// The kernel set that ran is reported; NNXR_ISA lowers it (the portable kernels give the same
+// answer), and an unknown name is a warning, not a failure.
+TEST(CliRun, ReportsTheKernelSetAndNnxrIsaLowersIt) {
+  Result best = nnxr("run --json");
+  ASSERT_EQ(best.exit_code, 0) << best.err;
+  bool named = false;
+  for (const char* isa : {"avx512", "avx2", "portable"}) named |= best.out.find("\"isa\":\"" + std::string(isa) + "\"") != std::string::npos;
+  EXPECT_TRUE(named) << best.out;
+  Result portable = nnxr::test::run_nnxr("run --json", "NNXR_ISA=portable");
+  ASSERT_EQ(portable.exit_code, 0) << portable.err;
+  EXPECT_NE(portable.out.find("\"isa\":\"portable\""), std::string::npos) << portable.out;
+  EXPECT_NE(portable.out.find("\"argmax\":3"), std::string::npos) << portable.out;
+  Result profile = nnxr::test::run_nnxr("run --repeat 1 --profile", "NNXR_ISA=portable");
+  ASSERT_EQ(profile.exit_code, 0) << profile.err;
+  EXPECT_NE(profile.out.find("kernels: portable (this CPU: "), std::string::npos) << profile.out;
+  Result bogus = nnxr::test::run_nnxr("run", "NNXR_ISA=sse9");
+  EXPECT_EQ(bogus.exit_code, 0) << bogus.err;
+  EXPECT_NE(bogus.err.find("warning: NNXR_ISA=sse9 is not one of avx512, avx2, portable"), std::string::npos) << bogus.err;
+}
+
 TEST(CliRun, BadInputsAreOneLineErrors) {
   const fs::path dir = nnxr::test::temp_dir("cli-run-bad");
   nnxr::test::write_file(dir / "junk.npy", "not numpy");

@@ -9,9 +9,11 @@
 
 namespace nnxr::runtime {
 
-// Whether the CPU (and OS) can run AVX2 + FMA code: kernels with such a variant pick it then.
-// Determined once; cheap to call in loops.
+// Whether the kernels' active instruction set (active_isa() in runtime.h: the CPU's widest unless
+// lowered) includes AVX2 + FMA, or AVX-512 (F, BW, VL, DQ): kernels with such a variant pick it
+// then. Cheap to call in loops.
 bool cpu_has_avx2_fma();
+bool cpu_has_avx512();
 
 // C[M,N] = alpha * op(A) * op(B) + beta * C, op = transpose when ta/tb. lda/ldb/ldc are the
 // row strides of A, B, C as stored. OpenBLAS runs single-threaded; a large product is split into

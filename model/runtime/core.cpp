@@ -65,18 +65,6 @@ void Value::clear() {
   borrowed_.reset();
 }
 
-bool cpu_has_avx2_fma() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return has;
-#else
-  return false;
-#endif
-}
-
 // ---- messages --------------------------------------------------------------------------------
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }

@@ -9,6 +9,7 @@
 
 #include "model/runtime/compute.h"
 #include "model/runtime/avx2.h"
+#include "model/runtime/gemm_packed.h"
 
 namespace nnxr::runtime {
 
@@ -180,6 +181,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
 
 void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {
   if (p0 >= p1 || n0 >= n1) return;
+  if (cpu_has_avx512()) return gemm_packed_avx512(a, p0, p1, B, ldb, n0, n1, out);
   const Epilogue* e = out.act ? out.act->epi : nullptr;
   avx2::with_in_reg(e, [&]<InReg Act>() { run<Act>(a, p0, p1, B, ldb, n0, n1, out); });
 }

@@ -139,6 +139,18 @@ class Session {
 // rest; empty when every float32 tensor is finite. Reads every float32 tensor of the session once.
 std::vector<std::string> non_finite_report(const Session& session, size_t max_lines = 8);
 
+// The instruction sets the kernels are built for, widest last. The set that runs is chosen once,
+// at the first kernel call, from what the CPU (and OS) supports: AVX-512 (F, BW, VL, DQ) before
+// AVX2 + FMA before portable C++. The environment variable NNXR_ISA=avx512|avx2|portable lowers it
+// (a set the CPU lacks, or an unknown name, gives a warning on stderr and the widest set).
+enum class Isa { Portable, Avx2, Avx512 };
+const char* isa_name(Isa isa);  // "portable", "avx2", "avx512"
+Isa cpu_isa();                  // the widest set this CPU runs
+Isa active_isa();               // the set the kernels use
+// Makes the kernels use `isa` from now on (tests run every path against the references; not
+// while a Session runs). False, and nothing changed, when the CPU lacks it.
+bool set_active_isa(Isa isa);
+
 // Kernel registry queries (also behind model::runtime_supports()).
 bool has_kernel(std::string_view domain, std::string_view op_type);
 std::vector<std::string> supported_ops();  // "" domain op names, sorted

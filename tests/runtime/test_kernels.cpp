@@ -9,6 +9,7 @@
 
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
+#include "model/runtime/runtime.h"
 #include "model/runtime/value.h"
 #include "support.h"
 
@@ -68,7 +69,34 @@ Epilogue test_epilogue(int iter) {
 
 }  // namespace
 
-TEST(RuntimeKernels, ConvIm2colMatchesNaive) {
+// The kernels' tests run once per instruction set (Portable, Avx2, Avx512 in their names): each
+// path the CPU has against the naive references. A set the CPU lacks is skipped with a message.
+class RuntimeKernels : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    previous_ = active_isa();
+    if (!set_active_isa(GetParam())) GTEST_SKIP() << "this CPU has no " << isa_name(GetParam()) << " (its widest set is " << isa_name(cpu_isa()) << ")";
+  }
+  void TearDown() override { set_active_isa(previous_); }
+
+ private:
+  Isa previous_ = Isa::Portable;
+};
+INSTANTIATE_TEST_SUITE_P(Isa, RuntimeKernels, ::testing::Values(Isa::Portable, Isa::Avx2, Isa::Avx512),
+                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+
+TEST(RuntimeIsa, ActiveSetIsOneTheCpuHas) {
+  EXPECT_LE(active_isa(), cpu_isa());
+  EXPECT_FALSE(set_active_isa(static_cast<Isa>(static_cast<int>(Isa::Avx512) + 1)));
+  const Isa before = active_isa();
+  EXPECT_TRUE(set_active_isa(Isa::Portable));
+  EXPECT_EQ(active_isa(), Isa::Portable);
+  EXPECT_FALSE(gemm_packed_available());
+  EXPECT_TRUE(set_active_isa(before));
+  EXPECT_STREQ(isa_name(Isa::Avx512), "avx512");
+}
+
+TEST_P(RuntimeKernels, ConvIm2colMatchesNaive) {
   std::mt19937 rng(42);
   ThreadPool pool(2);
   for (int iter = 0; iter < 60; ++iter) {
@@ -85,7 +113,7 @@ TEST(RuntimeKernels, ConvIm2colMatchesNaive) {
   }
 }
 
-TEST(RuntimeKernels, ConvDepthwiseMatchesNaive) {
+TEST_P(RuntimeKernels, ConvDepthwiseMatchesNaive) {
   std::mt19937 rng(7);
   ThreadPool pool(2);
   for (int iter = 0; iter < 60; ++iter) {
@@ -101,7 +129,7 @@ TEST(RuntimeKernels, ConvDepthwiseMatchesNaive) {
   }
 }
 
-TEST(RuntimeKernels, ConvTransposeGemmMatchesNaive) {
+TEST_P(RuntimeKernels, ConvTransposeGemmMatchesNaive) {
   std::mt19937 rng(9);
   ThreadPool pool(2);
   for (int iter = 0; iter < 40; ++iter) {
@@ -125,7 +153,7 @@ TEST(RuntimeKernels, ConvTransposeGemmMatchesNaive) {
   }
 }
 
-TEST(RuntimeKernels, GemmBlasMatchesNaive) {
+TEST_P(RuntimeKernels, GemmBlasMatchesNaive) {
   std::mt19937 rng(3);
   for (int iter = 0; iter < 40; ++iter) {
     auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -143,7 +171,7 @@ TEST(RuntimeKernels, GemmBlasMatchesNaive) {
 }
 
 // Products large enough to be split over the pool, by rows and by columns, every transpose.
-TEST(RuntimeKernels, GemmSplitOverThePoolMatchesNaive) {
+TEST_P(RuntimeKernels, GemmSplitOverThePoolMatchesNaive) {
   ThreadPool pool(2);
   const GemmPool use(pool);
   struct Case {
@@ -164,7 +192,7 @@ TEST(RuntimeKernels, GemmSplitOverThePoolMatchesNaive) {
     }
 }
 
-TEST(RuntimeKernels, BatchedBroadcastingMatMulMatchesNaive) {
+TEST_P(RuntimeKernels, BatchedBroadcastingMatMulMatchesNaive) {
   std::mt19937 rng(5);
   for (int iter = 0; iter < 60; ++iter) {
     auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -201,7 +229,7 @@ TEST(RuntimeKernels, BatchedBroadcastingMatMulMatchesNaive) {
   }
 }
 
-TEST(RuntimeKernels, MatMulShapeRules) {
+TEST_P(RuntimeKernels, MatMulShapeRules) {
   EXPECT_EQ(matmul_shape({2, 3, 4}, {4, 5}), (std::vector<int64_t>{2, 3, 5}));
   EXPECT_EQ(matmul_shape({4}, {4}), (std::vector<int64_t>{}));
   EXPECT_EQ(matmul_shape({4}, {2, 4, 5}), (std::vector<int64_t>{2, 5}));
@@ -210,7 +238,7 @@ TEST(RuntimeKernels, MatMulShapeRules) {
   EXPECT_THROW(matmul_shape({2, 3, 4}, {3, 4, 5}), std::invalid_argument);
 }
 
-TEST(RuntimeKernels, HalfConversionRoundTrips) {
+TEST_P(RuntimeKernels, HalfConversionRoundTrips) {
   for (float f : {0.f, -0.f, 1.f, -2.5f, 65504.f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f})
     EXPECT_EQ(half_to_float(float_to_half(f)), f) << f;
   EXPECT_TRUE(std::isinf(half_to_float(float_to_half(1e6f))));
@@ -218,7 +246,7 @@ TEST(RuntimeKernels, HalfConversionRoundTrips) {
   EXPECT_EQ(float_to_half(1.f), 0x3c00);
 }
 
-TEST(RuntimeKernels, BulkHalfConversionMatchesScalar) {
+TEST_P(RuntimeKernels, BulkHalfConversionMatchesScalar) {
   // Every half value to float, and floats around every rounding case (ties, subnormals,
   // overflow, NaN) back; 8-wide fast path plus the scalar tail.
   std::vector<uint16_t> all(65536 + 3);
@@ -247,7 +275,7 @@ TEST(RuntimeKernels, BulkHalfConversionMatchesScalar) {
 
 // Planes wider than the depthwise kernel's 16-output blocks, with the strides and pads of
 // MobileNet-style layers.
-TEST(RuntimeKernels, ConvDepthwiseLargePlanesMatchNaive) {
+TEST_P(RuntimeKernels, ConvDepthwiseLargePlanesMatchNaive) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -276,7 +304,7 @@ TEST(RuntimeKernels, ConvDepthwiseLargePlanesMatchNaive) {
   }
 }
 
-TEST(RuntimeKernels, SigmoidMatchesNaive) {
+TEST_P(RuntimeKernels, SigmoidMatchesNaive) {
   std::mt19937 rng(13);
   for (int64_t n : {0, 1, 3, 4, 7, 64, 1001}) {
     std::vector<float> x(static_cast<size_t>(n));
@@ -298,7 +326,7 @@ TEST(RuntimeKernels, SigmoidMatchesNaive) {
 // Conv with a fused epilogue (bias and activation in the output pass, every path: blocked
 // im2col, pointwise, few columns, depthwise flat and strided) against the naive Conv followed by
 // the naive activation.
-TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
+TEST_P(RuntimeKernels, ConvEpilogueMatchesNaive) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
   const GemmPool use(pool);
@@ -338,7 +366,7 @@ TEST(RuntimeKernels, ConvEpilogueMatchesNaive) {
 
 // Pointwise convolutions on small planes, which two threads share by panels of output channels
 // (a partial last panel, two groups, batch 2) rather than by columns, with each epilogue.
-TEST(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
+TEST_P(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
   ThreadPool pool(2);
   const GemmPool use(pool);
   int iter = 0;
@@ -366,8 +394,8 @@ TEST(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
 // than a step of 16 outputs) with each epilogue, against the naive Conv and activation. Outputs
 // are cache-line aligned, as a session's are, so that planes of whole vectors (mobilenet's 56x56)
 // take the streamed stores.
-TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
-  if (!conv_depthwise3x3_applies(ConvGeom{1, 2, 2, 2, {5, 5}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}})) GTEST_SKIP() << "no AVX2 + FMA";
+TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
+  if (!conv_depthwise3x3_applies(ConvGeom{1, 2, 2, 2, {5, 5}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}})) GTEST_SKIP() << "needs AVX2 + FMA: the " << isa_name(GetParam()) << " path runs the general kernels";
   std::mt19937 rng(17);
   ThreadPool pool(2);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -428,8 +456,8 @@ TEST(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
 
 // gemm_packed on its own: row counts that are not a multiple of the panel, column tails, a
 // column range inside a wider C, bias and each in-register epilogue.
-TEST(RuntimeKernels, GemmPackedMatchesNaive) {
-  if (!gemm_packed_available()) GTEST_SKIP() << "no AVX2 + FMA";
+TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
+  if (!gemm_packed_available()) GTEST_SKIP() << "needs AVX2 + FMA: the " << isa_name(GetParam()) << " path runs the general kernels";
   std::mt19937 rng(19);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int iter = 0; iter < 60; ++iter) {
@@ -462,7 +490,7 @@ TEST(RuntimeKernels, GemmPackedMatchesNaive) {
   }
 }
 
-TEST(RuntimeKernels, TanhFastMatchesLibm) {
+TEST_P(RuntimeKernels, TanhFastMatchesLibm) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> wide(-12.f, 12.f), narrow(-1.f, 1.f);
   std::vector<float> xs = {0.f, -0.f, 0.625f, -0.625f, 0.6249999f, 1e-30f, -1e-7f, 88.f, -100.f, INFINITY, -INFINITY};
@@ -474,7 +502,7 @@ TEST(RuntimeKernels, TanhFastMatchesLibm) {
   EXPECT_TRUE(std::isnan(tanh_fast(NAN)));
 }
 
-TEST(RuntimeKernels, TanhArrayMatchesLibm) {
+TEST_P(RuntimeKernels, TanhArrayMatchesLibm) {
   std::vector<float> xs = {0.f, -0.f, 0.625f, -0.625f, 0.6249999f, 1e-30f, -1e-7f, 88.f, -100.f, INFINITY, -INFINITY};
   std::mt19937 rng(6);
   std::uniform_real_distribution<float> wide(-12.f, 12.f);
