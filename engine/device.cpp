@@ -210,7 +210,15 @@ Candidate examine(const Instance& instance, VkPhysicalDevice physical, const Dev
     c.problem = "lacks buffer device addresses (Vulkan 1.2 or VK_KHR_buffer_device_address)";
     return c;
   }
+  // DEPTH_ATTACHMENT_OPTIMAL layouts: core in Vulkan 1.2, else VK_KHR_separate_depth_stencil_layouts.
+  if (!core_address && !has_extension(extensions, VK_KHR_SEPARATE_DEPTH_STENCIL_LAYOUTS_EXTENSION_NAME)) {
+    c.problem = "lacks separate depth/stencil layouts (Vulkan 1.2 or VK_KHR_separate_depth_stencil_layouts)";
+    return c;
+  }
+  VkPhysicalDeviceSeparateDepthStencilLayoutsFeatures depth_layouts{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES};
   VkPhysicalDeviceBufferDeviceAddressFeatures address{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+  address.pNext = &depth_layouts;
   VkPhysicalDeviceDynamicRenderingFeatures dynamic{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES};
   dynamic.pNext = &address;
   VkPhysicalDeviceMultiviewFeatures multiview{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MULTIVIEW_FEATURES};
@@ -224,6 +232,7 @@ Candidate examine(const Instance& instance, VkPhysicalDevice physical, const Dev
   else if (!features.features.multiDrawIndirect) c.problem = "lacks the multiDrawIndirect feature";
   else if (!address.bufferDeviceAddress) c.problem = "lacks the bufferDeviceAddress feature";
   else if (!features.features.shaderInt64) c.problem = "lacks the shaderInt64 feature";
+  else if (!depth_layouts.separateDepthStencilLayouts) c.problem = "lacks the separateDepthStencilLayouts feature";
   if (!c.problem.empty()) return c;
 
   uint32_t count = 0;
@@ -307,12 +316,16 @@ std::unique_ptr<DeviceCreateInfo> device_create_info(const Instance& instance, V
       out->extension_storage.push_back(VK_KHR_DEPTH_STENCIL_RESOLVE_EXTENSION_NAME);
       out->extension_storage.push_back(VK_KHR_CREATE_RENDERPASS_2_EXTENSION_NAME);
       out->extension_storage.push_back(VK_KHR_BUFFER_DEVICE_ADDRESS_EXTENSION_NAME);
+      out->extension_storage.push_back(VK_KHR_SEPARATE_DEPTH_STENCIL_LAYOUTS_EXTENSION_NAME);
     }
   }
   for (const std::string& e : out->extension_storage) out->extensions.push_back(e.c_str());
 
   out->buffer_device_address = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
   out->buffer_device_address.bufferDeviceAddress = VK_TRUE;
+  out->separate_depth_stencil_layouts = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES};
+  out->separate_depth_stencil_layouts.separateDepthStencilLayouts = VK_TRUE;
+  out->buffer_device_address.pNext = &out->separate_depth_stencil_layouts;
   out->dynamic_rendering = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES};
   out->dynamic_rendering.dynamicRendering = VK_TRUE;
   out->dynamic_rendering.pNext = &out->buffer_device_address;

@@ -108,6 +108,9 @@ struct DeviceCreateInfo {
   VkPhysicalDeviceMultiviewFeatures multiview{};
   VkPhysicalDeviceDynamicRenderingFeatures dynamic_rendering{};
   VkPhysicalDeviceBufferDeviceAddressFeatures buffer_device_address{};
+  // Render targets use DEPTH_ATTACHMENT_OPTIMAL, which needs this feature (core in Vulkan 1.2,
+  // else VK_KHR_separate_depth_stencil_layouts).
+  VkPhysicalDeviceSeparateDepthStencilLayoutsFeatures separate_depth_stencil_layouts{};
   std::vector<std::string> extension_storage;
   std::vector<const char*> extensions;
   VkDeviceCreateInfo info{};
