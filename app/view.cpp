@@ -7,7 +7,9 @@
 // shown (or loading failed); frames drawn while it loads come on top (frames_total). Without a
 // display, N offscreen frames are drawn after the worker has finished, and the last one is
 // written to --out (default nnxr-view.png); in a window, --out saves the last of the N frames.
-// --stats prints one JSON line on stdout at exit.
+// --stats prints one JSON line on stdout at exit, and nothing else goes to stdout (messages,
+// selections included, go to stderr). cpu_ms is the frame thread's CPU time per frame, wall_ms
+// the frame's wall time (on a CPU rasteriser most of a frame's cost is not the frame thread's).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -73,6 +75,7 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
   j.begin_object().field("mode", mode).field("model", s.model);
   j.field("frames", s.frames).field("frames_total", s.frames_total);
   j.key("cpu_ms").begin_object().field("median", s.cpu_median_ms).field("p99", s.cpu_p99_ms).end_object();
+  j.key("wall_ms").begin_object().field("median", s.wall_median_ms).field("p99", s.wall_p99_ms).end_object();
   j.field("first_frame_ms", s.first_frame_ms).field("first_scene_ms", s.first_scene_ms);
   j.key("resident").begin_object().field("neurons", s.resident_neurons).field("connections", s.resident_connections).end_object();
   j.key("drawn").begin_object().field("neurons", s.drawn_neurons).field("connections", s.drawn_connections).end_object();

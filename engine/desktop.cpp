@@ -82,20 +82,6 @@ SceneBufferConfig buffer_config(const ViewerOptions& options) {
   return c;
 }
 
-// Converts a BGRA/RGBA 8-bit image in `data` to RGBA.
-RgbaImage rgba_from(const uint8_t* data, VkExtent2D extent, VkFormat format) {
-  RgbaImage img;
-  img.width = extent.width;
-  img.height = extent.height;
-  img.pixels.assign(data, data + size_t(extent.width) * extent.height * 4);
-  const bool bgra = format == VK_FORMAT_B8G8R8A8_SRGB || format == VK_FORMAT_B8G8R8A8_UNORM;
-  for (size_t i = 0; i < img.pixels.size(); i += 4) {
-    if (bgra) std::swap(img.pixels[i], img.pixels[i + 2]);
-    img.pixels[i + 3] = 255;
-  }
-  return img;
-}
-
 }  // namespace
 
 // Lowers the element budget to what one buffer and allocation of the device can hold, and on a
@@ -270,7 +256,7 @@ struct DesktopViewer::Impl {
   // Waits for every submitted frame, retires them, and rebuilds the swapchain. The queue must be
   // idle too: presentation waits on the per-image semaphores, and no fence tells when it is done
   // with them. A rare event (resize), so the stall is acceptable.
-  void recreate_swapchain() {
+  void recreate_swapchain(bool new_renderer = false) {
     for (FrameSlot& slot : slots) wait_slot(slot);
     {
       std::lock_guard lock(device->queue_mutex());
@@ -280,7 +266,11 @@ struct DesktopViewer::Impl {
     if (extent.width == 0 || extent.height == 0) return;  // minimised: try again later
     const VkFormat before = swapchain->format();
     swapchain->recreate(extent);
-    if (swapchain->format() != before) renderer = std::make_unique<Renderer>(*device, *scene, renderer_config());
+    if (new_renderer || swapchain->format() != before) {
+      // The pipelines are compiled for the colour format. No frame is in flight (waited above).
+      renderer = std::make_unique<Renderer>(*device, *scene, renderer_config());
+      state->rebind(*renderer);
+    }
     resized = false;
   }
 
@@ -294,7 +284,7 @@ struct DesktopViewer::Impl {
   void save_screenshot(FrameSlot& slot) {
     const std::string path = std::exchange(slot.screenshot_path, {});
     try {
-      const RgbaImage img = rgba_from(static_cast<const uint8_t*>(readback.mapped), readback_extent, swapchain->format());
+      const RgbaImage img = rgba_from_readback(readback.mapped, readback_extent, readback_format, /*opaque=*/true);
       engine::write_png(path, img);
       last_screenshot = path;
       std::cerr << "nnxr: screenshot written to " << path << '\n';
@@ -303,12 +293,17 @@ struct DesktopViewer::Impl {
     }
   }
   VkExtent2D readback_extent{};
+  VkFormat readback_format = VK_FORMAT_UNDEFINED;
 
   bool frame() {
     const double cpu_start = thread_cpu_ms();
+    const Clock::time_point wall_start = Clock::now();
     // Stage: poll events.
     glfwPollEvents();
     if (glfwWindowShouldClose(window.get())) return false;
+    // Frames retire as their fences signal, also on passes that draw nothing (minimised): the
+    // worker may be waiting for them to publish.
+    scene->retire_signalled();
     // Stage: read input.
     const auto now = Clock::now();
     const float dt = std::min(std::chrono::duration<float>(now - last_frame).count(), 0.1f);
@@ -364,13 +359,11 @@ struct DesktopViewer::Impl {
     if (shoot) {
       transition_image(cmd, colour, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
                        VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
-      VkBufferImageCopy region{};
-      region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-      region.imageExtent = {swapchain->extent().width, swapchain->extent().height, 1};
-      vkCmdCopyImageToBuffer(cmd, colour, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback.buffer.get(), 1, &region);
+      record_readback(cmd, colour, swapchain->extent(), readback.buffer.get());
       transition_image(cmd, colour, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR);
       slot.screenshot_path = std::exchange(pending_screenshot, {});
       readback_extent = swapchain->extent();
+      readback_format = swapchain->format();
     } else {
       transition_image(cmd, colour, VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR);
     }
@@ -403,11 +396,13 @@ struct DesktopViewer::Impl {
       r = vkQueuePresentKHR(device->queue(), &present);
     }
     slot.serial = serial;
+    scene->submitted(serial, fence);
     ++frame_index;
     if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR) resized = true;
     else check(r, "vkQueuePresentKHR");
 
-    state->frame_done(thread_cpu_ms() - cpu_start, scene_frame.generation);
+    state->frame_done(thread_cpu_ms() - cpu_start, scene_frame.generation,
+                      std::chrono::duration<double, std::milli>(Clock::now() - wall_start).count());
     if (now - last_title > std::chrono::milliseconds(250)) {
       glfwSetWindowTitle(window.get(), state->title().c_str());
       last_title = now;
@@ -456,6 +451,10 @@ void DesktopViewer::on_drop(std::function<void(const std::vector<std::string>&)>
 }
 void DesktopViewer::set_window_size(uint32_t width, uint32_t height) {
   glfwSetWindowSize(impl_->window.get(), static_cast<int>(width), static_cast<int>(height));
+}
+void DesktopViewer::rebuild_renderer() {
+  impl_->finish();
+  impl_->recreate_swapchain(/*new_renderer=*/true);
 }
 void DesktopViewer::screenshot(std::string path) { impl_->pending_screenshot = std::move(path); }
 const std::string& DesktopViewer::last_screenshot() const { return impl_->last_screenshot; }
@@ -511,11 +510,13 @@ struct OffscreenViewer::Impl {
 
   void frame() {
     const double cpu_start = thread_cpu_ms();
+    const Clock::time_point wall_start = Clock::now();
     state->take_in(aspect());
     const FrameParams params = state->frame_params(aspect());
     const uint64_t generation = scene->generation();
     last = target->render(*renderer, *scene, params);
-    state->frame_done(thread_cpu_ms() - cpu_start, generation);
+    state->frame_done(thread_cpu_ms() - cpu_start, generation,
+                      std::chrono::duration<double, std::milli>(Clock::now() - wall_start).count());
   }
 };
 

@@ -86,6 +86,9 @@ class DesktopViewer {
   void on_drop(std::function<void(const std::vector<std::string>&)> handler);
   // Asks the window system for another window size (the swapchain follows when it is granted).
   void set_window_size(uint32_t width, uint32_t height);
+  // Rebuilds the swapchain and the renderer now, as a change of the surface's colour format does
+  // (the window moved to a display of another format). For tests: window systems seldom do it.
+  void rebuild_renderer();
   // Saves the next frame's image as a PNG (after it is drawn; see frame()). Returns nothing;
   // the path is printed and kept in last_screenshot().
   void screenshot(std::string path);

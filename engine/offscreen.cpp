@@ -1,12 +1,44 @@
 #include "engine/offscreen.h"
 
 #include <cstring>
+#include <utility>
 #include <stdexcept>
 
 #include "engine/device.h"
 #include "engine/scene_buffers.h"
 
 namespace nnxr::engine {
+
+void record_readback(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, VkBuffer buffer) {
+  VkBufferImageCopy copy{};
+  copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  copy.imageExtent = {extent.width, extent.height, 1};
+  vkCmdCopyImageToBuffer(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer, 1, &copy);
+  VkBufferMemoryBarrier to_host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  to_host.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  to_host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  to_host.buffer = buffer;
+  to_host.size = VK_WHOLE_SIZE;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &to_host, 0,
+                       nullptr);
+}
+
+RgbaImage rgba_from_readback(const void* data, VkExtent2D extent, VkFormat format, bool opaque) {
+  RgbaImage image;
+  image.width = extent.width;
+  image.height = extent.height;
+  image.pixels.resize(size_t(extent.width) * extent.height * 4);
+  std::memcpy(image.pixels.data(), data, image.pixels.size());
+  const bool bgra = format == VK_FORMAT_B8G8R8A8_SRGB || format == VK_FORMAT_B8G8R8A8_UNORM;
+  if (bgra || opaque)
+    for (size_t i = 0; i < image.pixels.size(); i += 4) {
+      if (bgra) std::swap(image.pixels[i], image.pixels[i + 2]);
+      if (opaque) image.pixels[i + 3] = 255;
+    }
+  return image;
+}
 
 struct Offscreen::Impl {
   const Device& device;
@@ -70,20 +102,7 @@ RgbaImage Offscreen::render(Renderer& renderer, const SceneFrame& frame, const F
   renderer.record(m.cmd, {m.colour.view.get(), m.depth.view.get(), m.extent}, frame, params, 0);
   transition_image(m.cmd, m.colour.image.get(), VK_IMAGE_ASPECT_COLOR_BIT, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
                    VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
-  VkBufferImageCopy copy{};
-  copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-  copy.imageExtent = {m.extent.width, m.extent.height, 1};
-  vkCmdCopyImageToBuffer(m.cmd, m.colour.image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m.readback.buffer.get(), 1,
-                         &copy);
-  VkBufferMemoryBarrier to_host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  to_host.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  to_host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  to_host.buffer = m.readback.buffer.get();
-  to_host.size = VK_WHOLE_SIZE;
-  vkCmdPipelineBarrier(m.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &to_host, 0,
-                       nullptr);
+  record_readback(m.cmd, m.colour.image.get(), m.extent, m.readback.buffer.get());
   check(vkEndCommandBuffer(m.cmd), "vkEndCommandBuffer");
 
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -97,15 +116,7 @@ RgbaImage Offscreen::render(Renderer& renderer, const SceneFrame& frame, const F
   check(vkWaitForFences(d, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
   check(vkResetFences(d, 1, &fence), "vkResetFences");
 
-  RgbaImage image;
-  image.width = m.extent.width;
-  image.height = m.extent.height;
-  image.pixels.resize(size_t(image.width) * image.height * 4);
-  std::memcpy(image.pixels.data(), m.readback.mapped, image.pixels.size());
-  const VkFormat f = m.config.colour_format;
-  if (f == VK_FORMAT_B8G8R8A8_SRGB || f == VK_FORMAT_B8G8R8A8_UNORM)
-    for (size_t i = 0; i < image.pixels.size(); i += 4) std::swap(image.pixels[i], image.pixels[i + 2]);
-  return image;
+  return rgba_from_readback(m.readback.mapped, m.extent, m.config.colour_format, /*opaque=*/false);
 }
 
 }  // namespace nnxr::engine

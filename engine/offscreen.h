@@ -29,6 +29,15 @@ struct RgbaImage {
 // Throws std::runtime_error naming the file when it cannot be written.
 void write_png(const std::string& path, const RgbaImage& image);
 
+// Reading a colour image back to the host, shared by the offscreen target and the desktop
+// screenshot. Records the copy of `image` (one layer of an 8-bit RGBA/BGRA colour image, in
+// TRANSFER_SRC_OPTIMAL) into `buffer` (host-visible, width·height·4 bytes), then the
+// TRANSFER→HOST barrier after which the host may read the buffer once the submission's fence has
+// signalled.
+void record_readback(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, VkBuffer buffer);
+// The pixels of such a readback as RGBA (BGRA formats swapped); `opaque` sets every alpha to 255.
+RgbaImage rgba_from_readback(const void* data, VkExtent2D extent, VkFormat format, bool opaque);
+
 // The colour format is the renderer's (an _SRGB RGBA/BGRA 8-bit format); view_count must be 1.
 class Offscreen {
  public:

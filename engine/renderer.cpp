@@ -23,6 +23,7 @@ struct Renderer::Impl {
   };
   std::vector<Slot> slots;
   VkDescriptorSet region_sets[SceneBuffers::kRegions]{};
+  uint64_t region_table_ids[SceneBuffers::kRegions]{};  // the table each region set points at
 
   Highlight highlight;
   uint64_t highlight_version = 1;
@@ -63,7 +64,17 @@ struct Renderer::Impl {
       // addresses in its header.
       VkDescriptorBufferInfo buffers[] = {{region.table, 0, VK_WHOLE_SIZE}};
       write_set(region_sets[r], {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, buffers);
+      region_table_ids[r] = region.table_id;
     }
+  }
+
+  // Points the region's set at the frame's table when the scene buffers grew it. No frame in
+  // flight reads that region then (SceneBuffers replaces a table only once they are retired).
+  void bind_table(const SceneFrame& scene) {
+    if (region_table_ids[scene.region] == scene.table_id) return;
+    VkDescriptorBufferInfo buffers[] = {{scene.table, 0, VK_WHOLE_SIZE}};
+    write_set(region_sets[scene.region], {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, buffers);
+    region_table_ids[scene.region] = scene.table_id;
   }
 
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout) {
@@ -186,6 +197,7 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
   vkCmdSetViewport(cmd, 0, 1, &viewport);
   vkCmdSetScissor(cmd, 0, 1, &scissor);
   if (scene.generation != 0 && scene.segment_count != 0) {
+    m.bind_table(scene);
     const VkDescriptorSet sets[] = {slot.set, m.region_sets[scene.region]};
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.layout.get(), 0, 2, sets, 0, nullptr);
     PushConstants push;

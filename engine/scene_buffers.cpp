@@ -30,16 +30,39 @@ SceneBuffers::SceneBuffers(const Device& device, const SceneBufferConfig& config
                                 " needs buffers of " + std::to_string(region_bytes >> 20) + " MiB; " + device.name() +
                                 " allows at most " + std::to_string((max_budget * kNeuronBytes) >> 20) +
                                 " MiB per buffer and allocation (budget " + std::to_string(max_budget) + ")");
-  const VkDeviceSize table_bytes = sizeof(SceneHeaderGpu) + VkDeviceSize(config.max_segments) * sizeof(SegmentGpu);
   for (RegionState& r : regions_) {
     r.elements = create_mapped_buffer(device, region_bytes, VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT);
-    r.table = create_mapped_buffer(device, table_bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-    std::memset(r.table.mapped, 0, table_bytes);
+    r.table = make_table(config.max_segments);
+    r.table_segments = config.max_segments;
+    r.table_id = next_table_id_++;
   }
-  slot_bytes_ = 2 * VkDeviceSize(config.max_segments) * sizeof(VkDrawIndirectCommand);
   slots_.resize(config.frames_in_flight + 2);
-  commands_ = create_mapped_buffer(device, slot_bytes_ * slots_.size(), VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT);
-  std::memset(commands_.mapped, 0, slot_bytes_ * slots_.size());
+  for (Slot& slot : slots_) {
+    slot.commands = make_commands(config.max_segments);
+    slot.segments = config.max_segments;
+  }
+}
+
+uint32_t SceneBuffers::grown(uint32_t have, size_t need) {
+  // Segment indices share an indirect command's firstInstance with kDimmedSegmentBit.
+  if (need >= kDimmedSegmentBit)
+    throw std::runtime_error("scene buffers: " + std::to_string(need) + " segments are too many (at most " +
+                             std::to_string(kDimmedSegmentBit - 1) + ")");
+  return uint32_t(std::max<size_t>(need, size_t(have) + have / 2));
+}
+
+MappedBuffer SceneBuffers::make_table(uint32_t segments) const {
+  const VkDeviceSize bytes = sizeof(SceneHeaderGpu) + VkDeviceSize(segments) * sizeof(SegmentGpu);
+  MappedBuffer b = create_mapped_buffer(device_, bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+  std::memset(b.mapped, 0, bytes);
+  return b;
+}
+
+MappedBuffer SceneBuffers::make_commands(uint32_t segments) const {
+  const VkDeviceSize bytes = 2 * VkDeviceSize(segments) * sizeof(VkDrawIndirectCommand);
+  MappedBuffer b = create_mapped_buffer(device_, bytes, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT);
+  std::memset(b.mapped, 0, bytes);
+  return b;
 }
 
 SceneBuffers::~SceneBuffers() = default;
@@ -104,9 +127,16 @@ void SceneBuffers::write_commands(uint32_t slot, const scene::DrawCounts& counts
     if (counts.neurons[i] > neuron_limit[i] || counts.connections[i] > connection_limit[i])
       throw std::runtime_error("scene buffers: draw counts of segment " + std::to_string(i) +
                                " exceed the segment's elements");
-  auto* base = reinterpret_cast<VkDrawIndirectCommand*>(static_cast<std::byte*>(commands_.mapped) + slot * slot_bytes_);
+  Slot& s = slots_[slot];
+  if (n > s.segments) {  // the slot is free (not current, its frames retired): replace it
+    MappedBuffer bigger = make_commands(grown(s.segments, n));
+    std::lock_guard lock(mutex_);
+    s.commands = std::move(bigger);
+    s.segments = uint32_t(s.commands.size / (2 * sizeof(VkDrawIndirectCommand)));
+  }
+  auto* base = static_cast<VkDrawIndirectCommand*>(s.commands.mapped);
   VkDrawIndirectCommand* neuron_cmds = base;
-  VkDrawIndirectCommand* connection_cmds = base + config_.max_segments;
+  VkDrawIndirectCommand* connection_cmds = base + s.segments;
   if (!counts.dimmed.empty() && counts.dimmed.size() != n)
     throw std::runtime_error("scene buffers: dimmed flags for " + std::to_string(counts.dimmed.size()) +
                              " segments, the scene has " + std::to_string(n));
@@ -122,9 +152,6 @@ void SceneBuffers::publish(std::span<const scene::Segment> segments, const scene
                            float max_contribution) {
   const uint32_t region = writing_region();
   RegionState& r = regions_[region];
-  if (segments.size() > config_.max_segments)
-    throw std::runtime_error("scene buffers: " + std::to_string(segments.size()) + " segments exceed the maximum of " +
-                             std::to_string(config_.max_segments));
   std::vector<SegmentGpu> gpu(segments.size());
   std::vector<uint32_t> neuron_sizes(segments.size()), connection_sizes(segments.size());
   SceneHeaderGpu header;
@@ -161,6 +188,14 @@ void SceneBuffers::publish(std::span<const scene::Segment> segments, const scene
   const uint32_t slot = free_slot(lock);
   lock.unlock();
   write_commands(slot, counts, gpu, neuron_sizes, connection_sizes);
+  if (segments.size() > r.table_segments) {  // no frame reads this region: replace its table
+    MappedBuffer bigger = make_table(grown(r.table_segments, segments.size()));
+    lock.lock();
+    r.table = std::move(bigger);
+    r.table_segments = uint32_t((r.table.size - sizeof(SceneHeaderGpu)) / sizeof(SegmentGpu));
+    r.table_id = next_table_id_++;
+    lock.unlock();
+  }
   std::memcpy(r.table.mapped, &header, sizeof header);
   std::memcpy(static_cast<std::byte*>(r.table.mapped) + sizeof header, gpu.data(), gpu.size() * sizeof(SegmentGpu));
 
@@ -196,18 +231,41 @@ SceneFrame SceneBuffers::acquire(uint64_t serial) {
   slots_[current_slot_].last_use = std::max(slots_[current_slot_].last_use, serial);
   f.region = current_region_;
   f.segment_count = current_segments_;
-  f.commands = commands_.buffer.get();
-  f.neuron_commands = current_slot_ * slot_bytes_;
-  f.connection_commands = f.neuron_commands + VkDeviceSize(config_.max_segments) * sizeof(VkDrawIndirectCommand);
+  const Slot& slot = slots_[current_slot_];
+  f.commands = slot.commands.buffer.get();
+  f.neuron_commands = 0;
+  f.connection_commands = VkDeviceSize(slot.segments) * sizeof(VkDrawIndirectCommand);
+  const RegionState& r = regions_[current_region_];
+  f.table = r.table.buffer.get();
+  f.table_id = r.table_id;
   return f;
 }
 
 void SceneBuffers::retire(uint64_t serial) {
+  std::erase_if(in_flight_, [&](const auto& f) { return f.first <= serial; });
   {
     std::lock_guard lock(mutex_);
     retired_ = std::max(retired_, serial);
   }
   retired_cv_.notify_all();
+}
+
+void SceneBuffers::submitted(uint64_t serial, VkFence fence) {
+  if (serial <= last_submitted_) throw std::invalid_argument("scene buffers: submitted frame serials must increase");
+  last_submitted_ = serial;
+  in_flight_.emplace_back(serial, fence);
+}
+
+void SceneBuffers::retire_signalled() {
+  uint64_t done = 0;
+  size_t n = 0;
+  for (; n < in_flight_.size(); ++n) {
+    const VkResult r = vkGetFenceStatus(device_.get(), in_flight_[n].second);
+    if (r == VK_NOT_READY) break;
+    check(r, "vkGetFenceStatus");
+    done = in_flight_[n].first;
+  }
+  if (n > 0) retire(done);
 }
 
 void SceneBuffers::stop() {
@@ -219,8 +277,9 @@ void SceneBuffers::stop() {
 }
 
 SceneBuffers::Region SceneBuffers::region(uint32_t index) const {
+  std::lock_guard lock(mutex_);
   const RegionState& r = regions_[index];
-  return {r.elements.buffer.get(), r.elements.address, r.elements.size, r.table.buffer.get(), r.table.size};
+  return {r.elements.buffer.get(), r.elements.address, r.elements.size, r.table.buffer.get(), r.table.size, r.table_id};
 }
 
 uint64_t SceneBuffers::generation() const {
@@ -229,7 +288,9 @@ uint64_t SceneBuffers::generation() const {
 }
 
 uint64_t SceneBuffers::bytes_allocated() const {
-  uint64_t total = commands_.size;
+  std::lock_guard lock(mutex_);
+  uint64_t total = 0;
+  for (const Slot& slot : slots_) total += slot.commands.size;
   for (const RegionState& r : regions_) total += r.elements.size + r.table.size;
   return total;
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "engine/memory.h"
@@ -40,7 +41,11 @@ class Device;
 
 struct SceneBufferConfig {
   uint64_t element_budget = 20'000'000;  // neurons + connections of one generation
-  uint32_t max_segments = 4096;          // tensors per generation
+  // Segments (laid-out tensors) per generation the tables and draw commands are first made for.
+  // A publish with more grows them (a region's table when that region is next written, a count
+  // slot when it is next written: neither is read by a frame then), so this is a starting size,
+  // not a limit.
+  uint32_t max_segments = 4096;
   uint32_t frames_in_flight = 2;         // frames the frame thread may have unretired at once
 };
 
@@ -83,6 +88,10 @@ struct SceneFrame {
   VkBuffer commands = VK_NULL_HANDLE;  // indirect commands
   VkDeviceSize neuron_commands = 0;       // offset of segment_count neuron draws
   VkDeviceSize connection_commands = 0;   // offset of segment_count connection draws
+  // The region's segment table (SceneBuffers::region(region).table as of this frame). It is
+  // replaced when it grows: table_id changes then, and a renderer rebinds it.
+  VkBuffer table = VK_NULL_HANDLE;
+  uint64_t table_id = 0;
 };
 
 class SceneBuffers final : public scene::SceneSink {
@@ -111,6 +120,16 @@ class SceneBuffers final : public scene::SceneSink {
   // frames are drawn; when the frame thread stops drawing, it waits for its last fence and
   // retires that serial (or UINT64_MAX after vkDeviceWaitIdle).
   void retire(uint64_t serial);
+  // Retiring on fences wherever they signal, for frame loops that may stop drawing (a minimised
+  // window, a headset session that is not visible): a writer waits for frames to retire, so the
+  // loop must keep retiring the frames it submitted even on passes that draw nothing.
+  // submitted() records the fence of a frame's submission; retire_signalled(), called on every
+  // pass, retires in serial order the recorded frames whose fences have signalled
+  // (vkGetFenceStatus; it never blocks). A recorded fence must not be reset or destroyed before
+  // its frame is retired, by retire_signalled() or by retire() after waiting on it (which drops
+  // the record).
+  void submitted(uint64_t serial, VkFence fence);
+  void retire_signalled();
 
   // Wakes a writer blocked waiting for a retire; it throws std::runtime_error("stopped"). Used at
   // shutdown. Irreversible.
@@ -121,8 +140,9 @@ class SceneBuffers final : public scene::SceneSink {
     VkBuffer elements = VK_NULL_HANDLE;  // Neurons from 0, Connections ending at elements_size
     VkDeviceAddress address = 0;         // device address of `elements`
     VkDeviceSize elements_size = 0;
-    VkBuffer table = VK_NULL_HANDLE;     // SceneHeaderGpu then max_segments SegmentGpu
+    VkBuffer table = VK_NULL_HANDLE;     // SceneHeaderGpu then the segments (SegmentGpu)
     VkDeviceSize table_size = 0;
+    uint64_t table_id = 0;               // changes when the table is replaced by a larger one
   };
   static constexpr uint32_t kRegions = 2;
   Region region(uint32_t index) const;
@@ -135,14 +155,21 @@ class SceneBuffers final : public scene::SceneSink {
 
  private:
   struct RegionState {
-    MappedBuffer elements, table;
+    MappedBuffer elements, table;  // table: guarded by mutex_ where it is replaced
+    uint32_t table_segments = 0;   // segments the table holds
+    uint64_t table_id = 0;
     uint64_t last_use = 0;  // serial of the last frame that acquired it
     uint64_t neurons_written = 0, connections_written = 0;
   };
   struct Slot {
     uint64_t last_use = 0;
+    MappedBuffer commands;     // neuron draws, then connection draws, `segments` of each
+    uint32_t segments = 0;
   };
   uint32_t writing_region();                       // picks and waits for the region being written
+  static uint32_t grown(uint32_t have, size_t need);  // capacity for `need` segments
+  MappedBuffer make_table(uint32_t segments) const;
+  MappedBuffer make_commands(uint32_t segments) const;
   uint32_t free_slot(std::unique_lock<std::mutex>& lock);  // waits for a slot nobody uses
   void write_commands(uint32_t slot, const scene::DrawCounts& counts, std::span<const SegmentGpu> segments,
                       std::span<const uint32_t> neuron_limit, std::span<const uint32_t> connection_limit);
@@ -150,9 +177,8 @@ class SceneBuffers final : public scene::SceneSink {
   const Device& device_;
   SceneBufferConfig config_;
   RegionState regions_[kRegions];
-  MappedBuffer commands_;
-  VkDeviceSize slot_bytes_ = 0;
   std::vector<Slot> slots_;
+  uint64_t next_table_id_ = 1;
 
   // Guarded by mutex_.
   mutable std::mutex mutex_;
@@ -163,6 +189,10 @@ class SceneBuffers final : public scene::SceneSink {
   uint32_t current_slot_ = 0;
   uint64_t generation_ = 0;
   uint32_t current_segments_ = 0;
+
+  // Frame-thread state: submitted frames not yet retired, ascending serials.
+  std::vector<std::pair<uint64_t, VkFence>> in_flight_;
+  uint64_t last_submitted_ = 0;
 
   // Writer-thread state.
   int pending_region_ = -1;  // region being written, -1: none yet

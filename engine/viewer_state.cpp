@@ -39,18 +39,21 @@ std::vector<LayerBox> layer_boxes(const std::vector<TensorPlace>& tensors, int l
   return boxes;
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5));
-  return v[i];
-}
-
 }  // namespace
 
 ViewerState::ViewerState(Worker& worker, Interaction& interaction, Renderer& renderer)
-    : worker_(worker), interaction_(interaction), renderer_(renderer) {
+    : worker_(worker), interaction_(interaction), renderer_(&renderer) {
   filter_requested_ = worker_.filter(interaction_.filter());
+}
+
+void ViewerState::rebind(Renderer& renderer) {
+  renderer_ = &renderer;
+  renderer_->set_highlight(highlight_);
+}
+
+void ViewerState::set_highlight(Highlight highlight) {
+  highlight_ = std::move(highlight);
+  renderer_->set_highlight(highlight_);
 }
 
 void ViewerState::take_in(float aspect) {
@@ -71,7 +74,7 @@ void ViewerState::take_in(float aspect) {
                            glm::vec3(t.max[0], t.max[1], t.max[2])});
       interaction_.search().set_entries(std::move(entries));
       interaction_.select(std::nullopt);
-      renderer_.clear_highlight();
+      set_highlight({});
       std::cerr << "nnxr: " << e->name << ": " << e->nodes << " nodes, " << e->layers << " layers, loaded in "
                 << static_cast<int>(e->milliseconds) << " ms\n";
     } else if (auto* e = std::get_if<SceneBuilt>(&event)) {
@@ -79,7 +82,7 @@ void ViewerState::take_in(float aspect) {
       resident_neurons_ = e->neurons;
       resident_connections_ = e->connections;
       interaction_.select(std::nullopt);
-      renderer_.clear_highlight();
+      set_highlight({});
       std::cerr << "nnxr: scene " << e->generation << ": " << e->neurons << " neurons, " << e->connections
                 << " connections resident (inference " << static_cast<int>(e->infer_ms) << " ms, scene "
                 << static_cast<int>(e->build_ms) << " ms: layout " << static_cast<int>(e->stats.layout_ms) << ", scoring "
@@ -93,24 +96,26 @@ void ViewerState::take_in(float aspect) {
       if (e->serial != select_requested_) continue;  // a newer click is on its way
       if (!e->selection) {
         interaction_.select(std::nullopt);
-        renderer_.clear_highlight();
-        std::cout << "nothing selected\n" << std::flush;
+        set_highlight({});
+        std::cerr << "nnxr: nothing selected\n";
         continue;
       }
       const Selection& s = *e->selection;
       SelectionState state{s.tensor_name, s.node_name, s.op_type, s.index, s.element, s.value, s.neuron};
       interaction_.select(state);
-      std::cout << "selected " << (s.op_type.empty() ? std::string("input") : s.op_type)
-                << (s.node_name.empty() ? "" : " '" + s.node_name + "'") << " tensor '" << s.tensor_name << "' index "
-                << index_string(s.index) << " value " << s.value;
+      std::ostringstream line;  // one write: stderr is unbuffered
+      line << "nnxr: selected " << (s.op_type.empty() ? std::string("input") : s.op_type)
+           << (s.node_name.empty() ? "" : " '" + s.node_name + "'") << " tensor '" << s.tensor_name << "' index "
+           << index_string(s.index) << " value " << s.value;
       if (s.neuron) {
-        std::cout << " (trace: " << s.trace.neurons.size() << " neurons, " << s.trace.connections.size() << " connections)";
-        renderer_.set_highlight(Highlight{e->generation, s.trace.neurons, s.trace.connections});
+        line << " (trace: " << s.trace.neurons.size() << " neurons, " << s.trace.connections.size() << " connections)";
+        set_highlight(Highlight{e->generation, s.trace.neurons, s.trace.connections});
       } else {
-        std::cout << " (not resident: below the budget)";
-        renderer_.clear_highlight();
+        line << " (not resident: below the budget)";
+        set_highlight({});
       }
-      std::cout << '\n' << std::flush;
+      line << '\n';
+      std::cerr << line.str();
     } else if (auto* e = std::get_if<Failed>(&event)) {
       last_error_ = e->message;
       errors_.push_back(e->message);
@@ -149,11 +154,19 @@ bool ViewerState::settled() const {
   return !worker_.progress().busy && (generation_ > 0 || !errors_.empty());
 }
 
-void ViewerState::frame_done(double cpu_ms, uint64_t generation) {
-  const double since = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
-  if (frames_total_++ == 0) first_frame_ms_ = since;
+void ViewerState::frame_done(double cpu_ms, uint64_t generation, double wall_ms) {
+  const Clock::time_point now = Clock::now();
+  const double since = std::chrono::duration<double, std::milli>(now - start_).count();
+  const bool first = frames_total_++ == 0;
+  if (first) first_frame_ms_ = since;
   if (generation > 0 && first_scene_ms_ == 0) first_scene_ms_ = since;
-  if (settled()) cpu_ms_.push_back(cpu_ms);
+  // Without a measured wall time, the time since the previous frame (none for the first).
+  if (wall_ms < 0 && !first) wall_ms = std::chrono::duration<double, std::milli>(now - last_frame_).count();
+  last_frame_ = now;
+  if (settled()) {
+    cpu_ms_.add(cpu_ms);
+    if (wall_ms >= 0) wall_ms_.add(wall_ms);
+  }
   last_cpu_ms_ = cpu_ms;
 }
 
@@ -176,10 +189,12 @@ std::string ViewerState::title() const {
 
 ViewStats ViewerState::stats() const {
   ViewStats s;
-  s.frames = cpu_ms_.size();
+  s.frames = cpu_ms_.count();
   s.frames_total = frames_total_;
-  s.cpu_median_ms = percentile(cpu_ms_, 0.5);
-  s.cpu_p99_ms = percentile(cpu_ms_, 0.99);
+  s.cpu_median_ms = cpu_ms_.percentile(0.5);
+  s.cpu_p99_ms = cpu_ms_.percentile(0.99);
+  s.wall_median_ms = wall_ms_.percentile(0.5);
+  s.wall_p99_ms = wall_ms_.percentile(0.99);
   s.first_frame_ms = first_frame_ms_;
   s.first_scene_ms = first_scene_ms_;
   s.resident_neurons = resident_neurons_;

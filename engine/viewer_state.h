@@ -2,7 +2,9 @@
 // worker has published (model, resident and drawn counts, errors, progress), the selection, and
 // per-frame timings. Shared by the desktop window and the offscreen loop; owns no Vulkan object.
 //
-// Threads: frame thread only. The Worker, Interaction and Renderer it is handed outlive it.
+// Threads: frame thread only. The Worker and Interaction it is handed outlive it; the Renderer
+// it is handed (it sets the selection's highlight there) must stay alive until rebind() hands it
+// another one or the ViewerState is destroyed.
 #pragma once
 
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/frame_times.h"
 #include "engine/interaction.h"
 #include "engine/renderer.h"
 #include "engine/worker.h"
@@ -22,6 +25,9 @@ struct ViewStats {
   uint64_t frames = 0;        // frames drawn once the scene was shown (or loading failed)
   uint64_t frames_total = 0;  // including the frames drawn while loading
   double cpu_median_ms = 0, cpu_p99_ms = 0;  // frame-thread CPU time per frame
+  // Wall time per frame, waits on the GPU included: the frame's whole cost (a CPU rasteriser
+  // draws on other threads), not only the frame thread's own work.
+  double wall_median_ms = 0, wall_p99_ms = 0;
   double first_frame_ms = 0;                 // from viewer start to the first frame submitted
   double first_scene_ms = 0;                 // ... to the first frame that drew a scene (0: none)
   uint64_t resident_neurons = 0, resident_connections = 0;
@@ -40,6 +46,11 @@ class ViewerState {
   using Clock = std::chrono::steady_clock;
   ViewerState(Worker& worker, Interaction& interaction, Renderer& renderer);
 
+  // The frame loop replaced its renderer (e.g. the swapchain's format changed): highlights go to
+  // `renderer` from now on, and the current one is set there at once. The old renderer is not
+  // touched again and may already be gone.
+  void rebind(Renderer& renderer);
+
   // Frame stage "take in published results": worker events → interaction, highlight, messages.
   // `aspect` frames the home view of a newly loaded model. Never blocks.
   void take_in(float aspect);
@@ -48,8 +59,10 @@ class ViewerState {
   // Frame stage "update uniforms".
   FrameParams frame_params(float aspect) const;
 
-  // Bookkeeping for a frame that was submitted and drew `generation` (0: none).
-  void frame_done(double cpu_ms, uint64_t generation);
+  // Bookkeeping for a frame that was submitted and drew `generation` (0: none). `wall_ms`: the
+  // frame's wall time as the loop measured it (from its start, waits included); when < 0, the
+  // time since the previous frame_done() stands for it.
+  void frame_done(double cpu_ms, uint64_t generation, double wall_ms = -1);
   std::string title() const;
   ViewStats stats() const;
 
@@ -59,13 +72,16 @@ class ViewerState {
   bool failed() const { return !errors_.empty(); }
   // The worker is idle and has shown a scene or failed: what the user asked for is on screen.
   bool settled() const;
-  uint64_t settled_frames() const { return cpu_ms_.size(); }
+  uint64_t settled_frames() const { return cpu_ms_.count(); }
   Clock::time_point start() const { return start_; }
 
  private:
+  void set_highlight(Highlight highlight);
+
   Worker& worker_;
   Interaction& interaction_;
-  Renderer& renderer_;
+  Renderer* renderer_;
+  Highlight highlight_;  // what renderer_ shows; set again on rebind()
   Clock::time_point start_ = Clock::now();
   std::string model_ = "(loading)";
   float neuron_spacing_ = 0.004f;
@@ -76,7 +92,8 @@ class ViewerState {
   uint64_t select_requested_ = 0;
   std::vector<std::string> errors_;
   std::string last_error_;
-  std::vector<double> cpu_ms_;  // of settled frames
+  FrameTimes cpu_ms_, wall_ms_;  // of settled frames
+  Clock::time_point last_frame_{};
   uint64_t frames_total_ = 0;
   double first_frame_ms_ = 0, first_scene_ms_ = 0;
   double last_cpu_ms_ = 0;

@@ -67,10 +67,12 @@ Worker::Worker(std::unique_ptr<Stages> stages, WorkerOptions options)
       taken_(std::make_unique<Taken>()) {
   taken_->scene_options = options_.scene;
   taken_->scene_options.threads = std::max(1, options_.threads);
+  stages_->cancelled = &cancel_;
   thread_ = std::thread([this] { run(); });
 }
 
 Worker::~Worker() {
+  cancel_ = true;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -208,6 +210,7 @@ void Worker::run_stage(Stage stage) {
   const auto start = Clock::now();
   float printed = -1;
   auto progress = [&](float f) {
+    if (cancel_.load(std::memory_order_relaxed)) throw StageCancelled();
     set_stage(stage, f);
     if (!options_.print_progress || f - printed < 0.1f) return;
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -249,6 +252,8 @@ void Worker::run() {
     set_stage(stage, 0);
     try {
       run_stage(stage);
+    } catch (const StageCancelled&) {
+      // The Worker is being destroyed: nobody takes events any more.
     } catch (const std::bad_alloc&) {
       post(Failed{stage, std::string(stage_name(stage)) + ": out of memory"});
     } catch (const std::exception& e) {

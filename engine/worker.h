@@ -15,7 +15,8 @@
 // few instructions only (the worker never holds it while it works). progress() reads atomics;
 // take_events() uses try_lock and returns nothing when the worker is posting at that instant. The
 // caller's thread never waits on the pipeline except in wait_idle() (tests, scripted runs) and
-// the destructor, which finishes the stage in progress and drops the rest.
+// the destructor, which cancels the stage in progress (at its next progress report, or through
+// Stages::cancelled) and drops the rest.
 //
 // The SceneSink is used from the worker thread only; the Worker does not own it and it must
 // outlive the Worker. Model and input sources run on the worker thread.
@@ -30,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <variant>
@@ -135,6 +137,13 @@ struct WorkerOptions {
   double print_after_ms = 500;
 };
 
+// Thrown from a stage's progress callback once the Worker is being destroyed; the stage unwinds
+// and nothing is posted. Stages may throw it themselves when they see Stages::cancelled set.
+class StageCancelled : public std::runtime_error {
+ public:
+  StageCancelled() : std::runtime_error("cancelled") {}
+};
+
 // The work behind each stage, run on the worker thread only. SceneStages (below) is the real
 // pipeline; tests substitute their own to control timing. A stage throws std::exception to fail
 // (the Worker posts Failed and carries on); `progress` takes 0..1 of the current stage.
@@ -143,6 +152,9 @@ class Stages {
   using ProgressFn = std::function<void(float)>;
   using PostFn = std::function<void(WorkerEvent)>;
   virtual ~Stages() = default;
+  // Set by the Worker before its thread starts; true once the Worker is being destroyed. A stage
+  // that runs long without reporting progress (inference) polls it or hands it on.
+  const std::atomic<bool>* cancelled = nullptr;
   // Loads and lays out a model; on success it replaces the current one.
   virtual void load(const ModelSource& model, const ProgressFn& progress, const PostFn& post) = 0;
   // Runs inference on the current model. Returns false when there is no model yet.
@@ -212,6 +224,7 @@ class Worker {
   std::atomic<Stage> stage_{Stage::Idle};
   std::atomic<float> fraction_{0};
   std::atomic<bool> busy_{false};
+  std::atomic<bool> cancel_{false};  // the destructor runs: the running stage gives up
   std::atomic<uint64_t> filter_serial_{0}, select_serial_{0};
 
   // Worker thread only: what the stage about to run takes.

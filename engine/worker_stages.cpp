@@ -114,7 +114,7 @@ class SceneStages final : public Stages {
     scene_.reset();
     const Feeds feeds = input(plan_->graph());
     for (const auto& [name, t] : feeds) session_->set_input(name, t.dtype, t.shape, t.bytes);
-    progress(0.1f);
+    progress(0.1f);  // throws StageCancelled once the Worker is being destroyed
     try {
       session_->run();
     } catch (const runtime::UnsupportedError& e) {

@@ -19,6 +19,7 @@
 #include "model/load.h"
 #include "model/scene/scene.h"
 #include "tests/engine/xvfb.h"
+#include "tests/support/json_line.h"
 #include "tests/support/run_nnxr.h"
 
 namespace nnxr::engine {
@@ -186,6 +187,105 @@ TEST(Desktop, ClickingANeuronSelectsIt) {
   ASSERT_TRUE(frames_until(v, [&] { return !v.interaction().selection().has_value(); }));
 }
 
+// Where the middle element of the digits model's deepest block appears in the window at the home
+// view (640x400), and that element.
+struct OnScreen {
+  float x = 0, y = 0;
+  std::string tensor;
+  int64_t element = 0;
+};
+OnScreen deepest_neuron(const DesktopViewer& v, const model::Graph& g) {
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const scene::Block& block = layout.blocks().back();
+  const int64_t elements = block.tiles * block.tile_h * block.tile_w;
+  const auto p = layout.position(block.tensor, elements / 2);
+  const FlyCamera& c = const_cast<DesktopViewer&>(v).interaction().camera();
+  const glm::vec4 clip = c.projection(640.0f / 400.0f) * c.view() * glm::vec4(p[0], p[1], p[2], 1);
+  return {(clip.x / clip.w + 1) * 0.5f * 640, (clip.y / clip.w + 1) * 0.5f * 400, g.tensors[block.tensor].name,
+          elements / 2};
+}
+
+// Saves a screenshot of the next frame and loads it as RGBA.
+std::vector<unsigned char> shoot(DesktopViewer& v, const std::string& name) {
+  static int count = 0;
+  const std::string path = name + "-" + std::to_string(++count) + ".png";
+  v.screenshot(path);
+  std::vector<unsigned char> out;
+  const auto limit = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < limit && v.last_screenshot() != path)
+    if (!v.frame()) return out;
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load(path.c_str(), &w, &h, &n, 4);
+  if (!px) return out;
+  out.assign(px, px + size_t(w) * h * 4);
+  stbi_image_free(px);
+  fs::remove(path);
+  return out;
+}
+
+size_t pixels_differing(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b) {
+  size_t n = 0;
+  for (size_t i = 0; i + 3 < std::min(a.size(), b.size()); i += 4)
+    if (std::abs(a[i] - b[i]) + std::abs(a[i + 1] - b[i + 1]) + std::abs(a[i + 2] - b[i + 2]) > 24) ++n;
+  return n;
+}
+
+// A change of the swapchain's colour format replaces the renderer. The viewer state must set the
+// selection's highlight on the new renderer (it kept a reference to the old one: a
+// heap-use-after-free under ASan at the next selection change) and show it there.
+TEST(Desktop, ReplacingTheRendererKeepsTheHighlightOnTheNewOne) {
+  REQUIRE_DISPLAY();
+  const model::Graph g = digits();
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  const std::string path = (fs::temp_directory_path() / ("nnxr-rebuild-" + std::to_string(getpid()))).string();
+  const std::vector<unsigned char> plain = shoot(v, path);
+  const OnScreen n = deepest_neuron(v, g);
+  v.click(Button::Left, Press::Down, n.x, n.y);
+  v.click(Button::Left, Press::Up, n.x, n.y);
+  ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; }));
+  const std::vector<unsigned char> highlighted = shoot(v, path);
+  ASSERT_FALSE(plain.empty());
+  ASSERT_EQ(highlighted.size(), plain.size());
+  ASSERT_GT(pixels_differing(plain, highlighted), 100u) << "the highlight dims the rest of the network";
+
+  v.rebuild_renderer();
+  const std::vector<unsigned char> rebuilt = shoot(v, path);
+  ASSERT_EQ(rebuilt.size(), plain.size());
+  EXPECT_LT(pixels_differing(highlighted, rebuilt), 20u) << "the new renderer shows the same highlight";
+
+  // Selection changes after the replacement go to the new renderer (and never to the old one).
+  v.click(Button::Left, Press::Down, 2, 2);
+  ASSERT_TRUE(frames_until(v, [&] { return !v.interaction().selection().has_value(); }));
+  const std::vector<unsigned char> cleared = shoot(v, path);
+  EXPECT_LT(pixels_differing(plain, cleared), 20u) << "clearing the selection removes the highlight";
+  v.click(Button::Left, Press::Down, n.x, n.y);
+  ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; }));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+// Selection messages go to stderr: stdout is kept for the --stats line.
+TEST(Desktop, SelectingPrintsNothingOnStdout) {
+  REQUIRE_DISPLAY();
+  const model::Graph g = digits();
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  const OnScreen n = deepest_neuron(v, g);
+  testing::internal::CaptureStdout();
+  v.click(Button::Left, Press::Down, n.x, n.y);
+  const bool selected =
+      frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; });
+  v.click(Button::Left, Press::Down, 2, 2);
+  const bool cleared = frames_until(v, [&] { return !v.interaction().selection().has_value(); });
+  const std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(selected);
+  ASSERT_TRUE(cleared);
+  EXPECT_EQ(out, "");
+}
+
 TEST(Desktop, ScreenshotShowsTheNetwork) {
   REQUIRE_DISPLAY();
   const fs::path dir = fs::temp_directory_path() / ("nnxr-desktop-" + std::to_string(getpid()));
@@ -260,10 +360,16 @@ TEST(ViewCli, DesktopFramesStatsPrintsOneJsonLine) {
   REQUIRE_DISPLAY();
   const Result r = nnxr("view --desktop --frames 5 --stats --budget 100000 --width 320 --height 200 --validation");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nnxr::test::one_json_line(r.out), "");
   const std::string json = last_line(r.out);
   ASSERT_EQ(json.front(), '{') << r.out;
   ASSERT_EQ(json.back(), '}') << r.out;
   EXPECT_NE(json.find(R"("mode":"desktop")"), std::string::npos) << json;
+  // The frame's wall time beside the frame thread's CPU time: never less.
+  const auto wall = json.find(R"("wall_ms":{"median":)");
+  ASSERT_NE(wall, std::string::npos) << json;
+  EXPECT_GE(json_number(json.substr(wall), "median") * 1.02, json_number(json, "median")) << json;
+  EXPECT_GE(json_number(json.substr(wall), "p99"), json_number(json.substr(wall), "median")) << json;
   EXPECT_NE(json.find(R"x("model":"digits (embedded)")x"), std::string::npos) << json;
   EXPECT_EQ(json_number(json, "frames"), 5) << json;
   EXPECT_GT(json_number(json, "median"), 0) << json;
@@ -293,6 +399,36 @@ TEST(ViewCli, WithoutADisplayItRendersOffscreen) {
   EXPECT_EQ(w, 320);
   EXPECT_EQ(h, 200);
   fs::remove(png);
+}
+
+// A model of more than 4,096 laid-out tensors (the scene buffers' starting size): a chain of
+// 4,500 Relu nodes on a [1, 4] tensor, written by Python's onnx package at test time.
+TEST(ViewCli, AModelOfMoreTensorsThanTheStartingSizeIsShown) {
+  const fs::path dir = fs::temp_directory_path() / ("nnxr-chain-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path model = dir / "chain.onnx";
+  const std::string script =
+      "import onnx, sys\n"
+      "from onnx import helper, TensorProto\n"
+      "n = 4500\n"
+      "nodes = [helper.make_node('Relu', ['t%d' % i], ['t%d' % (i + 1)]) for i in range(n)]\n"
+      "g = helper.make_graph(nodes, 'chain', [helper.make_tensor_value_info('t0', TensorProto.FLOAT, [1, 4])],\n"
+      "                      [helper.make_tensor_value_info('t%d' % n, TensorProto.FLOAT, [1, 4])])\n"
+      "onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), sys.argv[1])\n";
+  std::ofstream(dir / "make.py") << script;
+  ASSERT_EQ(std::system(("/usr/bin/python3 '" + (dir / "make.py").string() + "' '" + model.string() + "'").c_str()), 0);
+  const fs::path png = dir / "chain.png";
+  const Result r = nnxr("view '" + model.string() + "' --random 1 --frames 2 --stats --width 64 --height 64 --out '" +
+                            png.string() + "'",
+                        "env -u DISPLAY -u WAYLAND_DISPLAY XR_RUNTIME_JSON=/nonexistent/runtime.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("segments exceed"), std::string::npos) << r.err;
+  EXPECT_EQ(nnxr::test::one_json_line(r.out), "");
+  const std::string json = last_line(r.out);
+  EXPECT_NE(json.find(R"("errors":[])"), std::string::npos) << json;
+  EXPECT_GE(json_number(json, "neurons"), 4501 * 4) << json;  // resident: every tensor
+  EXPECT_TRUE(fs::exists(png));
+  fs::remove_all(dir);
 }
 
 TEST(ViewCli, BadModelFailsWithOneLine) {

@@ -126,6 +126,36 @@ TEST_F(RenderTest, CountsArePrefixesOfSegments) {
   EXPECT_TRUE(test::is_blue(at(image, {0, 0, 0}))) << saved;
 }
 
+// More segments than the buffers were made for: the tables and draw commands grow (each region
+// and count slot when it is next written) and every segment is drawn, through a renderer made
+// before they grew. The grid scene with each neuron its own segment: 9 segments, room for 2.
+TEST_F(RenderTest, SegmentsBeyondTheStartingSizeGrowTheTables) {
+  HandScene grid = grid_scene();
+  HandScene s;
+  for (const scene::Neuron& n : grid.neurons) s.add_segment({n});
+  SceneBuffers small(*env->device, SceneBufferConfig{.element_budget = 1024, .max_segments = 2});
+  Renderer r(*env->device, small, RendererConfig{});
+  const uint64_t before = small.bytes_allocated();
+  for (int generation = 1; generation <= 3; ++generation) {  // region A, B, then A again
+    s.write(small);
+    ASSERT_EQ(small.generation(), uint64_t(generation));
+    RgbaImage image = offscreen->render(r, small, params);
+    const std::string saved = "image: " + test::save_failure_image(image, "engine_grown");
+    EXPECT_TRUE(test::is_red(at(image, {0, 1, -1}))) << saved;
+    EXPECT_TRUE(test::is_blue(at(image, {0, 1, 0}))) << saved;
+    EXPECT_TRUE(test::is_blue(at(image, {0, 0, 0}))) << saved;
+    for (float z : {-1.f, 0.f, 1.f}) EXPECT_TRUE(test::is_red(at(image, {0, -1, z}))) << z << " " << saved;
+  }
+  EXPECT_GT(small.bytes_allocated(), before);
+  // Counts for all nine segments: the last one (row −1, z = 1) can be switched off alone.
+  scene::DrawCounts counts = s.counts;
+  counts.neurons[8] = 0;
+  small.write_counts(counts);
+  RgbaImage image = offscreen->render(r, small, params);
+  EXPECT_TRUE(test::near_colour(at(image, {0, -1, 1}), image.at(0, 0), 2)) << test::save_failure_image(image, "engine_grown_counts");
+  EXPECT_TRUE(test::is_red(at(image, {0, -1, 0})));
+}
+
 TEST_F(RenderTest, MinimumPixelSizeKeepsTinyNeuronsVisible) {
   HandScene s;
   s.add_segment({{0, 0, 0, 1}});

@@ -14,7 +14,9 @@
 #include "engine/camera.h"
 #include "engine/offscreen.h"
 #include "engine/renderer.h"
+#include "engine/device.h"
 #include "engine/scene_buffers.h"
+#include "engine/vk.h"
 #include "tests/engine/vulkan_env.h"
 
 namespace nnxr::engine {
@@ -64,6 +66,54 @@ TEST_F(SceneBuffersTest, WriterWaitsUntilFramesThatReadARegionAreRetired) {
   EXPECT_TRUE(done);
   EXPECT_EQ(buffers.generation(), 3u);
   EXPECT_NE(buffers.acquire(3).region, f2.region);
+}
+
+// A frame loop that stops drawing (a minimised window, a headset session that is not visible)
+// still retires the frames it submitted, on their fences: two publishes while nothing is drawn
+// go through. The second needs the region that both submitted frames read.
+TEST_F(SceneBuffersTest, FramesRetireOnTheirFencesWhileNothingIsDrawn) {
+  SceneBuffers buffers(*env->device, {.element_budget = 64, .max_segments = 4, .frames_in_flight = 2});
+  const VkDevice d = env->device->get();
+  HandScene s = two_neurons();
+  s.write(buffers);  // generation 1 → region A
+  Fence fences[2] = {create_fence(d, false), create_fence(d, false)};
+  for (uint64_t serial : {1u, 2u}) {  // two frames read A; their work is on the queue
+    EXPECT_EQ(buffers.acquire(serial).generation, 1u);
+    const VkFence f = fences[serial - 1].get();
+    {
+      std::lock_guard lock(env->device->queue_mutex());
+      check(vkQueueSubmit(env->device->queue(), 0, nullptr, f), "vkQueueSubmit");
+    }
+    buffers.submitted(serial, f);
+  }
+  std::atomic<int> published{0};
+  std::thread writer([&] {
+    s.write(buffers);  // generation 2 → region B: free
+    ++published;
+    s.write(buffers);  // generation 3 → region A: frames 1 and 2 must be retired first
+    ++published;
+  });
+  // Nobody polls the fences yet: the writer waits, although the GPU is long done.
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(published, 1) << "the writer overwrote a region unretired frames read";
+  // The loop's passes that draw nothing: they only poll.
+  const auto limit = std::chrono::steady_clock::now() + 10s;
+  while (published < 2 && std::chrono::steady_clock::now() < limit) {
+    buffers.retire_signalled();
+    std::this_thread::sleep_for(5ms);
+  }
+  if (published < 2) buffers.stop();  // release the writer so that the test can end
+  writer.join();
+  EXPECT_EQ(published, 2) << "the writer stayed blocked while no frame was drawn";
+  EXPECT_EQ(buffers.generation(), 3u);
+  // Retired frames are forgotten: their fences may be reset and reused.
+  buffers.retire_signalled();
+  for (Fence& f : fences) {
+    const VkFence h = f.get();
+    check(vkResetFences(d, 1, &h), "vkResetFences");
+  }
+  buffers.retire_signalled();  // no fence of a retired frame is looked at again
+  EXPECT_THROW(buffers.submitted(2, fences[0].get()), std::invalid_argument);
 }
 
 TEST_F(SceneBuffersTest, StopReleasesABlockedWriter) {

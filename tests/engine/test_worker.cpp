@@ -1,5 +1,6 @@
 // Worker: supersede semantics, pipeline ordering, progress, error reporting and shutdown, with
 // scripted stages whose timing the test controls.
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -57,6 +58,8 @@ class ScriptedStages final : public Stages {
     Gate* build_gate = nullptr;  // builds wait here when set
     Gate* infer_gate = nullptr;
     float build_progress = -1;   // reported before the build gate when >= 0
+    bool slow_build = false;     // builds report progress every millisecond for 30 s
+    std::atomic<bool> building{false};
     void add(std::string s) {
       std::lock_guard lock(m);
       log.push_back(std::move(s));
@@ -90,6 +93,13 @@ class ScriptedStages final : public Stages {
     if (!inferred_) return false;
     if (s_.build_progress >= 0) progress(s_.build_progress);
     if (s_.build_gate) s_.build_gate->wait();
+    if (s_.slow_build) {
+      s_.building = true;
+      for (int i = 0; i < 30'000; ++i) {
+        progress(float(i) / 30'000);
+        std::this_thread::sleep_for(1ms);
+      }
+    }
     ++scene_;
     s_.add("build " + std::to_string(scene_) + " budget=" + std::to_string(options.budget) + " top_k=" +
            std::to_string(options.top_k) + " q=" + std::to_string(filter.neuron_threshold).substr(0, 4));
@@ -329,6 +339,23 @@ TEST(Worker, ShutdownWhileBusyFinishesTheStageAndDropsTheRest) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);
   opener.join();
   EXPECT_EQ(shared.take(), (std::vector<std::string>{"load m"}));
+}
+
+TEST(Worker, ShutdownCancelsABuildAtItsNextProgressReport) {
+  ScriptedStages::Shared shared;
+  shared.slow_build = true;
+  auto w = std::make_unique<Worker>(std::make_unique<ScriptedStages>(shared), quiet());
+  w->load(model_named("m"), input_named("x"));
+  const auto limit = std::chrono::steady_clock::now() + 10s;
+  while (!shared.building && std::chrono::steady_clock::now() < limit) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(shared.building) << "the build never started";
+  std::this_thread::sleep_for(20ms);
+  w->filter(neuron_filter(0.5f));  // queued behind the build: dropped
+  const auto start = std::chrono::steady_clock::now();
+  w.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms) << "the destructor waited for the whole 30 s build";
+  // The build never finished: its log line is missing, and so is the queued filter's.
+  EXPECT_EQ(shared.take(), (std::vector<std::string>{"load m", "infer m x"}));
 }
 
 TEST(Worker, ShutdownWhenIdleIsImmediate) {

@@ -20,6 +20,7 @@
 #include "model/load.h"
 #include "model/scene/scene.h"
 #include "tests/engine/xvfb.h"
+#include "tests/support/json_line.h"
 #include "tests/support/run_nnxr.h"
 #include "tests/xrsim/client/xr_client.h"
 #include "tests/xrsim/xrsim.h"
@@ -341,6 +342,9 @@ frame 210
 )");
   const RunResult r = view("--frames 260");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // --stats: stdout is the JSON line alone; the selection's message goes to stderr.
+  EXPECT_EQ(nnxr::test::one_json_line(r.out), "");
+  EXPECT_NE(r.err.find("nnxr: selected "), std::string::npos) << r.err;
   const std::string json = last_line(r.out);
   const nnxr::model::Tensor& tensor = scene.graph.tensors[block.tensor];
   ASSERT_EQ(json.find(R"("selected":null)"), std::string::npos) << json;
