@@ -16,6 +16,7 @@
 #include <glm/gtc/quaternion.hpp>
 
 #include "engine/device.h"
+#include "engine/frame_times.h"
 #include "engine/memory.h"
 #include "engine/mirror.h"
 #include "engine/overlay.h"
@@ -142,7 +143,7 @@ struct XrViewer::Impl {
   std::string space_name, profile;
   bool depth_layer = false;  // the last session's depth went to the compositor
   SwapchainFormats formats;  // the renderer's, chosen by the first session
-  std::vector<double> wait_to_end_ms;  // wall time from xrWaitFrame's return to xrEndFrame's, settled frames
+  FrameTimes wait_to_end_ms;  // wall time from xrWaitFrame's return to xrEndFrame's, settled frames (bounded)
 
   explicit Impl(const ViewerOptions& o) : options(o) {
     runtime = std::make_unique<Runtime>();
@@ -437,7 +438,7 @@ struct XrViewer::Impl {
     runtime->check(xrEndFrame(session, &ei), "xrEndFrame");
     if (layer_count) {
       state->frame_done(thread_cpu_ms() - cpu_start, drawn_generation);
-      if (state->settled()) wait_to_end_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count());
+      if (state->settled()) wait_to_end_ms.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count());
     }
     ++frame_index;
   }
@@ -599,12 +600,8 @@ XrStats XrViewer::stats() const {
     s.mirror_presented = impl_->mirror->presented();
     s.mirror_skipped = impl_->mirror->skipped();
   }
-  std::vector<double> t = impl_->wait_to_end_ms;
-  std::sort(t.begin(), t.end());
-  if (!t.empty()) {
-    s.wait_to_end_median_ms = t[t.size() / 2];
-    s.wait_to_end_p99_ms = t[std::min(t.size() - 1, t.size() * 99 / 100)];
-  }
+  s.wait_to_end_median_ms = impl_->wait_to_end_ms.percentile(0.5);
+  s.wait_to_end_p99_ms = impl_->wait_to_end_ms.percentile(0.99);
   return s;
 }
 

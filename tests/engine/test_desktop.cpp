@@ -4,6 +4,7 @@
 // falls back to offscreen without a display, and refuses --xr.
 #include <stb_image.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -333,6 +335,33 @@ TEST(Desktop, ResizeRecreatesTheSwapchain) {
   EXPECT_EQ(w, 500);
   EXPECT_EQ(h, 300);
   fs::remove(path);
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+// Offscreen frames are retired as soon as they are drawn, so scenes published while no frame is
+// drawn never wait for one: two rebuilds after the last frame both publish.
+TEST(Offscreen, PublishesWhileNoFrameIsDrawnDoNotWait) {
+  ViewerOptions o = test_options();
+  o.max_frames = 2;
+  OffscreenViewer v(o);
+  v.load({"digits", digits}, random_feeds);
+  v.run();
+  (void)v.worker().take_events();
+  // Polled, not waited for: a blocked worker fails the test, and the viewer's destructor
+  // releases it.
+  auto settles = [&] {
+    const auto limit = std::chrono::steady_clock::now() + 30s;
+    while (v.worker().progress().busy && std::chrono::steady_clock::now() < limit) std::this_thread::sleep_for(10ms);
+    return !v.worker().progress().busy;
+  };
+  v.worker().set_input(random_feeds);
+  ASSERT_TRUE(settles()) << "the first publish waited for a frame";
+  v.worker().set_input(random_feeds);
+  ASSERT_TRUE(settles()) << "the second publish waited for a frame";
+  std::vector<uint64_t> generations;
+  for (const WorkerEvent& e : v.worker().take_events())
+    if (auto* b = std::get_if<SceneBuilt>(&e)) generations.push_back(b->generation);
+  EXPECT_EQ(generations, (std::vector<uint64_t>{2, 3}));
   EXPECT_EQ(v.validation_errors(), 0u);
 }
 
