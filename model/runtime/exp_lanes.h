@@ -36,4 +36,24 @@ template <class V, class I>
   x = y * scale;
 }
 
+// GCC vectors of W floats and of W int32 (W = 4, 8 or 16): spelled out, because GCC ignores a
+// vector_size that depends on a template parameter in an alias (the type becomes a plain float).
+template <int W>
+struct Lanes;
+template <>
+struct Lanes<4> {
+  using F = float __attribute__((vector_size(16)));
+  using I = int32_t __attribute__((vector_size(16)));
+};
+template <>
+struct Lanes<8> {
+  using F = float __attribute__((vector_size(32)));
+  using I = int32_t __attribute__((vector_size(32)));
+};
+template <>
+struct Lanes<16> {
+  using F = float __attribute__((vector_size(64)));
+  using I = int32_t __attribute__((vector_size(64)));
+};
+
 }  // namespace nnxr::runtime

@@ -53,17 +53,19 @@ T sigmoid(T x) {
 
 namespace {
 
-// sigmoid_f32 on 8 floats at a time: exp_vec's operations on a 32-byte vector (one AVX register
-// in the AVX2 build below, two SSE registers otherwise), two vectors per step.
+// sigmoid_f32 on W floats at a time (W = 8: one AVX register in the AVX2 build below, two SSE
+// registers otherwise; W = 16: one AVX-512 register): exp_vec's operations on each lane, two
+// vectors per step.
+template <int W = 8>
 [[gnu::always_inline]] inline void sigmoid_body(const float* x, float* y, int64_t n) {
-  using V = float __attribute__((vector_size(32)));
-  using VI = int32_t __attribute__((vector_size(32)));
+  using V = typename Lanes<W>::F;
+  using VI = typename Lanes<W>::I;
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
+  for (; i + 2 * W <= n; i += 2 * W) {
     V out[2];
     for (int u = 0; u < 2; ++u) {  // two independent chains
       V t;
-      std::memcpy(&t, x + i + 8 * u, sizeof t);
+      std::memcpy(&t, x + i + W * u, sizeof t);
       t = -t;
       exp_lanes<V, VI>(t);
       out[u] = 1.f / (1.f + t);
@@ -81,6 +83,9 @@ namespace {
   for (; i < n; ++i) y[i] = sigmoid(x[i]);
 }
 
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void sigmoid_avx512(const float* x, float* y, int64_t n) {
+  sigmoid_body<16>(x, y, n);
+}
 __attribute__((target("avx2,fma"))) void sigmoid_avx2(const float* x, float* y, int64_t n) { sigmoid_body(x, y, n); }
 void sigmoid_sse(const float* x, float* y, int64_t n) { sigmoid_body(x, y, n); }
 
@@ -135,13 +140,20 @@ __attribute__((target("avx2,fma"))) void epilogue_avx2(const Epilogue& e, float*
                                                         float bias) {
   epilogue_body(e, y, z, addend, n, bias_add, bias);
 }
+// 16 floats a step where the CPU has AVX-512.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,prefer-vector-width=512"))) void epilogue_avx512(
+    const Epilogue& e, float* y, float* z, const float* addend, int64_t n, bool bias_add, float bias) {
+  epilogue_body(e, y, z, addend, n, bias_add, bias);
+}
 void epilogue_sse(const Epilogue& e, float* y, float* z, const float* addend, int64_t n, bool bias_add, float bias) {
   epilogue_body(e, y, z, addend, n, bias_add, bias);
 }
 
 }  // namespace
 
-void sigmoid_f32(const float* x, float* y, int64_t n) { (cpu_has_avx2_fma() ? sigmoid_avx2 : sigmoid_sse)(x, y, n); }
+void sigmoid_f32(const float* x, float* y, int64_t n) {
+  (cpu_has_avx512() ? sigmoid_avx512 : cpu_has_avx2_fma() ? sigmoid_avx2 : sigmoid_sse)(x, y, n);
+}
 
 void tanh_f32(const float* x, float* y, int64_t n) {
   constexpr int64_t kChunk = 256;
@@ -170,7 +182,7 @@ void epilogue_apply(const EpilogueOut& out, float* y, int64_t offset, int64_t n,
   static constexpr Epilogue kBiasOnly{Epilogue::Kind::Sigmoid};
   const float* addend = out.addend ? out.addend + offset : nullptr;
   if (bias_add || (e && !sig))
-    (cpu_has_avx2_fma() ? epilogue_avx2 : epilogue_sse)(e && !sig ? *e : kBiasOnly, y, e ? out.z1 + offset : nullptr, addend, n, bias_add, bias);
+    (cpu_has_avx512() ? epilogue_avx512 : cpu_has_avx2_fma() ? epilogue_avx2 : epilogue_sse)(e && !sig ? *e : kBiasOnly, y, e ? out.z1 + offset : nullptr, addend, n, bias_add, bias);
   if (!sig) return;
   float* z = out.z1 + offset;
   sigmoid_f32(y, z, n);  // as the Sigmoid kernel

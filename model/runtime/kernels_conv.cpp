@@ -7,6 +7,7 @@
 #include "model/half.h"
 #include "model/runtime/avx2.h"
 #include "model/runtime/compute.h"
+#include "model/runtime/exp_lanes.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/spatial.h"
 
@@ -264,34 +265,33 @@ constexpr int64_t kDwBlock = 32;  // outputs per block: four 8-float accumulator
 // out[j] = bias + sum_t w[t] * base[off[t] + j] for j in [0, n). Reads base[off[t] + j] for j up
 // to n rounded up to kDwBlock (callers leave that much slack); stores only out[0, n). Built for
 // AVX2 + FMA where the CPU has them (see dw_accumulate below), SSE otherwise.
+// W floats per vector: 8 (AVX2, or two SSE registers), four accumulators; 16 (AVX-512), two.
+template <int W = 8>
 [[gnu::always_inline]] inline void dw_accumulate_body(const float* base, const int64_t* off, const float* w, int64_t taps, float bias, float* out,
                                                       int64_t n) {
-  using V = float __attribute__((vector_size(32)));
+  using V = typename Lanes<W>::F;
+  constexpr int kV = kDwBlock / W;
   for (int64_t j0 = 0; j0 < n; j0 += kDwBlock) {
-    V a0 = V{} + bias, a1 = a0, a2 = a0, a3 = a0;  // in registers across all taps
+    V a[kV];  // in registers across all taps
+    for (int v = 0; v < kV; ++v) a[v] = V{} + bias;
     for (int64_t t = 0; t < taps; ++t) {
       const float* src = base + off[t] + j0;
       const float wv = w[t];
-      V x0, x1, x2, x3;
-      std::memcpy(&x0, src, sizeof x0);
-      std::memcpy(&x1, src + 8, sizeof x1);
-      std::memcpy(&x2, src + 16, sizeof x2);
-      std::memcpy(&x3, src + 24, sizeof x3);
-      a0 += wv * x0;
-      a1 += wv * x1;
-      a2 += wv * x2;
-      a3 += wv * x3;
+      for (int v = 0; v < kV; ++v) {
+        V x;
+        std::memcpy(&x, src + W * v, sizeof x);
+        a[v] += wv * x;
+      }
     }
-    if (n - j0 >= kDwBlock) {
-      std::memcpy(out + j0, &a0, sizeof a0);
-      std::memcpy(out + j0 + 8, &a1, sizeof a1);
-      std::memcpy(out + j0 + 16, &a2, sizeof a2);
-      std::memcpy(out + j0 + 24, &a3, sizeof a3);
-    } else {
-      const V acc[4] = {a0, a1, a2, a3};
-      std::memcpy(out + j0, acc, static_cast<size_t>(n - j0) * sizeof(float));
-    }
+    if (n - j0 >= kDwBlock) std::memcpy(out + j0, a, sizeof a);
+    else std::memcpy(out + j0, a, static_cast<size_t>(n - j0) * sizeof(float));
   }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void dw_accumulate_avx512(const float* base, const int64_t* off,
+                                                                                                 const float* w, int64_t taps, float bias,
+                                                                                                 float* out, int64_t n) {
+  dw_accumulate_body<16>(base, off, w, taps, bias, out, n);
 }
 
 __attribute__((target("avx2,fma"))) void dw_accumulate_avx2(const float* base, const int64_t* off, const float* w, int64_t taps, float bias,
@@ -302,7 +302,7 @@ void dw_accumulate_sse(const float* base, const int64_t* off, const float* w, in
   dw_accumulate_body(base, off, w, taps, bias, out, n);
 }
 void dw_accumulate(const float* base, const int64_t* off, const float* w, int64_t taps, float bias, float* out, int64_t n) {
-  (cpu_has_avx2_fma() ? dw_accumulate_avx2 : dw_accumulate_sse)(base, off, w, taps, bias, out, n);
+  (cpu_has_avx512() ? dw_accumulate_avx512 : cpu_has_avx2_fma() ? dw_accumulate_avx2 : dw_accumulate_sse)(base, off, w, taps, bias, out, n);
 }
 
 }  // namespace
