@@ -23,11 +23,14 @@ class FrameTimes {
     ++count_;
   }
   uint64_t count() const { return count_; }
-  // The sample of rank round(p·(count−1)) in ascending order, to within a bin; 0 with no samples.
+  // The sample of rank round(p·(count−1)) in ascending order, to within a bin (the lowest and the
+  // highest exactly); 0 with no samples.
   double percentile(double p) const {
     if (count_ == 0) return 0;
     const uint64_t rank = std::min<uint64_t>(
         count_ - 1, static_cast<uint64_t>(std::clamp(p, 0.0, 1.0) * static_cast<double>(count_ - 1) + 0.5));
+    if (rank == 0) return min_;
+    if (rank == count_ - 1) return max_;
     uint64_t seen = 0;
     for (size_t i = 0; i < kBins; ++i) {
       seen += bins_[i];

@@ -1,4 +1,5 @@
 // Interaction: camera and world-transform math, every desktop binding, threshold ladder.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -7,6 +8,7 @@
 #include <glm/gtc/matrix_transform.hpp>
 #include <gtest/gtest.h>
 
+#include "engine/frame_times.h"
 #include "engine/interaction.h"
 
 namespace nnxr::engine {
@@ -516,6 +518,34 @@ TEST_F(Controls, SlashOpensTheSearchEnterFliesAndPicks) {
   EXPECT_FALSE(esc.quit);
   EXPECT_FALSE(in.search().active());
   EXPECT_TRUE(controls.key(Key::Escape, Press::Down).quit);
+}
+
+// Per-frame times in bounded memory: a million frames take no more room than one, and the median
+// and p99 stay within a bin (1%) of the exact order statistics.
+TEST(FrameTimes, PercentilesOfAMillionFramesInFixedMemory) {
+  FrameTimes t;
+  EXPECT_EQ(t.percentile(0.5), 0);
+  t.add(16.7);
+  EXPECT_EQ(t.percentile(0.5), 16.7);  // one sample comes back exactly
+  EXPECT_EQ(t.percentile(0.99), 16.7);
+  FrameTimes m;
+  const size_t bytes = sizeof m;
+  std::vector<double> exact;
+  for (int i = 0; i < 1'000'000; ++i) {
+    // 1..100 ms, with one frame in 200 a 25 s hitch.
+    const double ms = i % 200 == 199 ? 25'000.0 : 1.0 + (i * 7919 % 100'000) / 1'000.0;
+    m.add(ms);
+    exact.push_back(ms);
+  }
+  EXPECT_EQ(sizeof m, bytes);
+  EXPECT_EQ(m.count(), 1'000'000u);
+  std::sort(exact.begin(), exact.end());
+  for (double p : {0.5, 0.99, 0.999}) {
+    const double want = exact[static_cast<size_t>(p * double(exact.size() - 1) + 0.5)];
+    EXPECT_NEAR(m.percentile(p), want, want * 0.01) << "p" << p;
+  }
+  EXPECT_EQ(m.percentile(1), 25'000.0);  // the maximum, exact
+  EXPECT_EQ(m.percentile(0), 1.0);       // the minimum, exact
 }
 
 }  // namespace
