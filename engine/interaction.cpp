@@ -153,6 +153,15 @@ void Interaction::move_network(const glm::mat4& delta) {
   world_.rotation = glm::normalize(r * world_.rotation);
 }
 
+bool Interaction::reset_thresholds() {
+  const int neuron = clamp_rung(options_.initial_neuron_rung), connection = clamp_rung(options_.initial_connection_rung);
+  if (thresholds_.neuron_rung == neuron && thresholds_.connection_rung == connection) return false;
+  thresholds_.neuron_rung = neuron;
+  thresholds_.connection_rung = connection;
+  ++filter_serial_;
+  return true;
+}
+
 bool Interaction::step_neuron_threshold(int rungs) {
   const int next = clamp_rung(thresholds_.neuron_rung + rungs);
   if (next == thresholds_.neuron_rung) return false;

@@ -125,6 +125,8 @@ class Interaction {
   // Replaces the world transform (XR: the gesture tracker owns it while a grab is active).
   void set_world(const WorldTransform& world) { world_ = world; }
 
+  // Both thresholds back to their initial rungs. Returns true when that changed them.
+  bool reset_thresholds();
   // Threshold steps (+1 / −1 rungs). Return true when the threshold changed.
   bool step_neuron_threshold(int rungs);
   bool step_connection_threshold(int rungs);
@@ -159,6 +161,7 @@ class Interaction {
   // Advances a walk or a flight in progress (once per frame).
   void advance(float seconds);
   bool walking() const { return walk_.has_value(); }
+  void stop_walk() { walk_.reset(); }  // the network stays where the walk had taken it
 
   // The desktop's find-by-name box (the tensors come with the model).
   Search& search() { return search_; }

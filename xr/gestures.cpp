@@ -81,10 +81,13 @@ GestureEvents Gestures::update(const std::array<HandState, 2>& hands, double dt,
 
   // Thumbstick of the right hand: Y steps the neuron threshold, X the connection threshold. A push
   // past the dead zone steps once, and again every repeat_seconds while held.
+  // The left thumbstick steps the layer window the same way (Y: deeper/shallower, X: width).
   const HandState& right = hands[kRight];
-  std::array<float, 2> axes{right.thumbstick.y, right.thumbstick.x};
-  for (int a = 0; a < 2; ++a) {
-    int dir = !right.tracked ? 0 : axes[a] > options_.stick_dead_zone ? 1 : axes[a] < -options_.stick_dead_zone ? -1 : 0;
+  const HandState& left = hands[kLeft];
+  const std::array<float, 4> axes{right.thumbstick.y, right.thumbstick.x, left.thumbstick.y, left.thumbstick.x};
+  for (int a = 0; a < 4; ++a) {
+    const bool tracked = a < 2 ? right.tracked : left.tracked;
+    int dir = !tracked ? 0 : axes[a] > options_.stick_dead_zone ? 1 : axes[a] < -options_.stick_dead_zone ? -1 : 0;
     int steps = 0;
     if (dir != 0 && dir != stick_dir_[a]) {
       steps = dir;
@@ -97,8 +100,9 @@ GestureEvents Gestures::update(const std::array<HandState, 2>& hands, double dt,
       }
     }
     stick_dir_[a] = dir;
-    (a == 0 ? events.neuron_steps : events.connection_steps) += steps;
-    if (steps != 0) events.haptic_tick[kRight] = true;
+    int* const out[] = {&events.neuron_steps, &events.connection_steps, &events.window_steps, &events.window_resize};
+    *out[a] += steps;
+    if (steps != 0) events.haptic_tick[a < 2 ? kRight : kLeft] = true;
   }
 
   // Trigger: a press selects along that hand's aim ray (world space).

@@ -52,6 +52,8 @@ struct GestureOptions {
 struct GestureEvents {
   int neuron_steps = 0;      // +n: raise the neuron threshold n steps; -n: lower
   int connection_steps = 0;  // same for the connection threshold
+  int window_steps = 0;      // left stick forward (+) / back (−): step the layer window deeper / shallower
+  int window_resize = 0;     // left stick right (+) / left (−): widen / narrow the layer window
   std::array<bool, 2> haptic_tick{};  // pulse this hand (a threshold step happened)
   // Trigger pressed: select what the hand's aim ray hits. World space (OpenXR aim: −Z forward),
   // as engine::Command::select takes it; WorldTransform::to_network() gives the network's view.
@@ -65,7 +67,8 @@ class Gestures {
   explicit Gestures(GestureOptions options = {}) : options_(options) {}
 
   // Advances by one frame of `dt` seconds: updates `world` for grabs and returns the events.
-  // Thumbsticks: Y of the right hand drives the neuron threshold, X the connection threshold.
+  // Thumbsticks: Y of the right hand drives the neuron threshold, X the connection threshold; Y
+  // of the left hand steps the layer window, X narrows (left) and widens (right) it.
   GestureEvents update(const std::array<HandState, 2>& hands, double dt, WorldTransform& world);
 
   bool grabbing(Hand hand) const { return grab_[hand]; }
@@ -88,9 +91,10 @@ class Gestures {
   bool two_hand_active_ = false;
   glm::vec3 start_mid_{0.0f}, start_span_{0.0f};
   WorldTransform start_world_;
-  // Thumbstick stepping, per axis (0: neuron/Y, 1: connection/X).
-  std::array<int, 2> stick_dir_{};
-  std::array<double, 2> stick_held_{};
+  // Thumbstick stepping, per axis (0: right Y, neuron; 1: right X, connection; 2: left Y, window
+  // step; 3: left X, window width).
+  std::array<int, 4> stick_dir_{};
+  std::array<double, 4> stick_held_{};
 };
 
 }  // namespace nnxr::xr

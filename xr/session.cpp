@@ -128,6 +128,7 @@ struct XrViewer::Impl {
   std::unique_ptr<SessionObjects> xs;   // null while the session is lost
 
   Gestures gestures;
+  Pose head{glm::vec3(0, 1.6f, 0)};  // the last frame's head pose (the walk's origin)
   std::array<HandState, 2> hands{};  // this frame's controller state (for the feedback drawing)
   OverlayBuilder overlay;            // this frame's rays, gauges and panel; capacity kept
   WorldTransform world;  // the gesture tracker's copy of the network's transform
@@ -363,6 +364,25 @@ struct XrViewer::Impl {
     bool filter = false;
     if (ev.neuron_steps) filter |= interaction.step_neuron_threshold(ev.neuron_steps);
     if (ev.connection_steps) filter |= interaction.step_connection_threshold(ev.connection_steps);
+    if (ev.reset) {  // menu: the network back in front, thresholds and filters back to the start
+      filter |= interaction.reset_filters();
+      filter |= interaction.reset_thresholds();
+      interaction.stop_walk();
+    }
+    if (ev.window_resize) filter |= interaction.resize_window(ev.window_resize);
+    // A window step walks: the network slides so that the window's first layer stands an arm's
+    // length ahead of the head (horizontally), unless a hand holds it.
+    if (ev.window_steps && interaction.step_window(ev.window_steps)) {
+      filter = true;
+      glm::vec3 ahead = head.orientation * glm::vec3(0, 0, -1);
+      ahead.y = 0;
+      if (glm::length(ahead) < 1e-3f) ahead = glm::vec3(0, 0, -1);
+      if (!gestures.grabbing(kLeft) && !gestures.grabbing(kRight))
+        interaction.walk_to_window(head.position, glm::normalize(ahead), interaction.options().arm_length);
+    }
+    if (gestures.grabbing(kLeft) || gestures.grabbing(kRight)) interaction.stop_walk();
+    interaction.advance(float(dt));
+    world = interaction.world();
     for (int h = 0; h < 2; ++h)
       if (ev.haptic_tick[size_t(h)]) xs->input->haptic_tick(h);
     Command cmd;
@@ -483,6 +503,7 @@ struct XrViewer::Impl {
                            .selection = interaction.selection() ? &*interaction.selection() : nullptr};
     feedback.head.position = 0.5f * (to_glm(xv[0].pose.position) + to_glm(xv[1].pose.position));
     feedback.head.orientation = to_glm(xv[0].pose.orientation);
+    head = feedback.head;
     build_feedback(feedback, overlay);
     params.overlay_lines = overlay.lines();
     params.overlay_triangles = overlay.triangles();

@@ -151,6 +151,36 @@ TEST(Gestures, ThumbstickStepsWithRepeatAndHaptics) {
   EXPECT_FALSE(e.haptic_tick[kRight]);
 }
 
+TEST(Gestures, LeftThumbstickStepsAndResizesTheLayerWindow) {
+  Gestures g;
+  WorldTransform w;
+  std::array<HandState, 2> hands{hand_at({0, 1, 0}), hand_at({1, 1, 0})};
+  hands[0].thumbstick = {0, 0.9f};  // forward: one layer deeper
+  GestureEvents e = g.update(hands, kDt, w);
+  EXPECT_EQ(e.window_steps, 1);
+  EXPECT_EQ(e.window_resize, 0);
+  EXPECT_EQ(e.neuron_steps + e.connection_steps, 0);  // the right hand's thresholds stay
+  EXPECT_TRUE(e.haptic_tick[kLeft]);
+  EXPECT_FALSE(e.haptic_tick[kRight]);
+  int steps = 0;
+  for (int i = 0; i < 24; ++i) steps += g.update(hands, kDt, w).window_steps;  // held: repeats
+  EXPECT_EQ(steps, 1);
+  hands[0].thumbstick = {0, -0.9f};  // back: shallower
+  EXPECT_EQ(g.update(hands, kDt, w).window_steps, -1);
+  hands[0].thumbstick = {-0.9f, 0};  // left: narrower
+  e = g.update(hands, kDt, w);
+  EXPECT_EQ(e.window_resize, -1);
+  EXPECT_EQ(e.window_steps, 0);
+  hands[0].thumbstick = {0, 0};
+  g.update(hands, kDt, w);
+  hands[0].thumbstick = {0.9f, 0};  // right: wider
+  EXPECT_EQ(g.update(hands, kDt, w).window_resize, 1);
+  hands[0].tracked = false;  // an untracked hand steps nothing
+  hands[0].thumbstick = {0, 0.9f};
+  e = g.update(hands, kDt, w);
+  EXPECT_EQ(e.window_steps + e.window_resize, 0);
+}
+
 TEST(Gestures, TriggerSelectsAlongTheAimRay) {
   Gestures g;
   WorldTransform w;

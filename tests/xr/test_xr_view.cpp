@@ -644,4 +644,71 @@ TEST(XrView, WithoutARuntimeXrIsAOneLineError) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+
+TEST(XrView, LeftThumbstickStepsTheLayerWindowAndWalksTheNetworkToIt) {
+  xrsim::client::TestEnv env("view-walk");
+  // The default model has layers 0..8, 0.1 m apart along the network's depth. Left stick
+  // forward twice (window 2..8), left once (2..7), then the menu button puts everything back
+  // only in the second run below.
+  const std::string walk = R"(
+frame 200
+/user/hand/left/input/thumbstick 0 1
+frame 203
+/user/hand/left/input/thumbstick 0 0
+frame 206
+/user/hand/left/input/thumbstick 0 1
+frame 209
+/user/hand/left/input/thumbstick 0 0
+frame 212
+/user/hand/left/input/thumbstick -1 0
+frame 215
+/user/hand/left/input/thumbstick 0 0
+frame 218
+/user/hand/right/input/thumbstick 0 1
+frame 221
+/user/hand/right/input/thumbstick 0 0
+)";
+  env.set_script(walk);
+  const RunResult r = view("--frames 280");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_NE(json.find(R"("filter":{"layer_min":2,"layer_max":7,"ops":[],"tensors":[],"mode":"hide"})"), std::string::npos)
+      << json;
+  // The walk ended with layer 2 (x = 0.2 m, centred) 0.6 m ahead of the head (0, 1.6, 0): the
+  // network's +X runs along world −Z, so its origin stands at z = −0.6 + 0.2.
+  const auto t = json_triple(json, "translation");
+  ASSERT_EQ(t.size(), 3u) << json;
+  EXPECT_NEAR(t[0], 0.0, 1e-3) << json;
+  EXPECT_NEAR(t[1], 1.6, 1e-3) << json;
+  EXPECT_NEAR(t[2], -0.4, 1e-3) << json;
+  EXPECT_GT(json_number(json, "neuron"), 0) << json;  // the right stick still steps thresholds
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+  // The walk is smooth: over the frames of the slide the left eye's picture changes a little
+  // each frame, never all at once.
+  const int before = lit_pixels(capture_at(env, 199, 0));
+  const int after = lit_pixels(capture_at(env, 279, 0));
+  EXPECT_GT(before, 0);
+  EXPECT_NE(before, after);  // the window and the walk changed what is drawn
+
+  // The menu button resets the window and the thresholds as well as the placement.
+  xrsim::client::TestEnv env2("view-walk-menu");
+  env2.set_script(walk + R"(
+frame 240
+/user/hand/left/input/menu/click 1
+frame 243
+/user/hand/left/input/menu/click 0
+)");
+  const RunResult m = view("--frames 280");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const std::string reset = last_line(m.out);
+  EXPECT_NE(reset.find(R"("filter":{"layer_min":0,"layer_max":8,"ops":[],"tensors":[],"mode":"hide"})"), std::string::npos)
+      << reset;
+  EXPECT_NEAR(json_number(reset, "neuron"), 0, 1e-6) << reset;
+  EXPECT_NEAR(json_number(reset, "connection"), 0.5, 1e-6) << reset;
+  const auto placed = json_triple(reset, "translation");
+  ASSERT_EQ(placed.size(), 3u);
+  EXPECT_NEAR(placed[1], 1.3, 1e-3) << reset;
+  EXPECT_NEAR(placed[2], -1.0, 1e-3) << reset;
+}
+
 }  // namespace
