@@ -42,11 +42,11 @@ view      (the default command) loads the model, runs it, lays the network out a
           --threads N           threads for inference and the scene build (default 2)
           --width W --height H  window or image size (default 1280x720)
           --frames N            exit after N frames once the scene is shown
-          --stats               with --frames: print one JSON line (frame CPU time median/p99,
-                                frames, resident and drawn elements, world transform, thresholds,
-                                selection, errors; in the headset also the session states reached
-                                and the time from xrWaitFrame to xrEndFrame, the depth layer
-                                and the mirror's presented/skipped frames)
+          --stats               with --frames: print one JSON line (frame CPU and wall time
+                                median/p99, frames, resident and drawn elements, world transform,
+                                thresholds, selection, errors; in the headset also the session
+                                states reached and the time from xrWaitFrame to xrEndFrame, the
+                                depth layer and the mirror's presented/skipped frames)
           --layers A:B          show layers A to B only (also A, A: and :B)
           --ops OP,...          show only tensors produced by these ops (e.g. Conv,Relu)
           --tensors NAME,...    show only these tensors
