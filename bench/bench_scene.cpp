@@ -9,6 +9,9 @@
 //   trace/<model>     Scene::trace of one neuron (3 back, 1 forward, fan 8).
 //   filter/<model>    Scene::counts for a new threshold + write_counts; bytes_written = the
 //                     counts (4 bytes per segment, neurons and connections).
+//   window/<model>    a layer-window step (a 4-layer window moved one layer deeper, wrapping;
+//                     hidden and dimmed in turn) resolved by Scene::counts + write_counts; the
+//                     engine writes 16 bytes per segment and element kind for it.
 // Run: build/bench/bench_scene [--benchmark_filter=mobilenet].
 #include <benchmark/benchmark.h>
 
@@ -133,6 +136,35 @@ void filter_change(benchmark::State& state, const fs::path& path) {
   state.counters["bytes_written"] = double(s.segments().size() * 2 * sizeof(uint32_t));
 }
 
+void window_step(benchmark::State& state, const fs::path& path) {
+  Prepared p;
+  try {
+    p = prepare(load(path));
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  scene::InMemorySink sink;
+  const scene::Scene s = scene::Scene::build(p.plan->graph(), p.layout, p.acts, {.top_k = 8, .budget = kBudget, .threads = kThreads}, sink);
+  const int layers = std::max(p.plan->graph().layer_count, 1);
+  scene::Filter f;
+  f.connection_threshold = 0.5f;
+  int step = 0;
+  uint64_t shown = 0;
+  for (auto _ : state) {
+    f.layer_min = step % layers;
+    f.layer_max = f.layer_min + 3;
+    f.outside = step % 2 ? scene::Filter::Outside::Dim : scene::Filter::Outside::Hide;
+    ++step;
+    const scene::DrawCounts c = s.counts(f);
+    sink.write_counts(c);
+    shown += c.neurons.empty() ? 0 : c.neurons[size_t(step) % c.neurons.size()];
+  }
+  benchmark::DoNotOptimize(shown);
+  state.counters["segments"] = double(s.segments().size());
+  state.counters["engine_bytes_written"] = double(s.segments().size() * 2 * 16);  // VkDrawIndirectCommand each
+}
+
 // Trace of the strongest neuron of the largest segment (3 layers back, 1 forward, fan 8).
 void trace(benchmark::State& state, const fs::path& path) {
   Prepared p;
@@ -163,6 +195,7 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("scene/" + name).c_str(), scene_build, path)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(("filter/" + name).c_str(), filter_change, path)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("trace/" + name).c_str(), trace, path)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("window/" + name).c_str(), window_step, path)->Unit(benchmark::kMicrosecond);
   }
   for (const auto& [name, path] : models)
     if (name == "mobilenet_v2-op13" || name == "default")

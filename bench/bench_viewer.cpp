@@ -3,6 +3,8 @@
 //    that draws with the new counts (the worker computes them, the frame takes them in);
 //    counts_ms is the worker's part. On lavapipe the rest is the frame's software raster time:
 //    frame_wall_ms (the frame's wall time) against frame_cpu_ms (the frame thread's own).
+//  - window_to_frame/MODEL/budget:N: the same for a layer-window step (Page Down / Page Up on a
+//    four-layer window): the new window's detail is what the first frame after the step draws.
 //  - view_to_first_frame/MODEL: from starting `nnxr view --desktop MODEL --frames 1 --stats` to
 //    its first frame that shows the scene (first_scene_ms, measured by the viewer from its
 //    creation) and to the process's exit (wall_ms).
@@ -59,7 +61,7 @@ test::Xvfb& xvfb() {
   return server;
 }
 
-void threshold_to_frame(benchmark::State& state, fs::path path, uint64_t budget) {
+void key_to_frame(benchmark::State& state, fs::path path, uint64_t budget, engine::Key more, engine::Key less, bool window) {
   if (!xvfb().ok()) return state.SkipWithError("no display and Xvfb could not be started");
   engine::ViewerOptions o;
   o.vsync = false;
@@ -72,12 +74,19 @@ void threshold_to_frame(benchmark::State& state, fs::path path, uint64_t budget)
   while (!v.state().settled())
     if (!v.frame()) return state.SkipWithError("the window closed");
   if (v.state().failed()) return state.SkipWithError("the model failed to load");
+  if (window) {  // a window of four layers, a few layers in
+    for (int i = 0; i < 200 && v.interaction().filter_summary().layer_max - v.interaction().filter_summary().layer_min > 3; ++i)
+      v.key(engine::Key::End, engine::Press::Down);
+    for (int i = 0; i < 10; ++i) v.key(engine::Key::PageDown, engine::Press::Down);
+    v.worker().wait_idle();
+    while (v.state().filter_applied() < v.state().filter_requested()) v.frame();
+  }
   int frames = 0;
   bool up = true;
   double counts_ms = 0;
   for (auto _ : state) {
     const auto start = Clock::now();
-    v.key(up ? engine::Key::RightBracket : engine::Key::LeftBracket, engine::Press::Down);
+    v.key(up ? more : less, engine::Press::Down);
     up = !up;
     // Only to split the latency for the report: the frame loop itself never waits on the worker.
     v.worker().wait_idle();
@@ -126,12 +135,18 @@ const int registered = [] {
     const fs::path path = fs::path(NNXR_SHARED_MODELS) / file;
     if (!fs::exists(path)) continue;
     // A small budget shows the pipeline's latency; a large one adds lavapipe's raster time.
-    for (uint64_t budget : {uint64_t{100'000}, uint64_t{2'000'000}})
+    for (uint64_t budget : {uint64_t{100'000}, uint64_t{2'000'000}}) {
       benchmark::RegisterBenchmark((std::string("threshold_to_frame/") + name + "/budget:" + std::to_string(budget)).c_str(),
-                                   threshold_to_frame, path, budget)
+                                   key_to_frame, path, budget, engine::Key::RightBracket, engine::Key::LeftBracket, false)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
           ->Iterations(10);
+      benchmark::RegisterBenchmark((std::string("window_to_frame/") + name + "/budget:" + std::to_string(budget)).c_str(),
+                                   key_to_frame, path, budget, engine::Key::PageDown, engine::Key::PageUp, true)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(10);
+    }
     benchmark::RegisterBenchmark((std::string("view_to_first_frame/") + name).c_str(), view_to_first_frame, path)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
