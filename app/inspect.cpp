@@ -13,9 +13,11 @@
 #include "app/json.h"
 #include "model/ops.h"
 #ifdef NNXR_HAVE_RUNTIME
+#include "app/compare.h"
 #include "app/filter_args.h"
 #include "app/inputs.h"
 #include "model/runtime/runtime.h"
+#include "model/scene/compare.h"
 #include "model/scene/scene.h"
 #endif
 
@@ -201,8 +203,13 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   int threads = static_cast<int>(args.int_option("--threads", 0, 256).value_or(1));
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const FilterArgs filter_args = parse_filter_args(args);
+  const auto compare = args.option("--compare");
+  const auto show_text = args.option("--show");
   auto pos = args.positionals();
   args.finish();
+  if (show_text && !compare) throw UsageError("--show needs --compare FILE");
+  const auto show = scene::parse_compare_show(show_text.value_or("diff"));
+  if (!show) throw UsageError("--show takes a, b or diff, got '" + *show_text + "'");
   if (pos.size() > 1) throw UsageError("inspect takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
   add_default_input(model_path.has_value(), seed, specs);
@@ -227,8 +234,31 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   }
   const Graph& g = plan->graph();
 
-  const scene::Activations values = scene::activations_of(session);
-  const scene::Layout layout = scene::Layout::build(g, {}, &values);  // data-dependent shapes as run
+  const scene::Activations values_a = scene::activations_of(session);
+  const scene::Layout layout = scene::Layout::build(g, {}, &values_a);  // data-dependent shapes as run
+  // --compare: input B in a second session, the divergence of every tensor, and the scene of
+  // what --show picks.
+  std::optional<runtime::Session> session_b;
+  scene::Activations values_b, values_diff;
+  std::vector<float> diff_storage;
+  std::vector<std::optional<scene::Divergence>> divergence;
+  double inference_b_ms = 0;
+  if (compare) {
+    const auto feeds_b = compare_feeds(*compare, g, feeds, image);
+    session_b.emplace(plan, runtime::SessionOptions{.threads = threads});
+    for (const auto& [name, t] : feeds_b) session_b->set_input(name, t.dtype, t.shape, t.bytes);
+    try {
+      inference_b_ms = session_b->run().milliseconds;
+    } catch (const runtime::RuntimeError& e) {
+      std::cerr << "warning: " << *compare << ": " << e.what() << "; the scene shows the tensors computed\n";
+    }
+    values_b = scene::activations_of(*session_b);
+    divergence = scene::divergence(g, values_a, values_b);
+    if (*show == scene::CompareShow::Difference) values_diff = scene::difference(g, values_a, values_b, diff_storage);
+  }
+  const scene::Activations& values = !compare || *show == scene::CompareShow::A ? values_a
+                                     : *show == scene::CompareShow::B           ? values_b
+                                                                                : values_diff;
   scene::InMemorySink sink;
   const scene::Scene sc = scene::Scene::build(g, layout, values, {.top_k = top_k, .budget = budget, .threads = threads}, sink);
   const scene::BuildStats& st = sc.stats();
@@ -249,6 +279,13 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
     JsonWriter j(std::cout);
     j.begin_object().field("model", g.source).field("top_k", top_k).field("budget", budget).field("threads", threads);
     j.field("load_ms", load_ms).field("inference_ms", run.milliseconds);
+    if (compare) {
+      std::cout << std::setprecision(10);  // divergence figures to 1e-9 and better
+      j.key("compare").begin_object().field("file", *compare).field("show", scene::compare_show_name(*show));
+      j.field("inference_ms", inference_b_ms).key("most_changed").begin_array();
+      for (model::TensorId id : scene::most_changed(g, divergence, 10)) j.value(g.tensors[id].name);
+      j.end_array().end_object();
+    }
     j.key("stage_ms").begin_object().field("layout", st.layout_ms).field("scoring", st.scoring_ms).field("sorting", st.sorting_ms);
     j.field("writing", st.writing_ms).field("build", st.total_ms).end_object();
     j.field("neurons", st.neurons).field("neurons_total", st.neurons_total);
@@ -287,6 +324,11 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
       j.field("candidates", s.connection_candidates).field("connections", static_cast<uint64_t>(s.connection_count));
       j.field("value_min", static_cast<double>(s.value_min)).field("value_max", static_cast<double>(s.value_max));
       if (dim) j.field("dimmed", !in_filter(i));
+      if (compare) {
+        j.key("divergence");
+        if (const auto& d = divergence[s.tensor]) j.begin_object().field("rel_l2", d->rel_l2).field("cosine", d->cosine).end_object();
+        else j.null();
+      }
       j.end_object();
     }
     j.end_array().end_object();
@@ -332,6 +374,19 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   out << "times       load " << load_ms << " ms, inference " << run.milliseconds << " ms, layout " << st.layout_ms
       << " ms, scoring " << st.scoring_ms << " ms, sorting " << st.sorting_ms << " ms, writing " << st.writing_ms
       << " ms (build " << st.total_ms << " ms)\n";
+  if (compare) {
+    out << "compare     A against B = " << *compare << " (inference " << run.milliseconds << " ms and " << inference_b_ms
+        << " ms), the scene shows " << scene::compare_show_name(*show) << "\n";
+    out << "most changed (rel L2 = |a_A - a_B| / |a_A|, cosine of a_A and a_B):\n";
+    out << std::setprecision(4);
+    for (model::TensorId id : scene::most_changed(g, divergence, 10)) {
+      const Tensor& t = g.tensors[id];
+      std::string name = t.name.size() > 38 ? t.name.substr(0, 35) + "..." : t.name;
+      out << "  " << std::left << std::setw(40) << name << std::setw(20) << op_of(g, id) << std::right << "rel L2 "
+          << std::setw(9) << divergence[id]->rel_l2 << "  cosine " << std::setw(7) << divergence[id]->cosine << '\n';
+    }
+    out << std::setprecision(2);
+  }
   if (!st.unconnected_ops.empty()) {
     std::string list;
     for (const auto& [op, n] : st.unconnected_ops) list += (list.empty() ? "" : ", ") + op + "×" + std::to_string(n);

@@ -14,10 +14,10 @@ namespace {
 constexpr const char* kHelp = R"(nnxr — walk through a real neural network
 
 usage:
-  nnxr [view] [MODEL.onnx] [--input FILE | --random SEED] [--xr | --desktop] [--budget N] [--frames N [--stats]] ...
-  nnxr inspect [MODEL.onnx] [--json] [--dim NAME=VALUE]... [--scene [--input FILE] [--random SEED] [--budget N] [--top-k K]]
+  nnxr [view] [MODEL.onnx] [--input FILE|DIR]... [--random SEED] [--compare FILE] [--xr | --desktop] [--budget N] [--frames N [--stats]] ...
+  nnxr inspect [MODEL.onnx] [--json] [--dim NAME=VALUE]... [--scene [--input FILE] [--compare FILE [--show a|b|diff]] [--random SEED] [--budget N] [--top-k K]]
   nnxr run [MODEL.onnx] [--input [NAME=]FILE]... [--random SEED] [--threads N] [--repeat N] [--profile] [--dump DIR] [--json]
-  nnxr render [MODEL.onnx] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE] ...
+  nnxr render [MODEL.onnx] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE] [--compare FILE] ...
   nnxr help | --help | --version
 
 Without MODEL, nnxr uses its embedded default model (an 8x8 handwritten-digit CNN).
@@ -37,6 +37,13 @@ view      (the default command) loads the model, runs it, lays the network out a
           --xr                  require the headset (error when there is no OpenXR runtime or HMD)
           --no-mirror           in the headset: no desktop window mirroring the left eye
           --input FILE | --random SEED   as for run (default model: a sample digit)
+          --input DIR | --input FILE --input FILE ...   several inputs for one model input (a
+                                directory: its images, .npy and .pb files by name); left/right
+                                arrows (X/Y on the left controller) step through them
+          --compare [NAME=]FILE  input B beside A (kept, so flips cost no inference): C shows
+                                A, B or the difference a_A - a_B in turn (diverging colours
+                                per tensor, connections ranked by |w (a_A - a_B)|)
+          --show a|b|diff       with --compare: what is shown first (default diff)
           --budget N            resident neurons + connections (default 2000000; lowered to what
                                 the Vulkan device can hold)
           --threads N           threads for inference and the scene build (default 2)
@@ -44,9 +51,11 @@ view      (the default command) loads the model, runs it, lays the network out a
           --frames N            exit after N frames once the scene is shown
           --stats               with --frames: print one JSON line (frame CPU and wall time
                                 median/p99, frames, resident and drawn elements, world transform,
-                                thresholds, selection, errors; in the headset also the session
-                                states reached and the time from xrWaitFrame to xrEndFrame, the
-                                depth layer and the mirror's presented/skipped frames)
+                                thresholds, selection, errors, input {index, count, file},
+                                input_switch_ms, compare {show, flip_ms}; in the headset also the
+                                session states reached and the time from xrWaitFrame to
+                                xrEndFrame, the depth layer and the mirror's presented/skipped
+                                frames)
           --layers A:B          show layers A to B only (also A, A: and :B)
           --ops OP,...          show only tensors produced by these ops (e.g. Conv,Relu)
           --tensors NAME,...    show only these tensors
@@ -68,6 +77,12 @@ inspect   producer, opsets, inputs and outputs with shapes, node count by op typ
             --threads N   threads for inference and the scene build (default 1; 0 = all cores)
             --layers A:B, --ops OP,..., --tensors NAME,..., --filter-mode hide|dim
                           as for view: the tensors listed (dimmed ones flagged) and shown counts
+            --compare [NAME=]FILE   run the model on a second input B too (an image, .npy or .pb
+                          for the first input or input NAME; the others as for A): per tensor
+                          its divergence, rel L2 |a_A - a_B| / |a_A| and cosine similarity
+                          (JSON: "divergence" of each tensor), and the tensors that changed most
+            --show a|b|diff   with --compare: the scene of A, of B, or of the difference
+                          a_A - a_B (default), connections ranked by |w (a_A - a_B)|
 
 run       runs the model on the CPU and reports its outputs; every tensor is kept.
           --input [NAME=]FILE   .npy, ONNX TensorProto .pb, or an image (.png/.jpg), in input order
@@ -87,6 +102,7 @@ render    runs the model, lays the network out and renders it offscreen to a PNG
           --width W --height H  image size in pixels (default 1600x900)
           --camera PRESET       overview (default), front, side or top; frames the whole network
           --input FILE | --random SEED   as for run (default model: a sample digit)
+          --compare [NAME=]FILE  input B: render the difference a_A - a_B (or --show a|b)
           --neuron-threshold Q  per-tensor quantile of neurons to hide (default 0: show all)
           --connection-threshold Q  per-tensor quantile of connections to hide (default 0.6)
           --budget N            resident neurons + connections (default 20000000)

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/compare.h"
 #include "app/filter_args.h"
 #include "app/inputs.h"
 #include "engine/camera.h"
@@ -14,7 +15,9 @@
 #include "engine/offscreen.h"
 #include "engine/renderer.h"
 #include "engine/scene_buffers.h"
+#include "engine/viewer_state.h"
 #include "model/runtime/runtime.h"
+#include "model/scene/compare.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::app {
@@ -73,8 +76,13 @@ int render_command(Args& args) {
   const uint64_t budget = uint64_t(args.int_option("--budget", 1, 1'000'000'000).value_or(20'000'000));
   const int threads = int(args.int_option("--threads", 0, 256).value_or(1));
   const FilterArgs filter_args = parse_filter_args(args);
+  const auto compare = args.option("--compare");
+  const auto show_text = args.option("--show");
   auto pos = args.positionals();
   args.finish();
+  if (show_text && !compare) throw UsageError("--show needs --compare FILE");
+  const auto show = scene::parse_compare_show(show_text.value_or("diff"));
+  if (!show) throw UsageError("--show takes a, b or diff, got '" + *show_text + "'");
   if (!out) throw UsageError("render needs --out FILE.png");
   if (pos.size() > 1) throw UsageError("render takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
@@ -103,9 +111,39 @@ int render_command(Args& args) {
   const model::Graph& g = plan->graph();
   for (const std::string& line : runtime::non_finite_report(session)) std::cerr << "warning: " << g.source << ": " << line << '\n';
 
+  // --compare: input B in a second session; the scene shows A, B or a_A − a_B (--show).
+  std::optional<runtime::Session> session_b;
+  std::vector<float> difference;
+  if (compare) {
+    const auto feeds_b = compare_feeds(*compare, g, feeds, image);
+    progress.stage("running " + g.source + " on " + *compare);
+    session_b.emplace(plan, runtime::SessionOptions{.threads = threads});
+    for (const auto& [name, t] : feeds_b) session_b->set_input(name, t.dtype, t.shape, t.bytes);
+    try {
+      session_b->run();
+    } catch (const runtime::UnsupportedError& e) {
+      std::cerr << "nnxr: warning: " << *compare << ": " << e.what() << "; showing the tensors that were computed\n";
+    }
+  }
+
   progress.stage("laying out and building the scene");
-  const scene::Activations values = scene::activations_of(session);
+  scene::Activations values = scene::activations_of(session);
   const scene::Layout layout = scene::Layout::build(g, {}, &values);  // data-dependent shapes as run
+  std::optional<engine::CompareSummary> summary;
+  if (session_b) {
+    const scene::Activations values_b = scene::activations_of(*session_b);
+    std::string line;
+    const auto div = scene::divergence(g, values, values_b);
+    summary = engine::compare_summary(g, layout, div);
+    for (model::TensorId id : scene::most_changed(g, div, 5)) {
+      char figure[48];
+      std::snprintf(figure, sizeof figure, " (rel L2 %.3g)", div[id]->rel_l2);
+      line += (line.empty() ? "" : ", ") + g.tensors[id].name + figure;
+    }
+    std::cerr << "render: most changed: " << line << '\n';
+    if (*show == scene::CompareShow::B) values = values_b;
+    if (*show == scene::CompareShow::Difference) values = scene::difference(g, values, values_b, difference);
+  }
   const uint64_t limit = engine::max_element_budget(device);
   uint64_t resident = budget;
   if (resident > limit) {
@@ -146,6 +184,14 @@ int render_command(Args& args) {
   for (const scene::Block& b : layout.blocks())
     for (int i = 0; i < 8 && (!frame_shown || shown(b)); ++i)
       corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
+  // Compare mode: the divergence curve and the most changed tensors above the network, framed too.
+  engine::OverlayBuilder overlay;
+  if (summary && !summary->curve.empty()) {
+    const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+    engine::draw_divergence(overlay, *summary, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, glm::mat4(1.0f));
+    for (const engine::OverlayVertex& v : overlay.lines()) corners.push_back(v.position);
+    for (const engine::OverlayVertex& v : overlay.triangles()) corners.push_back(v.position);
+  }
   const float aspect = float(width) / float(height);
   const engine::Camera camera = engine::frame_points(*preset, corners, aspect);
   engine::FrameParams params;
@@ -157,11 +203,15 @@ int render_command(Args& args) {
   const float distance = glm::length(camera.eye - camera.target);
   params.fog_start = distance;
   params.fog_end = distance * 4;
+  params.overlay_lines = overlay.lines();
+  params.overlay_triangles = overlay.triangles();
   const engine::RgbaImage picture = offscreen.render(renderer, buffers, params);
   device.wait_idle();
   engine::write_png(*out, picture);
   std::cout << "wrote " << *out << " (" << width << "x" << height << ", " << shown_neurons << " neurons, "
-            << shown_connections << " connections shown)\n";
+            << shown_connections << " connections shown";
+  if (compare) std::cout << ", showing " << scene::compare_show_name(*show);
+  std::cout << ")\n";
   return 0;
 }
 

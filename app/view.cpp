@@ -12,9 +12,11 @@
 // the frame's wall time (on a CPU rasteriser most of a frame's cost is not the frame thread's).
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "app/commands.h"
+#include "app/compare.h"
 #include "app/filter_args.h"
 #include "app/inputs.h"
 #include "app/json.h"
@@ -56,6 +58,48 @@ Sources make_sources(const std::optional<std::string>& path, std::vector<InputSp
     return feeds;
   };
   return s;
+}
+
+// The feeds of `specs` (files read on the worker thread, when the input is switched to).
+engine::InputSource input_from(std::vector<InputSpec> specs, std::optional<uint32_t> seed, const ImageOptions& image) {
+  return [specs = std::move(specs), seed, image](const model::Graph& graph) {
+    std::vector<std::string> names;
+    for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
+    InputSet set(specs, names);
+    engine::Feeds feeds;
+    for (auto& [name, t] : set.resolve(graph, seed, image, /*quiet=*/true)) feeds[name] = std::move(t);
+    return feeds;
+  };
+}
+
+// Several inputs to step through: the specs sharing one input (unnamed: the first) when there are
+// two or more of them; the other specs go with each. Returns the specs the model loads with (the
+// first of the list) and fills `list`.
+std::vector<InputSpec> split_input_list(std::vector<InputSpec> specs, std::optional<uint32_t> seed, const ImageOptions& image,
+                                        engine::InputList& list) {
+  std::map<std::string, int> per_name;
+  for (const InputSpec& s : specs) ++per_name[s.name];
+  std::string listed;
+  int lists = 0;
+  for (const auto& [name, n] : per_name)
+    if (n > 1) listed = name, ++lists;
+  if (lists == 0) {
+    for (const InputSpec& s : specs)
+      if (s.name.empty()) list.names = {s.embedded ? s.file : std::filesystem::path(s.file).filename().string()};
+    return specs;
+  }
+  if (lists > 1) throw UsageError("view steps through several files of one input only; give the others once each");
+  std::vector<InputSpec> fixed, alternatives;
+  for (InputSpec& s : specs) (s.name == listed ? alternatives : fixed).push_back(std::move(s));
+  for (const InputSpec& s : alternatives) list.names.push_back(std::filesystem::path(s.file).filename().string());
+  list.source = [fixed, alternatives, seed, image](size_t i) {
+    std::vector<InputSpec> chosen = fixed;
+    chosen.push_back(alternatives.at(i));
+    return input_from(std::move(chosen), seed, image);
+  };
+  fixed.push_back(alternatives.front());
+  std::cerr << "nnxr: " << alternatives.size() << " inputs (left/right arrows, X/Y on the left controller)\n";
+  return fixed;
 }
 
 // An input image (or .npy/.pb) dropped on the window, for the current model's first input.
@@ -100,6 +144,13 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
   } else {
     j.null();
   }
+  j.key("input").begin_object().field("index", static_cast<uint64_t>(s.input_index)).field("count", static_cast<uint64_t>(s.input_count));
+  j.field("file", s.input_file).end_object();
+  j.field("input_switch_ms", s.input_switch_ms).field("input_switches", s.input_switches);
+  if (!s.compare_show.empty()) {
+    j.key("compare").begin_object().field("show", s.compare_show).field("flip_ms", s.compare_flip_ms);
+    j.field("flips", s.compare_flips).end_object();
+  }
   j.key("errors").begin_array();
   for (const std::string& e : s.errors) j.value(e);
   j.end_array().field("validation_errors", s.validation_errors);
@@ -134,6 +185,8 @@ int view_command(Args& args) {
   const ImageOptions image = parse_image_options(args);
   std::optional<uint32_t> seed;
   if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = static_cast<uint32_t>(*s);
+  const auto compare = args.option("--compare");
+  const auto show_text = args.option("--show");
   engine::ViewerOptions options;
   const auto budget = args.int_option("--budget", 1, 1'000'000'000);
   options.worker.scene.budget = static_cast<uint64_t>(budget.value_or(2'000'000));
@@ -154,7 +207,30 @@ int view_command(Args& args) {
   if (pos.size() > 1) throw UsageError("view takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   if (xr && desktop) throw UsageError("--xr and --desktop exclude each other");
   if (stats && !frames) throw UsageError("--stats needs --frames N");
+  if (show_text && !compare) throw UsageError("--show needs --compare FILE");
+  const auto show = scene::parse_compare_show(show_text.value_or("diff"));
+  if (!show) throw UsageError("--show takes a, b or diff, got '" + *show_text + "'");
   const std::optional<std::string> path = pos.empty() ? std::nullopt : std::optional(pos[0]);
+  specs = split_input_list(expand_input_directories(std::move(specs)), seed, image, options.worker.inputs);
+  if (compare) {
+    // B: the compared file for its input (unnamed: the first), the other inputs as A has them.
+    const InputSpec b = parse_input_argument(*compare, "--compare");
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(b.file, ec)) throw model::ModelError("--compare " + b.file + ": no such file");
+    std::vector<InputSpec> b_specs;
+    bool first_unnamed = true;
+    for (const InputSpec& s : specs) {
+      if (s.name.empty() && b.name.empty() && first_unnamed) {
+        first_unnamed = false;
+        continue;
+      }
+      if (!b.name.empty() && s.name == b.name) continue;
+      b_specs.push_back(s);
+    }
+    b_specs.insert(b_specs.begin(), b);
+    options.worker.compare.b = input_from(std::move(b_specs), seed.value_or(42), image);
+    options.worker.compare.show->store(*show);
+  }
   if (filter_args.any()) {  // names and layers are checked against the model before anything opens
     const model::Graph graph = load_model_arg(path, load_options, /*quiet=*/true);
     options.filter = resolve_filter(graph, filter_args);

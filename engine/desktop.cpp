@@ -61,6 +61,9 @@ Key key_of(int glfw_key) {
     case GLFW_KEY_BACKSPACE: return Key::Backspace;
     case GLFW_KEY_UP: return Key::Up;
     case GLFW_KEY_DOWN: return Key::Down;
+    case GLFW_KEY_LEFT: return Key::Left;
+    case GLFW_KEY_RIGHT: return Key::Right;
+    case GLFW_KEY_C: return Key::C;
     default: return Key::Other;
   }
 }

@@ -360,6 +360,9 @@ Command DesktopControls::key(Key key, Press press) {
       }
       break;
     case Key::Escape: c.quit = true; break;
+    case Key::Left: c.input_step = -1; break;
+    case Key::Right: c.input_step = +1; break;
+    case Key::C: c.compare_toggle = press == Press::Down; break;
     default: break;
   }
   return c;

@@ -216,7 +216,7 @@ class Interaction {
 
 enum class Key : uint8_t {
   W, A, S, D, Q, E, Shift, R, LeftBracket, RightBracket, Comma, Period, F12, Escape,
-  PageUp, PageDown, Home, End, Slash, Enter, Backspace, Up, Down, Other
+  PageUp, PageDown, Home, End, Slash, Enter, Backspace, Up, Down, Left, Right, C, Other
 };
 enum class Button : uint8_t { Left, Right, Other };
 enum class Press : uint8_t { Down, Up, Repeat };
@@ -228,13 +228,16 @@ struct Command {
   bool quit = false;
   std::optional<Ray> select;  // world-space pick ray (left click, or a search's match)
   std::optional<float> select_radius;  // pick radius in network metres; unset: about a neuron
+  int input_step = 0;         // to the next (+1) or previous (-1) of several inputs
+  bool compare_toggle = false;  // compare mode: show A, B, A − B in turn
 };
 
 // Desktop keyboard and mouse bindings (DESIGN.md "Interaction"): WASD (+Q/E down/up, Shift fast)
 // fly, right-drag looks around, scroll scales the network about the point under the cursor, R
 // resets the view and the filters, [ ] step the neuron threshold, , . the connection threshold,
 // Page Down / Page Up step the layer window deeper / shallower and walk to it, End / Home narrow /
-// widen it, left click selects, F12 saves a screenshot, Escape quits. Frame thread only.
+// widen it, left click selects, F12 saves a screenshot, ←/→ step through several inputs, C flips
+// compare mode between A, B and A − B, Escape quits. Frame thread only.
 class DesktopControls {
  public:
   explicit DesktopControls(Interaction& interaction) : interaction_(interaction) {}

@@ -1,6 +1,7 @@
 #include "engine/viewer_state.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -37,6 +38,14 @@ std::vector<LayerBox> layer_boxes(const std::vector<TensorPlace>& tensors, int l
     else b = {glm::min(b.min, lo), glm::max(b.max, hi)};
   }
   return boxes;
+}
+
+// The median of a few timings (0 for none).
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -79,6 +88,7 @@ void ViewerState::take_in(float aspect) {
                 << static_cast<int>(e->milliseconds) << " ms\n";
     } else if (auto* e = std::get_if<SceneBuilt>(&event)) {
       generation_ = e->generation;
+      compare_ = e->compare;
       resident_neurons_ = e->neurons;
       resident_connections_ = e->connections;
       interaction_.select(std::nullopt);
@@ -117,7 +127,15 @@ void ViewerState::take_in(float aspect) {
       line << '\n';
       std::cerr << line.str();
     } else if (auto* e = std::get_if<Failed>(&event)) {
-      last_error_ = e->message;
+      const auto& inputs = worker_.options().inputs;
+      if (e->stage == Stage::Infer && awaited_ && !awaited_->flip && awaited_->previous_input < inputs.names.size()) {
+        // A switch to an input that cannot be read: the previous input stays, and says so.
+        input_index_ = awaited_->previous_input;
+        awaited_.reset();
+        input_message_ = e->message + " (kept " + inputs.names[input_index_] + ")";
+      } else {
+        last_error_ = e->message;
+      }
       errors_.push_back(e->message);
       std::cerr << "nnxr: " << e->message << '\n';
     } else if (auto* e = std::get_if<Warning>(&event)) {
@@ -128,6 +146,26 @@ void ViewerState::take_in(float aspect) {
 
 void ViewerState::apply(const Command& command) {
   if (command.filter_changed) filter_requested_ = worker_.filter(interaction_.filter());
+  const InputList& inputs = worker_.options().inputs;
+  if (command.input_step != 0 && inputs.names.size() > 1 && inputs.source) {
+    const size_t n = inputs.names.size();
+    const size_t previous = awaited_ && !awaited_->flip ? awaited_->previous_input : input_index_;
+    input_index_ = (input_index_ + n + static_cast<size_t>(command.input_step % static_cast<int>(n) + static_cast<int>(n))) % n;
+    input_message_.clear();
+    awaited_ = Awaited{Clock::now(), generation_, previous, false};
+    worker_.set_input(inputs.source(input_index_));
+    std::cerr << "nnxr: input " << input_index_ + 1 << "/" << n << ": " << inputs.names[input_index_] << '\n';
+  }
+  const CompareOptions& compare = worker_.options().compare;
+  if (command.compare_toggle && compare.b) {
+    const scene::CompareShow next = compare.show->load() == scene::CompareShow::A   ? scene::CompareShow::B
+                                    : compare.show->load() == scene::CompareShow::B ? scene::CompareShow::Difference
+                                                                                    : scene::CompareShow::A;
+    compare.show->store(next);
+    if (!awaited_) awaited_ = Awaited{Clock::now(), generation_, input_index_, true};
+    worker_.rebuild();
+    std::cerr << "nnxr: showing " << scene::compare_show_name(next) << '\n';
+  }
   if (command.select) {
     const Ray r = interaction_.world().to_network(*command.select);
     // A pick radius of most of a neuron spacing: the nearest neuron under the cursor, at any zoom.
@@ -147,7 +185,52 @@ FrameParams ViewerState::frame_params(float aspect) const {
   const float extent = interaction_.extent() * interaction_.world().scale;
   p.fog_start = extent * 2;
   p.fog_end = extent * 20;
+  if (compare_ && !compare_->curve.empty()) {
+    overlay_.clear();
+    draw_divergence(overlay_, *compare_, interaction_.bounds_min(), interaction_.bounds_max(), interaction_.world().matrix());
+    p.overlay_lines = overlay_.lines();
+    p.overlay_triangles = overlay_.triangles();
+  }
   return p;
+}
+
+void draw_divergence(OverlayBuilder& overlay, const CompareSummary& summary, glm::vec3 lo, glm::vec3 hi,
+                     const glm::mat4& world) {
+  auto at = [&](float x, float y, float z) { return glm::vec3(world * glm::vec4(x, y, z, 1.0f)); };
+  auto dir = [&](glm::vec3 v) { return glm::vec3(world * glm::vec4(v, 0.0f)); };
+  const float span_y = std::max(hi.y - lo.y, 0.05f);
+  const float base = hi.y + 0.15f * span_y, height = 0.4f * span_y, z = 0.5f * (lo.z + hi.z);
+  float top = 0;
+  for (const auto& c : summary.curve) top = std::max(top, c[1]);
+  if (!(top > 0)) top = 1;
+  const glm::vec4 axis(0.5f, 0.5f, 0.55f, 1.0f), curve(1.0f, 0.75f, 0.1f, 1.0f), text(0.9f, 0.9f, 0.9f, 1.0f);
+  overlay.line(at(lo.x, base, z), at(hi.x, base, z), axis);
+  overlay.line(at(lo.x, base, z), at(lo.x, base + height, z), axis);
+  for (size_t i = 0; i < summary.curve.size(); ++i) {
+    const auto& c = summary.curve[i];
+    const glm::vec3 p = at(c[0], base + height * c[1] / top, z);
+    if (i > 0) {
+      const auto& b = summary.curve[i - 1];
+      overlay.line(at(b[0], base + height * b[1] / top, z), p, curve);
+    }
+    overlay.line(at(c[0], base, z), p, glm::vec4(curve.r, curve.g, curve.b, 0.3f));
+  }
+  const float unit = std::max(hi.x - lo.x, 0.05f) / 360.0f;
+  const glm::vec3 right = dir({unit, 0, 0}), down = dir({0, -unit, 0});
+  char line[160];
+  std::snprintf(line, sizeof line, "A vs B: rel L2 |a_A - a_B| / |a_A| along depth (top %.3g)", static_cast<double>(top));
+  // Text lines from the top down, ending just above the curve.
+  const size_t rows = std::min<size_t>(summary.most_changed.size(), 5);
+  float y = base + height + 10 * unit + 12 * unit * static_cast<float>(rows + 2);
+  overlay.text(at(lo.x, y, z), right, down, line, text);
+  y -= 12 * unit;
+  if (rows) overlay.text(at(lo.x, y, z), right, down, "changed most (rel L2):", text);
+  for (size_t i = 0; i < rows; ++i) {
+    y -= 12 * unit;
+    const auto& [name, rel] = summary.most_changed[i];
+    std::snprintf(line, sizeof line, "  %.3g  %.60s", rel, name.c_str());
+    overlay.text(at(lo.x, y, z), right, down, line, curve);
+  }
 }
 
 bool ViewerState::settled() const {
@@ -160,6 +243,11 @@ void ViewerState::frame_done(double cpu_ms, uint64_t generation, double wall_ms)
   const bool first = frames_total_++ == 0;
   if (first) first_frame_ms_ = since;
   if (generation > 0 && first_scene_ms_ == 0) first_scene_ms_ = since;
+  if (awaited_ && generation > awaited_->generation) {
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - awaited_->start).count();
+    (awaited_->flip ? flip_ms_ : switch_ms_).push_back(ms);
+    awaited_.reset();
+  }
   // Without a measured wall time, the time since the previous frame (none for the first).
   if (wall_ms < 0 && !first) wall_ms = std::chrono::duration<double, std::milli>(now - last_frame_).count();
   last_frame_ = now;
@@ -181,6 +269,11 @@ std::string ViewerState::title() const {
   char ms[32];
   std::snprintf(ms, sizeof ms, " — %.2f ms", last_cpu_ms_);
   t << ms;
+  const InputList& inputs = worker_.options().inputs;
+  if (inputs.names.size() > 1 && input_index_ < inputs.names.size())
+    t << " — input " << input_index_ + 1 << "/" << inputs.names.size() << ' ' << inputs.names[input_index_];
+  if (worker_.options().compare.b) t << " — showing " << scene::compare_show_name(worker_.options().compare.show->load());
+  if (!input_message_.empty()) t << " — " << input_message_;
   const Progress p = worker_.progress();
   if (p.busy && p.stage != Stage::Idle) t << " — " << stage_name(p.stage) << ' ' << static_cast<int>(p.fraction * 100) << '%';
   if (!last_error_.empty()) t << " — error: " << last_error_;
@@ -208,6 +301,15 @@ ViewStats ViewerState::stats() const {
   s.selection = interaction_.selection();
   s.errors = errors_;
   s.model = model_;
+  const InputList& inputs = worker_.options().inputs;
+  s.input_count = std::max<size_t>(inputs.names.size(), 1);
+  s.input_index = input_index_;
+  if (input_index_ < inputs.names.size()) s.input_file = inputs.names[input_index_];
+  s.input_switch_ms = median(switch_ms_);
+  s.input_switches = switch_ms_.size();
+  if (worker_.options().compare.b) s.compare_show = scene::compare_show_name(worker_.options().compare.show->load());
+  s.compare_flip_ms = median(flip_ms_);
+  s.compare_flips = flip_ms_.size();
   return s;
 }
 

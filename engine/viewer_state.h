@@ -15,6 +15,7 @@
 
 #include "engine/frame_times.h"
 #include "engine/interaction.h"
+#include "engine/overlay.h"
 #include "engine/renderer.h"
 #include "engine/worker.h"
 
@@ -39,7 +40,22 @@ struct ViewStats {
   std::vector<std::string> errors;
   uint64_t validation_errors = 0;
   std::string model;
+  // Several inputs (WorkerOptions::inputs): the one shown, how many, its name; the median time
+  // from a switch (or a compare flip) to the first frame that drew its scene (0: none yet).
+  size_t input_index = 0, input_count = 0;
+  std::string input_file;
+  double input_switch_ms = 0;
+  uint64_t input_switches = 0;
+  std::string compare_show;  // compare mode: "A", "B" or "A-B"; empty otherwise
+  double compare_flip_ms = 0;
+  uint64_t compare_flips = 0;
 };
+
+// Compare mode: above the network (bounds lo..hi in network space, placed by `world`), the
+// divergence of A and B along its depth, scaled to its largest value, and the tensors that
+// changed most.
+void draw_divergence(OverlayBuilder& overlay, const CompareSummary& summary, glm::vec3 lo, glm::vec3 hi,
+                     const glm::mat4& world);
 
 class ViewerState {
  public:
@@ -97,6 +113,19 @@ class ViewerState {
   uint64_t frames_total_ = 0;
   double first_frame_ms_ = 0, first_scene_ms_ = 0;
   double last_cpu_ms_ = 0;
+  // Several inputs and compare mode: a switch or flip waits for a scene newer than `generation`.
+  struct Awaited {
+    Clock::time_point start;
+    uint64_t generation = 0;
+    size_t previous_input = 0;
+    bool flip = false;
+  };
+  size_t input_index_ = 0;
+  std::optional<Awaited> awaited_;
+  std::vector<double> switch_ms_, flip_ms_;
+  std::string input_message_;  // shown in the title: an input that could not be read
+  std::optional<CompareSummary> compare_;  // of the scene shown (compare mode)
+  mutable OverlayBuilder overlay_;         // the divergence curve and panel, rebuilt per frame
 };
 
 }  // namespace nnxr::engine

@@ -109,6 +109,15 @@ void Worker::rebuild(int top_k, uint64_t budget) {
   wake_.notify_one();
 }
 
+void Worker::rebuild() {
+  {
+    std::lock_guard lock(mutex_);
+    pending_->need_scene = true;
+    busy_ = true;
+  }
+  wake_.notify_one();
+}
+
 uint64_t Worker::filter(scene::Filter filter) {
   std::lock_guard lock(mutex_);
   const uint64_t serial = ++filter_serial_;

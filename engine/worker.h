@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "model/graph.h"
+#include "model/scene/compare.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::engine {
@@ -85,12 +86,25 @@ struct ModelLoaded {
   std::vector<TensorPlace> tensors;  // every laid-out tensor, by layer
 };
 
+// Compare mode: where inputs A and B part ways. `curve` holds, by depth, the largest rel L2
+// ‖a_A − a_B‖/‖a_A‖ of the tensors at each depth (x in network space, metres at scale 1);
+// `most_changed` the tensors with the largest rel L2, most first.
+struct CompareSummary {
+  std::vector<std::array<float, 2>> curve;
+  std::vector<std::pair<std::string, double>> most_changed;
+};
+
+// The summary of `divergence` (scene/compare.h, per tensor id) for the tensors `layout` lays out.
+CompareSummary compare_summary(const model::Graph& graph, const scene::Layout& layout,
+                               const std::vector<std::optional<scene::Divergence>>& divergence);
+
 struct SceneBuilt {
   uint64_t generation = 0;  // 1, 2, ... per successful build
   uint64_t neurons = 0, connections = 0;  // resident
   size_t segments = 0;
   double infer_ms = 0, build_ms = 0;
   scene::BuildStats stats;  // the scene build's own breakdown
+  std::optional<CompareSummary> compare;  // compare mode only
 };
 
 // A filter's counts were written to the sink (the frame after this shows them).
@@ -129,12 +143,29 @@ struct Warning {
 
 using WorkerEvent = std::variant<ModelLoaded, SceneBuilt, CountsApplied, Selected, Failed, Warning>;
 
+// Compare mode (`view --compare`): input B runs in a second session beside each input A (once
+// per model: B does not change when A does), and every build shows what `show` says then: A, B
+// or the difference a_A − a_B (scene/compare.h). Flipping needs a rebuild, never an inference.
+struct CompareOptions {
+  InputSource b;  // empty: no comparison
+  std::shared_ptr<std::atomic<scene::CompareShow>> show = std::make_shared<std::atomic<scene::CompareShow>>(scene::CompareShow::Difference);
+};
+
+// Several inputs a viewer steps through (←/→ on the desktop, X/Y in the headset): the name and
+// the source of each. Entry 0 is the input the model was loaded with.
+struct InputList {
+  std::vector<std::string> names;
+  std::function<InputSource(size_t index)> source;
+};
+
 struct WorkerOptions {
   int threads = 1;                    // inference and scene-build threads
   scene::LayoutOptions layout;
   scene::SceneOptions scene;          // top_k, budget (progress is set by the worker)
   bool print_progress = true;         // stage lines on stderr for work longer than print_after_ms
   double print_after_ms = 500;
+  CompareOptions compare;             // input B, and what a build shows
+  InputList inputs;                   // read by the viewer (ViewerState), not by the pipeline
 };
 
 // Thrown from a stage's progress callback once the Worker is being destroyed; the stage unwinds
@@ -188,6 +219,9 @@ class Worker {
   void set_input(InputSource input);
   // Rebuilds the scene with another connection fan-in / element budget.
   void rebuild(int top_k, uint64_t budget);
+  // Rebuilds the scene of the last inference as it is (e.g. after options().compare.show changed).
+  void rebuild();
+  const WorkerOptions& options() const { return options_; }
   // Applies a filter to the current scene (and to every later one). Returns its serial.
   uint64_t filter(scene::Filter filter);
   // Picks along a ray in network space (the caller undoes the world transform). Returns its serial.

@@ -2,6 +2,8 @@
 // the engine's SceneSink.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <span>
 
@@ -75,12 +77,17 @@ class SceneStages final : public Stages {
     scene::Layout layout = scene::Layout::build(plan->graph(), options_.layout);
     progress(0.9f);
     auto session = std::make_unique<runtime::Session>(plan, runtime::SessionOptions{.threads = std::max(1, options_.threads)});
+    std::unique_ptr<runtime::Session> session_b;
+    if (options_.compare.b)
+      session_b = std::make_unique<runtime::Session>(plan, runtime::SessionOptions{.threads = std::max(1, options_.threads)});
 
     // Committed. The old scene stays in the sink (and on screen) until the new one is
     // published, but it can no longer be filtered or picked.
     scene_.reset();
     inferred_ = false;
     session_ = std::move(session);
+    session_b_ = std::move(session_b);
+    b_inferred_ = false;
     layout_ = std::move(layout);
     plan_ = std::move(plan);
     name_ = model.name;
@@ -110,9 +117,11 @@ class SceneStages final : public Stages {
     if (!session_) return false;  // the input waits for a model
     if (!input) throw std::runtime_error(name_ + ": no input given");
     const auto start = Clock::now();
+    // The input first: one that cannot be read (a file gone meanwhile) keeps the previous
+    // inference and scene as they are.
+    const Feeds feeds = input(plan_->graph());
     inferred_ = false;
     scene_.reset();
-    const Feeds feeds = input(plan_->graph());
     for (const auto& [name, t] : feeds) session_->set_input(name, t.dtype, t.shape, t.bytes);
     progress(0.1f);  // throws StageCancelled once the Worker is being destroyed
     try {
@@ -121,6 +130,7 @@ class SceneStages final : public Stages {
       post(Warning{e.what()});  // what could run did; the rest stays dark
     }
     for (const std::string& line : runtime::non_finite_report(*session_, 4)) post(Warning{name_ + ": " + line});
+    if (session_b_) infer_b(feeds, post);
     if (layout_needs_run_) {
       const scene::Activations values = scene::activations_of(*session_);
       layout_ = scene::Layout::build(plan_->graph(), options_.layout, &values);
@@ -145,7 +155,16 @@ class SceneStages final : public Stages {
     scene::SceneOptions o = options;
     o.progress = progress;
     HeldPublish held(sink_);
-    const scene::Activations values = scene::activations_of(*session_);
+    scene::Activations values = scene::activations_of(*session_);
+    if (session_b_ && b_inferred_) {
+      switch (options_.compare.show->load()) {
+        case scene::CompareShow::A: break;
+        case scene::CompareShow::B: values = scene::activations_of(*session_b_); break;
+        case scene::CompareShow::Difference:
+          values = scene::difference(plan_->graph(), values, scene::activations_of(*session_b_), difference_);
+          break;
+      }
+    }
     auto built = std::make_unique<scene::Scene>(scene::Scene::build(plan_->graph(), *layout_, values, o, held));
     const scene::DrawCounts counts = built->counts(filter);
     held.release(counts);
@@ -158,7 +177,8 @@ class SceneStages final : public Stages {
                     .segments = scene_->segments().size(),
                     .infer_ms = infer_ms_,
                     .build_ms = ms_since(start),
-                    .stats = st});
+                    .stats = st,
+                    .compare = session_b_ && b_inferred_ ? std::optional(compare_summary_) : std::nullopt});
     post(CountsApplied{filter_serial, generation_, sum(counts.neurons), sum(counts.connections)});
     return true;
   }
@@ -180,6 +200,38 @@ class SceneStages final : public Stages {
   }
 
  private:
+  // Compare mode: runs input B once per model (its shape must be A's), then reports the tensors
+  // that changed most between A and B.
+  void infer_b(const Feeds& a, const PostFn& post) {
+    const model::Graph& g = plan_->graph();
+    if (!b_inferred_) {
+      const Feeds b = options_.compare.b(g);
+      for (const auto& [name, t] : b) {
+        const auto it = a.find(name);
+        if (it != a.end() && (it->second.shape != t.shape || it->second.dtype != t.dtype))
+          throw std::runtime_error("--compare: input B has shape " + model::shape_string(t.shape) + ", input A has " +
+                                   model::shape_string(it->second.shape) + " (input '" + name + "'): they cannot be compared");
+      }
+      for (const auto& [name, t] : b) session_b_->set_input(name, t.dtype, t.shape, t.bytes);
+      try {
+        session_b_->run();
+      } catch (const runtime::UnsupportedError& e) {
+        post(Warning{std::string("input B: ") + e.what()});
+      }
+      b_inferred_ = true;
+    }
+    const auto div = scene::divergence(g, scene::activations_of(*session_), scene::activations_of(*session_b_));
+    CompareSummary summary = compare_summary(g, *layout_, div);
+    std::string line;
+    for (size_t i = 0; i < summary.most_changed.size() && i < 5; ++i) {
+      char figure[48];
+      std::snprintf(figure, sizeof figure, " (rel L2 %.3g)", summary.most_changed[i].second);
+      line += (line.empty() ? "" : ", ") + summary.most_changed[i].first + figure;
+    }
+    std::fprintf(stderr, "nnxr: compare: most changed: %s\n", line.c_str());
+    compare_summary_ = std::move(summary);
+  }
+
   Selection describe(model::TensorId tensor, int64_t element) const {
     const model::Graph& g = plan_->graph();
     const model::Tensor& t = g.tensors.at(tensor);
@@ -217,6 +269,10 @@ class SceneStages final : public Stages {
   bool layout_needs_run_ = false;             // some float tensor's shape is data-dependent
   std::optional<ModelLoaded> pending_loaded_;  // posted after the first run when layout_needs_run_
   std::unique_ptr<runtime::Session> session_;
+  std::unique_ptr<runtime::Session> session_b_;  // compare mode: input B
+  bool b_inferred_ = false;
+  CompareSummary compare_summary_;  // of the last inference
+  std::vector<float> difference_;  // a_A − a_B, reused from build to build
   bool inferred_ = false;
   double infer_ms_ = 0;
   std::unique_ptr<scene::Scene> scene_;
@@ -224,6 +280,24 @@ class SceneStages final : public Stages {
 };
 
 }  // namespace
+
+CompareSummary compare_summary(const model::Graph& g, const scene::Layout& layout,
+                               const std::vector<std::optional<scene::Divergence>>& div) {
+  CompareSummary summary;
+  for (model::TensorId id : scene::most_changed(g, div, 8)) summary.most_changed.emplace_back(g.tensors[id].name, div[id]->rel_l2);
+  // The curve: per depth (block centre along x), the largest finite rel L2 of its activations.
+  for (const scene::Block& b : layout.blocks()) {
+    if (b.tensor >= div.size() || !div[b.tensor] || g.tensors[b.tensor].kind != model::TensorKind::Activation) continue;
+    if (!std::isfinite(div[b.tensor]->rel_l2)) continue;
+    const float x = 0.5f * (b.min[0] + b.max[0]), v = static_cast<float>(div[b.tensor]->rel_l2);
+    auto& c = summary.curve;
+    auto at = std::find_if(c.begin(), c.end(), [&](const std::array<float, 2>& p) { return std::abs(p[0] - x) < 1e-6f; });
+    if (at == c.end()) c.push_back({x, v});
+    else (*at)[1] = std::max((*at)[1], v);
+  }
+  std::sort(summary.curve.begin(), summary.curve.end(), [](const auto& p, const auto& q) { return p[0] < q[0]; });
+  return summary;
+}
 
 std::unique_ptr<Stages> make_scene_stages(scene::SceneSink& sink, const WorkerOptions& options) {
   return std::make_unique<SceneStages>(sink, options);

@@ -15,6 +15,8 @@ constexpr std::array kActionDefs{
     ActionDef{GripPose, "grip_pose", "Hand pose", ActionType::Pose},
     ActionDef{AimPose, "aim_pose", "Pointing ray", ActionType::Pose},
     ActionDef{Haptic, "haptic", "Threshold tick", ActionType::Vibration},
+    ActionDef{NextInput, "next_input", "Next input", ActionType::Boolean},
+    ActionDef{PreviousInput, "previous_input", "Previous input", ActionType::Boolean},
 };
 static_assert(kActionDefs.size() == size_t(Count));
 
@@ -33,8 +35,10 @@ constexpr std::array kSimple{
     NNXR_POSES_AND_HAPTICS("right"),
 };
 
-// Touch: reset on the left menu button and on B.
+// Touch: reset on the left menu button and on B; X and Y step to the next and previous input.
 constexpr std::array kTouch{
+    BindingDef{NextInput, "/user/hand/left/input/x/click"},
+    BindingDef{PreviousInput, "/user/hand/left/input/y/click"},
     BindingDef{Grab, "/user/hand/left/input/squeeze/value"},
     BindingDef{Grab, "/user/hand/right/input/squeeze/value"},
     BindingDef{Select, "/user/hand/left/input/trigger/value"},

@@ -117,6 +117,11 @@ GestureEvents Gestures::update(const std::array<HandState, 2>& hands, double dt,
     bool menu_was = menu_[i];
     menu_[i] = hands[i].tracked && hands[i].menu;
     if (menu_[i] && !menu_was) events.reset = true;
+    const bool next_was = next_[i], previous_was = previous_[i];
+    next_[i] = hands[i].next_input;
+    previous_[i] = hands[i].previous_input;
+    if (next_[i] && !next_was) events.input_step += 1;
+    if (previous_[i] && !previous_was) events.input_step -= 1;
   }
   return events;
 }

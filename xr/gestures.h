@@ -35,6 +35,7 @@ struct HandState {
   float trigger = 0;           // 0..1
   glm::vec2 thumbstick{0.0f};  // -1..1
   bool menu = false;
+  bool next_input = false, previous_input = false;  // X and Y (left Touch controller)
 };
 
 enum Hand { kLeft = 0, kRight = 1 };
@@ -60,6 +61,7 @@ struct GestureEvents {
   std::optional<engine::Ray> select;
   std::optional<Hand> select_hand;
   bool reset = false;  // menu pressed: the caller resets transform and filter
+  int input_step = 0;  // +1: next input (X pressed), -1: previous (Y pressed)
 };
 
 class Gestures {
@@ -83,6 +85,7 @@ class Gestures {
   std::array<bool, 2> grab_{};
   std::array<bool, 2> trigger_{};
   std::array<bool, 2> menu_{};
+  std::array<bool, 2> next_{}, previous_{};
   // One-hand grab: the network's pose relative to the grabbing hand at grab start.
   int one_hand_ = -1;
   glm::quat grab_rotation_{1.0f, 0.0f, 0.0f, 0.0f};  // hand⁻¹ · world rotation

@@ -80,6 +80,15 @@ float Input::float_state(ActionId id, int hand) {
   return s.isActive ? s.currentState : 0.0f;
 }
 
+bool Input::bool_state(ActionId id, int hand) {
+  XrActionStateGetInfo gi{XR_TYPE_ACTION_STATE_GET_INFO};
+  gi.action = actions_[static_cast<size_t>(id)];
+  gi.subactionPath = hand_paths_[size_t(hand)];
+  XrActionStateBoolean s{XR_TYPE_ACTION_STATE_BOOLEAN};
+  check(instance_, xrGetActionStateBoolean(session_, &gi, &s), "xrGetActionStateBoolean");
+  return s.isActive && s.currentState;
+}
+
 std::array<HandState, 2> Input::read_hands(XrSpace space, XrTime time) {
   XrActiveActionSet active{action_set_.get(), XR_NULL_PATH};
   XrActionsSyncInfo sync{XR_TYPE_ACTIONS_SYNC_INFO};
@@ -109,6 +118,8 @@ std::array<HandState, 2> Input::read_hands(XrSpace space, XrTime time) {
     XrActionStateBoolean b{XR_TYPE_ACTION_STATE_BOOLEAN};
     check(instance_, xrGetActionStateBoolean(session_, &gi, &b), "xrGetActionStateBoolean");
     hs.menu = b.isActive && b.currentState;
+    hs.next_input = bool_state(ActionId::NextInput, h);
+    hs.previous_input = bool_state(ActionId::PreviousInput, h);
   }
   return out;
 }

@@ -35,6 +35,7 @@ class Input {
 
  private:
   float float_state(ActionId id, int hand);
+  bool bool_state(ActionId id, int hand);
 
   XrInstance instance_;
   XrSession session_;

@@ -388,7 +388,8 @@ struct XrViewer::Impl {
     Command cmd;
     cmd.filter_changed = filter;
     cmd.select = ev.select;
-    if (cmd.filter_changed || cmd.select) state->apply(cmd);
+    cmd.input_step = ev.input_step;
+    if (cmd.filter_changed || cmd.select || cmd.input_step) state->apply(cmd);
   }
 
   void frame() {

@@ -6,6 +6,7 @@ target_link_libraries(nnxr_scene PUBLIC nnxr_model nnxr_runtime Threads::Threads
 target_sources(nnxr_scene PRIVATE
   activations.cpp
   build.cpp
+  compare.cpp
   contribution.cpp
   filter.cpp
   layout.cpp

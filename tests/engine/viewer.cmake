@@ -11,6 +11,10 @@ if(TARGET nnxr_engine)
   add_dependencies(test_desktop nnxr)
   nnxr_test(test_desktop_filters LABEL engine PREFIX "viewer." test_desktop_filters.cpp)
   target_link_libraries(test_desktop_filters PRIVATE nnxr_engine PkgConfig::STB)
+  # Several inputs (arrow keys) and compare mode (C) in the desktop viewer.
+  nnxr_test(test_inputs LABEL engine PREFIX "viewer." test_inputs.cpp)
+  target_link_libraries(test_inputs PRIVATE nnxr_engine)
+  add_dependencies(test_inputs nnxr)
 endif()
 if(TARGET nnxr_engine)
   # `nnxr render` of every shared model (label models: in the normal build only; the render path

@@ -4,3 +4,7 @@ target_link_libraries(test_scene PRIVATE nnxr_scene nnxr_runtime)
 nnxr_test(test_inspect_scene LABEL scene test_inspect_scene.cpp ../support/model_bytes.cpp)
 target_link_libraries(test_inspect_scene PRIVATE onnx onnx_proto)
 add_dependencies(test_inspect_scene nnxr)
+# Two inputs compared: divergence, difference, `inspect --scene --compare` against `run --dump`.
+nnxr_test(test_compare LABEL scene test_compare.cpp ../support/model_bytes.cpp)
+target_link_libraries(test_compare PRIVATE nnxr_scene onnx onnx_proto)
+add_dependencies(test_compare nnxr)

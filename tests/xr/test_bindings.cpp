@@ -44,5 +44,17 @@ TEST(Bindings, EveryProfileBindsBothHandsAndThePoses) {
   }
 }
 
+TEST(Bindings, TouchStepsInputsWithXAndY) {
+  const ProfileDef& touch = profiles()[0];
+  ASSERT_EQ(touch.path, "/interaction_profiles/oculus/touch_controller");
+  bool next = false, previous = false;
+  for (const BindingDef& b : touch.bindings) {
+    next |= b.action == ActionId::NextInput && b.path == "/user/hand/left/input/x/click";
+    previous |= b.action == ActionId::PreviousInput && b.path == "/user/hand/left/input/y/click";
+  }
+  EXPECT_TRUE(next);
+  EXPECT_TRUE(previous);
+}
+
 }  // namespace
 }  // namespace nnxr::xr

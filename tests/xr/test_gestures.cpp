@@ -212,6 +212,19 @@ TEST(Gestures, MenuResetsOncePerPress) {
   EXPECT_FALSE(g.update(hands, kDt, w).reset);
 }
 
+TEST(Gestures, XAndYStepInputsOncePerPress) {
+  Gestures g;
+  WorldTransform w;
+  std::array<HandState, 2> hands{hand_at({0, 1, 0}), hand_at({1, 1, 0})};
+  hands[0].next_input = true;
+  EXPECT_EQ(g.update(hands, kDt, w).input_step, 1);
+  EXPECT_EQ(g.update(hands, kDt, w).input_step, 0);  // held: no repeat
+  hands[0].next_input = false;
+  hands[0].previous_input = true;
+  EXPECT_EQ(g.update(hands, kDt, w).input_step, -1);
+  EXPECT_EQ(g.update(hands, kDt, w).input_step, 0);
+}
+
 TEST(WorldTransform, MatrixMatchesToWorld) {
   WorldTransform w;
   w.translation = {1, 2, 3};

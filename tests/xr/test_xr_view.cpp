@@ -288,6 +288,35 @@ frame 255
   EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
 }
 
+TEST(XrView, XAndYStepThroughTheInputs) {
+  xrsim::client::TestEnv env("view-inputs");
+  // Three inputs; X twice (next, next), then Y (previous): 0 -> 1 -> 2 -> 1.
+  env.set_script(R"(
+frame 150
+/user/hand/left/input/x/click 1
+frame 155
+/user/hand/left/input/x/click 0
+frame 200
+/user/hand/left/input/x/click 1
+frame 205
+/user/hand/left/input/x/click 0
+frame 250
+/user/hand/left/input/y/click 1
+frame 255
+/user/hand/left/input/y/click 0
+)");
+  const std::string assets = std::string(NNXR_SOURCE_DIR) + "/assets/";
+  const RunResult r = view("--frames 320 --input '" + assets + "digit-1.png' --input '" + assets + "digit-2.png' --input '" +
+                           assets + "digit-3.png'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_NE(json.find(R"("input":{"index":1,"count":3,"file":"digit-2.png"})"), std::string::npos) << json;
+  EXPECT_EQ(json_number(json, "input_switches"), 3) << json;
+  EXPECT_GT(json_number(json, "input_switch_ms"), 0) << json;
+  EXPECT_NE(r.err.find("input 3/3: digit-3.png"), std::string::npos) << r.err;
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
 TEST(XrView, TwoHandSqueezeScalesAboutTheHandsMidpoint) {
   xrsim::client::TestEnv env("view-scale");
   // Both hands squeeze 0.4 m apart around (0, 1.5, −0.3), then move apart to 0.8 m about the same

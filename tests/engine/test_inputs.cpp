@@ -1,0 +1,231 @@
+// Several inputs and compare mode in the desktop viewer under a private Xvfb (lavapipe, Vulkan
+// validation on): the arrow keys step through the inputs and the stats report which one is shown
+// and how long a switch took; an input that vanished keeps the previous one with a message; C
+// flips between A, B and A − B without an inference; `nnxr view --input DIR` reports the list.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "assets/assets.h"
+#include "engine/desktop.h"
+#include "model/load.h"
+#include "tests/engine/xvfb.h"
+#include "tests/support/run_nnxr.h"
+
+namespace nnxr::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+test::Xvfb* g_xvfb = nullptr;
+
+class XvfbEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { g_xvfb = new test::Xvfb(); }
+  void TearDown() override {
+    delete g_xvfb;
+    g_xvfb = nullptr;
+  }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new XvfbEnvironment);
+
+#define REQUIRE_DISPLAY()                                                       \
+  do {                                                                          \
+    if (!g_xvfb || !g_xvfb->ok()) GTEST_SKIP() << "Xvfb could not be started"; \
+  } while (0)
+
+model::Graph digits() { return model::load_model_from_memory(assets::default_model().bytes, "digits.onnx"); }
+
+// A constant image for every graph input: `level` everywhere (a different input per level).
+InputSource constant_input(float level, int* calls = nullptr) {
+  return [level, calls](const model::Graph& g) {
+    if (calls) ++*calls;
+    Feeds feeds;
+    for (auto id : g.inputs) {
+      const model::Tensor& t = g.tensors[id];
+      model::TensorData d;
+      d.dtype = model::DType::Float;
+      d.shape = t.shape;
+      d.bytes.resize(static_cast<size_t>(d.elements()) * 4);
+      for (size_t i = 0; i < d.bytes.size(); i += 4) std::memcpy(d.bytes.data() + i, &level, 4);
+      feeds[t.name] = std::move(d);
+    }
+    return feeds;
+  };
+}
+
+ViewerOptions test_options() {
+  ViewerOptions o;
+  o.width = 480;
+  o.height = 300;
+  o.validation = true;
+  o.vsync = false;
+  o.worker.print_progress = false;
+  o.worker.scene.budget = 100'000;
+  return o;
+}
+
+template <class Done>
+bool frames_until(DesktopViewer& v, Done done) {
+  const auto limit = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < limit) {
+    if (!v.frame()) return false;
+    if (done()) return true;
+  }
+  return false;
+}
+
+// Frames until the worker is idle and a frame has drawn its newest scene.
+bool settle(DesktopViewer& v) {
+  bool idle_seen = false;
+  return frames_until(v, [&] {
+    const bool settled = v.state().settled();
+    const bool done = settled && idle_seen;
+    idle_seen = settled;
+    return done;
+  });
+}
+
+TEST(Inputs, ArrowsStepThroughTheInputs) {
+  REQUIRE_DISPLAY();
+  ViewerOptions o = test_options();
+  const std::vector<float> levels = {0.0f, 0.5f, 1.0f};
+  o.worker.inputs.names = {"zero.npy", "half.npy", "one.npy"};
+  o.worker.inputs.source = [levels](size_t i) { return constant_input(levels.at(i)); };
+  DesktopViewer v(o);
+  v.load({"digits", digits}, constant_input(levels[0]));
+  ASSERT_TRUE(settle(v));
+  ViewStats s = v.stats();
+  EXPECT_EQ(s.input_index, 0u);
+  EXPECT_EQ(s.input_count, 3u);
+  EXPECT_EQ(s.input_file, "zero.npy");
+  const uint64_t first = v.state().scene_generation();
+
+  v.key(Key::Right, Press::Down);
+  v.key(Key::Right, Press::Up);
+  ASSERT_TRUE(settle(v));
+  s = v.stats();
+  EXPECT_EQ(s.input_index, 1u);
+  EXPECT_EQ(s.input_file, "half.npy");
+  EXPECT_EQ(s.input_switches, 1u);
+  EXPECT_GT(s.input_switch_ms, 0);
+  EXPECT_GT(v.state().scene_generation(), first);
+  EXPECT_NE(v.state().title().find("input 2/3 half.npy"), std::string::npos) << v.state().title();
+
+  for (int i = 0; i < 2; ++i) {  // left twice from 1: 0, then round to 2
+    v.key(Key::Left, Press::Down);
+    v.key(Key::Left, Press::Up);
+    ASSERT_TRUE(settle(v));
+  }
+  s = v.stats();
+  EXPECT_EQ(s.input_index, 2u);
+  EXPECT_EQ(s.input_file, "one.npy");
+  EXPECT_EQ(s.input_switches, 3u);
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+TEST(Inputs, AVanishedInputKeepsThePreviousOne) {
+  REQUIRE_DISPLAY();
+  ViewerOptions o = test_options();
+  o.worker.inputs.names = {"a.png", "gone.png"};
+  o.worker.inputs.source = [](size_t i) -> InputSource {
+    if (i == 0) return constant_input(0.25f);
+    return [](const model::Graph&) -> Feeds { throw std::runtime_error("gone.png: no such file"); };
+  };
+  DesktopViewer v(o);
+  v.load({"digits", digits}, constant_input(0.25f));
+  ASSERT_TRUE(settle(v));
+  const uint64_t generation = v.state().scene_generation();
+  const uint64_t resident = v.stats().resident_neurons;
+  v.key(Key::Right, Press::Down);
+  ASSERT_TRUE(settle(v));
+  const ViewStats s = v.stats();
+  EXPECT_EQ(s.input_index, 0u);  // back to the input still shown
+  EXPECT_EQ(s.input_file, "a.png");
+  EXPECT_EQ(v.state().scene_generation(), generation);  // the scene stayed
+  EXPECT_EQ(s.resident_neurons, resident);
+  ASSERT_EQ(s.errors.size(), 1u);
+  const std::string title = v.state().title();
+  EXPECT_NE(title.find("gone.png: no such file (kept a.png)"), std::string::npos) << title;
+  // Filters still apply to the kept scene.
+  v.key(Key::RightBracket, Press::Down);
+  ASSERT_TRUE(settle(v));
+  EXPECT_LT(v.stats().drawn_neurons, resident);
+}
+
+TEST(Inputs, CompareFlipsWithoutInference) {
+  REQUIRE_DISPLAY();
+  ViewerOptions o = test_options();
+  int a_calls = 0, b_calls = 0;
+  o.worker.compare.b = constant_input(1.0f, &b_calls);
+  o.worker.compare.show->store(scene::CompareShow::A);
+  DesktopViewer v(o);
+  v.load({"digits", digits}, constant_input(0.0f, &a_calls));
+  ASSERT_TRUE(settle(v));
+  EXPECT_EQ(v.stats().compare_show, "A");
+  for (const char* expected : {"B", "A-B", "A"}) {
+    v.key(Key::C, Press::Down);
+    v.key(Key::C, Press::Up);
+    ASSERT_TRUE(settle(v));
+    EXPECT_EQ(v.stats().compare_show, expected);
+    EXPECT_NE(v.state().title().find(std::string("showing ") + expected), std::string::npos) << v.state().title();
+  }
+  const ViewStats s = v.stats();
+  EXPECT_EQ(s.compare_flips, 3u);
+  EXPECT_GT(s.compare_flip_ms, 0);
+  EXPECT_EQ(a_calls, 1);  // flips cost no inference
+  EXPECT_EQ(b_calls, 1);
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+// ---- the command line ---------------------------------------------------------------------------
+
+std::string last_line(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  const auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+TEST(InputsCli, DirectoryOfInputs) {
+  REQUIRE_DISPLAY();
+  const fs::path dir = fs::temp_directory_path() / ("nnxr-inputs-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  for (const char* d : {"digit-1.png", "digit-7.png"}) fs::copy_file(fs::path(NNXR_SOURCE_DIR) / "assets" / d, dir / d);
+  std::ofstream(dir / "notes.txt") << "not an input\n";
+  const auto r = nnxr::test::run_nnxr("view --desktop --frames 3 --stats --budget 50000 --width 320 --height 200 --input '" +
+                                      dir.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_NE(json.find(R"("input":{"index":0,"count":2,"file":"digit-1.png"})"), std::string::npos) << json;
+  EXPECT_NE(r.err.find("skipped 1 entry that are not input files"), std::string::npos) << r.err;
+
+  fs::remove(dir / "digit-1.png");
+  fs::remove(dir / "digit-7.png");
+  const auto empty = nnxr::test::run_nnxr("view --frames 1 --input '" + dir.string() + "'");
+  EXPECT_EQ(empty.exit_code, 1) << empty.err;
+  EXPECT_NE(empty.err.find("no input files"), std::string::npos) << empty.err;
+  fs::remove_all(dir);
+}
+
+TEST(InputsCli, CompareShowsInStats) {
+  REQUIRE_DISPLAY();
+  const std::string b = std::string(NNXR_SOURCE_DIR) + "/assets/digit-8.png";
+  const auto r = nnxr::test::run_nnxr("view --desktop --frames 3 --stats --budget 50000 --width 320 --height 200 --compare '" + b + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(last_line(r.out).find(R"("compare":{"show":"A-B")"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("compare: most changed"), std::string::npos) << r.err;
+  const auto bad = nnxr::test::run_nnxr("view --frames 1 --compare /nonexistent.png");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("/nonexistent.png"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace nnxr::engine
