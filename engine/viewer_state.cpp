@@ -215,7 +215,7 @@ void draw_divergence(OverlayBuilder& overlay, const CompareSummary& summary, glm
     }
     overlay.line(at(c[0], base, z), p, glm::vec4(curve.r, curve.g, curve.b, 0.3f));
   }
-  const float unit = std::max(hi.x - lo.x, 0.05f) / 360.0f;
+  const float unit = std::max(hi.x - lo.x, 0.05f) / 900.0f;
   const glm::vec3 right = dir({unit, 0, 0}), down = dir({0, -unit, 0});
   char line[160];
   std::snprintf(line, sizeof line, "A vs B: rel L2 |a_A - a_B| / |a_A| along depth (top %.3g)", static_cast<double>(top));
