@@ -121,6 +121,52 @@ TEST(Divergence, DifferenceSceneHoldsTheChange) {
   }
 }
 
+// A switch to another input of the same shape reuses every buffer: the session's tensors, the
+// difference storage and the sink's element arrays stay where they were (buffer identity).
+TEST(Divergence, SwitchingInputsKeepsEveryBuffer) {
+  namespace rt = nnxr::runtime;
+  namespace sc = nnxr::scene;
+  auto plan = rt::Plan::build(nnxr::model::load_model_from_memory(nnxr::assets::default_model().bytes, "digits.onnx"));
+  const auto& g = plan->graph();
+  rt::Session a(plan), b(plan);
+  const nnxr::model::Tensor& input = g.tensors[g.inputs[0]];
+  std::vector<float> x0(static_cast<size_t>(*input.elements()), 0.25f), x1(x0.size(), 0.75f), x2(x0.size(), 0.5f);
+  a.set_input(0, nnxr::model::DType::Float, input.shape, std::as_bytes(std::span(x0)));
+  b.set_input(0, nnxr::model::DType::Float, input.shape, std::as_bytes(std::span(x2)));
+  a.run();
+  b.run();
+  const sc::Layout layout = sc::Layout::build(g, {});
+  sc::InMemorySink sink;
+  std::vector<float> storage;
+  auto build = [&] {
+    const sc::Activations d = sc::difference(g, sc::activations_of(a), sc::activations_of(b), storage);
+    return sc::Scene::build(g, layout, d, {.top_k = 4, .budget = 100'000}, sink);
+  };
+  build();
+  const sc::Activations before = sc::activations_of(a);
+  const float* storage_at = storage.data();
+  const auto* neurons_at = sink.neuron_data.data();
+  const auto* connections_at = sink.connection_data.data();
+  const float first_value = sink.neuron_data[0].value;
+
+  a.set_input(0, nnxr::model::DType::Float, input.shape, std::as_bytes(std::span(x1)));  // the switch
+  a.run();
+  build();
+  const sc::Activations after = sc::activations_of(a);
+  ASSERT_EQ(before.size(), after.size());
+  size_t same = 0;
+  for (size_t id = 0; id < before.size(); ++id) {
+    if (before[id].data.empty()) continue;
+    EXPECT_EQ(before[id].data.data(), after[id].data.data()) << g.tensors[id].name;
+    ++same;
+  }
+  EXPECT_GT(same, 10u);
+  EXPECT_EQ(storage.data(), storage_at);
+  EXPECT_EQ(sink.neuron_data.data(), neurons_at);
+  EXPECT_EQ(sink.connection_data.data(), connections_at);
+  EXPECT_NE(sink.neuron_data[0].value, first_value);  // and the values did change
+}
+
 // name -> file of a `run --dump` folder's index.json.
 std::map<std::string, fs::path> dump_index(const fs::path& dir) {
   const std::string text = nnxr::test::slurp(dir / "index.json");
