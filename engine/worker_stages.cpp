@@ -250,9 +250,21 @@ class SceneStages final : public Stages {
       sel.index[i] = rest % d;
       rest /= d;
     }
-    if (const runtime::Value* v = session_->value(tensor); v && element < v->elements()) {
-      if (v->dtype() == model::DType::Float) sel.value = v->as<float>()[static_cast<size_t>(element)];
-      if (v->dtype() == model::DType::Float16) sel.value = model::half_to_float(v->as<uint16_t>()[static_cast<size_t>(element)]);
+    auto value_in = [&](const runtime::Session& session) -> std::optional<float> {
+      const runtime::Value* v = session.value(tensor);
+      if (!v || element >= v->elements()) return std::nullopt;
+      if (v->dtype() == model::DType::Float) return v->as<float>()[static_cast<size_t>(element)];
+      if (v->dtype() == model::DType::Float16) return model::half_to_float(v->as<uint16_t>()[static_cast<size_t>(element)]);
+      return std::nullopt;
+    };
+    // Compare mode: the value of what is shown (B's, or a_A − a_B for an input or activation).
+    const auto show = session_b_ && b_inferred_ ? options_.compare.show->load() : scene::CompareShow::A;
+    const auto a = value_in(*session_);
+    if (show == scene::CompareShow::A) {
+      sel.value = a.value_or(0.0f);
+    } else if (const auto b = value_in(*session_b_)) {
+      const bool varies = t.kind == model::TensorKind::Input || t.kind == model::TensorKind::Activation;
+      sel.value = show == scene::CompareShow::B ? *b : varies && a ? *a - *b : a.value_or(0.0f);
     }
     if (auto n = scene_->find(tensor, element)) {
       sel.neuron = *n;

@@ -185,6 +185,44 @@ TEST(Inputs, CompareFlipsWithoutInference) {
   EXPECT_EQ(v.validation_errors(), 0u);
 }
 
+// A selected neuron's value is that of what is shown: A's, B's, or a_A − a_B.
+TEST(Inputs, SelectionShowsTheValueOfWhatIsShown) {
+  scene::InMemorySink sink;
+  WorkerOptions o;
+  o.print_progress = false;
+  o.scene.budget = 100'000;
+  o.compare.b = constant_input(1.0f);
+  o.compare.show->store(scene::CompareShow::Difference);
+  Worker w(sink, o);
+  w.load({"digits", digits}, constant_input(0.25f));
+  w.wait_idle();
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const model::TensorId input = g.inputs[0];
+  const auto p = layout.position(input, 5);
+  auto pick = [&] {
+    const uint64_t serial = w.select({p[0] - 0.05f, p[1], p[2]}, {1, 0, 0}, 0.0005f);
+    w.wait_idle();
+    std::optional<Selection> out;
+    for (WorkerEvent& e : w.take_events())
+      if (auto* s = std::get_if<Selected>(&e); s && s->serial == serial) out = s->selection;
+    return out;
+  };
+  auto s = pick();
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->tensor, input);
+  EXPECT_EQ(s->element, 5);
+  EXPECT_FLOAT_EQ(s->value, 0.25f - 1.0f);
+  for (auto [show, expected] : {std::pair{scene::CompareShow::B, 1.0f}, std::pair{scene::CompareShow::A, 0.25f}}) {
+    w.options().compare.show->store(show);
+    w.rebuild();
+    w.wait_idle();
+    s = pick();
+    ASSERT_TRUE(s.has_value());
+    EXPECT_FLOAT_EQ(s->value, expected);
+  }
+}
+
 // ---- the command line ---------------------------------------------------------------------------
 
 std::string last_line(const std::string& s) {
