@@ -1,6 +1,6 @@
 // The controller bindings as a table: nnxr's actions, then the bindings it suggests for each
-// interaction profile. The session creates the actions from kActions and suggests each profile's
-// bindings in turn; a profile the runtime rejects is logged and skipped (see xr/session).
+// interaction profile. xr/input.h creates the actions from kActions and suggests each profile's
+// bindings in turn; a profile the runtime rejects is logged and skipped.
 //
 // Pure data; no OpenXR calls here.
 #pragma once

@@ -283,7 +283,11 @@ struct XrViewer::Impl {
     const XrSystemId s = runtime->find_system();
     if (s == XR_NULL_SYSTEM_ID) return;
     system = s;
-    create_session(/*prepared=*/false);
+    try {
+      create_session(/*prepared=*/false);
+    } catch (const SessionLostError&) {
+      return;  // lost again while being made (its objects are gone with it): ask again later
+    }
     std::cerr << "nnxr: the headset is back; new OpenXR session\n";
   }
 
