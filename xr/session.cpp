@@ -37,7 +37,9 @@ using namespace engine;
 
 constexpr uint32_t kFramesInFlight = 2;
 constexpr float kNear = 0.05f, kFar = 200.0f;
-// The layout the renderer expects its depth target in (engine/vk.h transition_image()).
+// The layout the renderer expects its depth target in (engine/vk.h transition_image()); valid for
+// the depth-only formats used here because engine/device.h's device_create_info(), from which the
+// runtime creates the device, enables separateDepthStencilLayouts.
 constexpr VkImageLayout kDepthLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL;
 // How often xrGetSystem is asked whether the headset is back after a session loss.
 constexpr auto kSystemPollInterval = std::chrono::milliseconds(100);
@@ -119,7 +121,6 @@ struct XrViewer::Impl {
     uint64_t serial = 0;
   };
   std::array<Slot, kFramesInFlight> slots;
-  uint64_t retired = 0;  // highest serial retired to the scene buffers
   std::unique_ptr<Worker> worker;
   Interaction interaction;
   std::unique_ptr<ViewerState> state;
@@ -261,10 +262,7 @@ struct XrViewer::Impl {
     ++losses;
     std::cerr << "nnxr: the OpenXR session was lost (" << why << "); waiting for the headset to come back\n";
     device->wait_idle();
-    if (serial > retired) {
-      retired = serial;
-      scene->retire(retired);
-    }
+    if (serial) scene->retire(serial);
     xs.reset();
     gestures = Gestures{};
     hands = {};
@@ -331,21 +329,6 @@ struct XrViewer::Impl {
   }
 
   // ---- frames ---------------------------------------------------------------------------------
-
-  // Retires every frame whose fence has signalled, drawn this pass or not.
-  void retire_finished() {
-    uint64_t newest = retired;
-    for (const Slot& s : slots) {
-      if (s.serial <= newest) continue;
-      const VkResult r = vkGetFenceStatus(device->get(), s.done.get());
-      if (r == VK_SUCCESS) newest = s.serial;
-      else if (r != VK_NOT_READY) engine::check(r, "vkGetFenceStatus");
-    }
-    if (newest > retired) {
-      retired = newest;
-      scene->retire(retired);
-    }
-  }
 
   // The network in front of the user once its bounds are known: layer depth along −Z from 1 m
   // ahead, centred at 1.3 m height, scale 1.
@@ -489,10 +472,7 @@ struct XrViewer::Impl {
     Slot& slot = slots[frame_index % kFramesInFlight];
     VkFence fence = slot.done.get();
     engine::check(vkWaitForFences(device->get(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-    if (slot.serial > retired) {
-      retired = slot.serial;
-      scene->retire(retired);
-    }
+    if (slot.serial) scene->retire(slot.serial);  // also drops its fence's record (submitted())
     slot.serial = ++serial;
     const SceneFrame scene_frame = scene->acquire(slot.serial);
 
@@ -555,6 +535,7 @@ struct XrViewer::Impl {
       engine::check(vkQueueSubmit(device->queue(), 1, &submit, fence), "vkQueueSubmit");
       if (blit) mirror->present(*blit);
     }
+    scene->submitted(slot.serial, fence);  // retired by retire_signalled() when nothing is drawn
     XrSwapchainImageReleaseInfo ri{XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO};
     runtime->check(xrReleaseSwapchainImage(colour, &ri), "xrReleaseSwapchainImage");
     if (depth_sc) runtime->check(xrReleaseSwapchainImage(depth_sc->handle.get(), &ri), "xrReleaseSwapchainImage (depth)");
@@ -572,7 +553,9 @@ struct XrViewer::Impl {
     if (done) return;
     // The mirror's window events (and its rebuild after a resize) come outside the frame timing.
     if (mirror && !mirror_closed && !mirror->poll()) mirror_closed = true;
-    retire_finished();
+    // Frames that finished on the GPU are retired on every pass, drawn or not, so that the
+    // worker can publish while the headset shows nothing.
+    scene->retire_signalled();
     if (!xs) {
       if (mirror_closed) {
         done = true;  // closed while waiting for the headset
