@@ -100,7 +100,8 @@ model::TensorData decode_image(std::span<const std::byte> bytes, const std::stri
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
       for (int64_t ch = 0; ch < c; ++ch) {
-        const float v = (resized[static_cast<size_t>((y * w + x) * c + ch)] * scale - mean[static_cast<size_t>(ch)]) / stdev[static_cast<size_t>(ch)];
+        const int64_t from = flags.bgr && c >= 3 && ch < 3 ? 2 - ch : ch;  // --image-preset caffe
+        const float v = (resized[static_cast<size_t>((y * w + x) * c + from)] * scale - mean[static_cast<size_t>(ch)]) / stdev[static_cast<size_t>(ch)];
         out[nchw ? (ch * h + y) * w + x : (y * w + x) * c + ch] = v;
       }
   return t;
@@ -141,6 +142,19 @@ ImageOptions parse_image_options(Args& args) {
   if (auto v = args.option("--image-scale")) o.scale = parse_floats(*v, "--image-scale").at(0);
   if (auto v = args.option("--image-mean")) o.mean = parse_floats(*v, "--image-mean");
   if (auto v = args.option("--image-std")) o.std = parse_floats(*v, "--image-std");
+  if (auto p = args.option("--image-preset")) {
+    o.preset = *p;
+    std::optional<float> scale;
+    std::vector<float> mean, stdev;
+    if (*p == "imagenet") scale = 1 / 255.0f, mean = {0.485f, 0.456f, 0.406f}, stdev = {0.229f, 0.224f, 0.225f};
+    else if (*p == "caffe") scale = 1.0f, mean = {104, 117, 123}, stdev = {1}, o.bgr = true;
+    else if (*p == "unit") scale = 1 / 255.0f, mean = {0}, stdev = {1};
+    else if (*p == "raw") scale = 1.0f, mean = {0}, stdev = {1};
+    else throw UsageError("--image-preset takes imagenet, caffe, unit or raw, got '" + *p + "'");
+    if (!o.scale) o.scale = scale;
+    if (o.mean.empty()) o.mean = mean;
+    if (o.std.empty()) o.std = stdev;
+  }
   return o;
 }
 
@@ -173,6 +187,10 @@ InputSet::InputSet(std::vector<InputSpec> specs, const std::vector<std::string>&
     e.spec = std::move(s);
     entries_.push_back(std::move(e));
   }
+}
+
+bool InputSet::has_image() const {
+  return std::any_of(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.tensor; });
 }
 
 void InputSet::add_shapes(model::LoadOptions& options) const {

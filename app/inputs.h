@@ -22,9 +22,13 @@ struct InputSpec {
 
 // Image preprocessing: value = (pixel * scale - mean[c]) / std[c]. Defaults come from the model's
 // metadata (nnxr.image.scale/mean/std) and are overridden by --image-scale/--image-mean/--image-std.
+// --image-preset imagenet|caffe|unit|raw sets all three (and caffe's BGR order); the other flags
+// then override single values.
 struct ImageOptions {
   std::optional<float> scale;
   std::vector<float> mean, std;
+  std::string preset;  // empty: none given
+  bool bgr = false;    // feed channels as B, G, R
 };
 
 // Parses the repeated --input options, and the image flags.
@@ -41,6 +45,7 @@ class InputSet {
   InputSet(std::vector<InputSpec> specs, const std::vector<std::string>& input_names);
 
   void add_shapes(model::LoadOptions& options) const;
+  bool has_image() const;  // some input is an image (preprocessing applies)
   // Every graph input gets a tensor: the given file, else random values from `seed`
   // (ort-run.js's generator; 42 when no seed is given, with a note on stderr).
   std::map<std::string, model::TensorData> resolve(const model::Graph& graph, std::optional<uint32_t> seed,

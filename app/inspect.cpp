@@ -200,6 +200,7 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = static_cast<uint32_t>(*s);
   const auto budget = static_cast<uint64_t>(args.int_option("--budget", 0, int64_t{1} << 40).value_or(20'000'000));
   const int top_k = static_cast<int>(args.int_option("--top-k", 1, 16).value_or(8));
+  const bool show_constants = args.flag("--show-constants");
   int threads = static_cast<int>(args.int_option("--threads", 0, 256).value_or(1));
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const FilterArgs filter_args = parse_filter_args(args);
@@ -235,7 +236,7 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   const Graph& g = plan->graph();
 
   const scene::Activations values_a = scene::activations_of(session);
-  const scene::Layout layout = scene::Layout::build(g, {}, &values_a);  // data-dependent shapes as run
+  const scene::Layout layout = scene::Layout::build(g, {.constants = show_constants}, &values_a);  // shapes as run
   // --compare: input B in a second session, the divergence of every tensor, and the scene of
   // what --show picks.
   std::optional<runtime::Session> session_b;

@@ -62,6 +62,7 @@ view      (the default command) loads the model, runs it, lays the network out a
           --filter-mode hide|dim   what happens to the rest (default hide)
           --out FILE.png        save the last frame (default without a display: nnxr-view.png)
           --validation          enable the Vulkan validation layers
+          --labels FILE, --image-preset P, --show-constants   as for render
 
 inspect   producer, opsets, inputs and outputs with shapes, node count by op type, layers,
           parameters, activation elements, and the ops the runtime cannot execute yet.
@@ -87,7 +88,9 @@ inspect   producer, opsets, inputs and outputs with shapes, node count by op typ
 run       runs the model on the CPU and reports its outputs; every tensor is kept.
           --input [NAME=]FILE   .npy, ONNX TensorProto .pb, or an image (.png/.jpg), in input order
                                 or by name; images are resized and normalised by the model's
-                                metadata or --image-scale S --image-mean M[,..] --image-std S[,..]
+                                metadata or --image-scale S --image-mean M[,..] --image-std S[,..],
+                                or --image-preset imagenet|caffe|unit|raw (caffe: BGR, 0-255,
+                                mean 104/117/123); the choice in effect is printed
           --random SEED   fill inputs not given with seeded random values (ort-run.js's generator)
           --threads N     threads for the kernels and OpenBLAS (default 1; 0 = all cores)
           --repeat N      run N more times and print median= and min= latency in ms
@@ -104,7 +107,12 @@ render    runs the model, lays the network out and renders it offscreen to a PNG
           --input FILE | --random SEED   as for run (default model: a sample digit)
           --compare [NAME=]FILE  input B: render the difference a_A - a_B (or --show a|b)
           --neuron-threshold Q  per-tensor quantile of neurons to hide (default 0: show all)
-          --connection-threshold Q  per-tensor quantile of connections to hide (default 0.6)
+          --connection-threshold Q  per-tensor quantile of connections to hide (default 0.5, as view)
+          --labels FILE         class names, one a line, for the prediction panel (default: the
+                                model's metadata, or ImageNet-1k, CIFAR-10, digits or COCO by the
+                                output's size)
+          --image-preset P      as for run
+          --show-constants      also lay out tensors computed from weights alone and Dropout masks
           --budget N            resident neurons + connections (default 20000000)
           --threads N           threads for inference and the scene build (default 1)
           --layers A:B          show layers A to B only (also A, A: and :B)

@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "app/classes.h"
 #include "app/commands.h"
 #include "app/compare.h"
 #include "app/filter_args.h"
 #include "app/inputs.h"
+#include "engine/annotations.h"
 #include "engine/camera.h"
 #include "engine/device.h"
 #include "engine/offscreen.h"
@@ -69,10 +72,12 @@ int render_command(Args& args) {
   parse_dims(args, options);
   auto specs = parse_input_specs(args);
   const ImageOptions image = parse_image_options(args);
+  const auto labels = parse_labels_option(args);
+  const bool show_constants = args.flag("--show-constants");
   std::optional<uint32_t> seed;
   if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = uint32_t(*s);
   const float neuron_q = parse_quantile(args, "--neuron-threshold", 0.0f);
-  const float connection_q = parse_quantile(args, "--connection-threshold", 0.6f);
+  const float connection_q = parse_quantile(args, "--connection-threshold", 0.5f);  // as view
   const uint64_t budget = uint64_t(args.int_option("--budget", 1, 1'000'000'000).value_or(20'000'000));
   const int threads = int(args.int_option("--threads", 0, 256).value_or(1));
   const FilterArgs filter_args = parse_filter_args(args);
@@ -128,7 +133,7 @@ int render_command(Args& args) {
 
   progress.stage("laying out and building the scene");
   scene::Activations values = scene::activations_of(session);
-  const scene::Layout layout = scene::Layout::build(g, {}, &values);  // data-dependent shapes as run
+  const scene::Layout layout = scene::Layout::build(g, {.constants = show_constants}, &values);  // shapes as run
   std::optional<engine::CompareSummary> summary;
   if (session_b) {
     const scene::Activations values_b = scene::activations_of(*session_b);
@@ -205,6 +210,24 @@ int render_command(Args& args) {
   params.fog_end = distance * 4;
   params.overlay_lines = overlay.lines();
   params.overlay_triangles = overlay.triangles();
+  // The words: labels seen through this camera, title, prediction and legend.
+  const ClassList classes = choose_classes(g, scene::class_count(g, values), labels);
+  engine::AnnotationOptions notes;
+  notes.words.title = model_path ? std::filesystem::path(*model_path).filename().string() : "digits (embedded)";
+  if (inputs.has_image()) {
+    bool guessed = false;
+    notes.words.notes.push_back(describe_preprocessing(g, image, guessed));
+    std::cerr << "render: " << notes.words.notes.back() << '\n';
+    if (guessed) notes.words.warnings.push_back("preprocessing guessed");
+  }
+  notes.words.class_names = classes.names;
+  notes.words.class_list = classes.source;
+  notes.view_projection = params.projection[0] * params.view[0];
+  notes.viewport = {float(width), float(height)};
+  notes.panels = width >= 640 && height >= 360;
+  engine::TextBuilder text(engine::Font::builtin());
+  engine::annotate(text, g, layout, values, notes);
+  buffers.text().publish(text.glyphs());
   const engine::RgbaImage picture = offscreen.render(renderer, buffers, params);
   device.wait_idle();
   engine::write_png(*out, picture);

@@ -11,6 +11,7 @@
 #include <map>
 #include <numeric>
 
+#include "app/classes.h"
 #include "app/commands.h"
 #include "app/inputs.h"
 #include "app/json.h"
@@ -144,6 +145,11 @@ int run_command(Args& args) {
   auto [graph, inputs] = load_with_inputs(model_path, std::move(specs), options);
   if (!json) print_warnings(graph);
   const auto feeds = inputs.resolve(graph, seed, image, json);
+  if (inputs.has_image()) {  // the preprocessing in effect, and a warning when it is a guess
+    bool guessed = false;
+    const std::string how = describe_preprocessing(graph, image, guessed);
+    std::cerr << (guessed ? "warning: " : "note: ") << how << '\n';
+  }
 
   auto plan = runtime::Plan::build(std::move(graph));
   runtime::Session session(plan, {.threads = threads, .profile = profile});

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 
+#include "app/classes.h"
 #include "app/commands.h"
 #include "app/compare.h"
 #include "app/filter_args.h"
@@ -183,11 +184,29 @@ int view_command(Args& args) {
   parse_dims(args, load_options);
   auto specs = parse_input_specs(args);
   const ImageOptions image = parse_image_options(args);
+  const auto labels = parse_labels_option(args);
+  const bool show_constants = args.flag("--show-constants");
   std::optional<uint32_t> seed;
   if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = static_cast<uint32_t>(*s);
   const auto compare = args.option("--compare");
   const auto show_text = args.option("--show");
   engine::ViewerOptions options;
+  options.worker.layout.constants = show_constants;
+  const bool image_input = std::any_of(specs.begin(), specs.end(), [](const InputSpec& s) {
+    return s.file.ends_with(".png") || s.file.ends_with(".jpg") || s.file.ends_with(".jpeg") || s.file.ends_with(".bmp");
+  });
+  // The view's words: the model's name, the preprocessing in effect and the class names.
+  options.worker.words.complete = [labels, image, image_input](const model::Graph& g, int64_t classes, engine::ViewWords& w) {
+    w.title = std::filesystem::path(g.source).filename().string();
+    const ClassList list = choose_classes(g, classes, labels);
+    w.class_names = list.names;
+    w.class_list = list.source;
+    if (image_input) {
+      bool guessed = false;
+      w.notes = {describe_preprocessing(g, image, guessed)};
+      if (guessed) w.warnings = {"preprocessing guessed"};
+    }
+  };
   const auto budget = args.int_option("--budget", 1, 1'000'000'000);
   options.worker.scene.budget = static_cast<uint64_t>(budget.value_or(2'000'000));
   options.budget_explicit = budget.has_value();

@@ -17,6 +17,11 @@ NNXR_DECLARE(digit_6_png)
 NNXR_DECLARE(digit_7_png)
 NNXR_DECLARE(digit_8_png)
 NNXR_DECLARE(digit_9_png)
+NNXR_DECLARE(classes_imagenet_txt)
+NNXR_DECLARE(classes_coco91_txt)
+NNXR_DECLARE(classes_coco80_txt)
+NNXR_DECLARE(classes_cifar10_txt)
+NNXR_DECLARE(classes_digits_txt)
 #undef NNXR_DECLARE
 }  // namespace nnxr::embedded
 
@@ -28,14 +33,17 @@ Asset make(std::string_view name, const unsigned char* data, std::size_t size) {
 }
 
 #define NNXR_ASSET(file, sym) make(file, embedded::sym, embedded::sym##_size)
-const std::array<Asset, 11>& table() {
-  static const std::array<Asset, 11> t = {
+const std::array<Asset, 16>& table() {
+  static const std::array<Asset, 16> t = {
       NNXR_ASSET("digits.onnx", digits_onnx), NNXR_ASSET("digit-0.png", digit_0_png),
       NNXR_ASSET("digit-1.png", digit_1_png), NNXR_ASSET("digit-2.png", digit_2_png),
       NNXR_ASSET("digit-3.png", digit_3_png), NNXR_ASSET("digit-4.png", digit_4_png),
       NNXR_ASSET("digit-5.png", digit_5_png), NNXR_ASSET("digit-6.png", digit_6_png),
       NNXR_ASSET("digit-7.png", digit_7_png), NNXR_ASSET("digit-8.png", digit_8_png),
       NNXR_ASSET("digit-9.png", digit_9_png),
+      NNXR_ASSET("classes/imagenet.txt", classes_imagenet_txt), NNXR_ASSET("classes/coco91.txt", classes_coco91_txt),
+      NNXR_ASSET("classes/coco80.txt", classes_coco80_txt), NNXR_ASSET("classes/cifar10.txt", classes_cifar10_txt),
+      NNXR_ASSET("classes/digits.txt", classes_digits_txt),
   };
   return t;
 }

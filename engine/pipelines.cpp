@@ -18,6 +18,10 @@ extern const unsigned char overlay_vert_spv[];
 extern const std::size_t overlay_vert_spv_size;
 extern const unsigned char overlay_frag_spv[];
 extern const std::size_t overlay_frag_spv_size;
+extern const unsigned char text_vert_spv[];
+extern const std::size_t text_vert_spv_size;
+extern const unsigned char text_frag_spv[];
+extern const std::size_t text_frag_spv_size;
 }  // namespace nnxr::embedded
 
 namespace nnxr::engine {
@@ -165,6 +169,17 @@ Pipelines create_pipelines(const Device& device, const RendererConfig& config) {
       create_pipeline(device, config, p.layout.get(), {ov.get(), of.get(), line, true, false, true, false});
   p.overlay_triangles =
       create_pipeline(device, config, p.layout.get(), {ov.get(), of.get(), tri, true, false, true, false});
+
+  p.text_set_layout = create_set_layout(d, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER});
+  const VkDescriptorSetLayout text_sets[] = {p.frame_layout.get(), p.text_set_layout.get()};
+  VkPushConstantRange text_push{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(TextPush)};
+  layout.pSetLayouts = text_sets;
+  layout.pPushConstantRanges = &text_push;
+  check(vkCreatePipelineLayout(d, &layout, nullptr, &handle), "vkCreatePipelineLayout");
+  p.text_layout = PipelineLayout(d, handle);
+  ShaderModule tv = create_module(d, text_vert_spv, text_vert_spv_size);
+  ShaderModule tf = create_module(d, text_frag_spv, text_frag_spv_size);
+  p.text = create_pipeline(device, config, p.text_layout.get(), {tv.get(), tf.get(), tri, false, false, true, false});
   return p;
 }
 

@@ -32,6 +32,13 @@ struct PushConstants {
   uint32_t pad = 0;
 };
 
+// Mirror of TextPush in shaders/text.glsl.
+struct TextPush {
+  float viewport[2] = {1, 1};
+  float world_scale = 1;
+  uint32_t atlas_width = 1;
+};
+
 // Header of the highlight storage buffer; the indices follow.
 struct HighlightHeader {
   uint32_t neuron_count = 0, connection_count = 0, pad[2]{};
@@ -44,6 +51,10 @@ struct Pipelines {
   Pipeline neurons, connections;                          // indirect scene draws
   Pipeline highlight_neurons, highlight_connections;      // highlight list draws
   Pipeline overlay_lines, overlay_triangles;              // world-space overlay (engine/overlay.h)
+  // Text (engine/text.h): set 0 as above, set 1 the glyph buffer and the SDF atlas; TextPush.
+  DescriptorSetLayout text_set_layout;
+  PipelineLayout text_layout;
+  Pipeline text;
 };
 
 Pipelines create_pipelines(const Device& device, const RendererConfig& config);

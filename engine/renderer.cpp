@@ -7,6 +7,7 @@
 
 #include "engine/device.h"
 #include "engine/pipelines.h"
+#include "engine/text.h"
 
 namespace nnxr::engine {
 
@@ -24,6 +25,9 @@ struct Renderer::Impl {
   std::vector<Slot> slots;
   VkDescriptorSet region_sets[SceneBuffers::kRegions]{};
   uint64_t region_table_ids[SceneBuffers::kRegions]{};  // the table each region set points at
+  MappedBuffer atlas;  // the font's SDF atlas, written once
+  uint32_t atlas_width = 0;
+  VkDescriptorSet text_set = VK_NULL_HANDLE;  // the scene's text buffer and the atlas
 
   Highlight highlight;
   uint64_t highlight_version = 1;
@@ -33,10 +37,10 @@ struct Renderer::Impl {
     const uint32_t frames = config.frames_in_flight;
     VkDescriptorPoolSize sizes[] = {
         {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, frames},
-        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * frames + SceneBuffers::kRegions},
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * frames + SceneBuffers::kRegions + 2},
     };
     VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    info.maxSets = frames + SceneBuffers::kRegions;
+    info.maxSets = frames + SceneBuffers::kRegions + 1;
     info.poolSizeCount = 2;
     info.pPoolSizes = sizes;
     VkDescriptorPool handle = VK_NULL_HANDLE;
@@ -66,6 +70,14 @@ struct Renderer::Impl {
       write_set(region_sets[r], {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, buffers);
       region_table_ids[r] = region.table_id;
     }
+    const Font& font = Font::builtin();
+    atlas = create_mapped_buffer(d, (font.atlas().size() + 3) & ~size_t(3), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    std::memcpy(atlas.mapped, font.atlas().data(), font.atlas().size());
+    atlas_width = font.atlas_width();
+    text_set = allocate_set(pipelines.text_set_layout.get());
+    VkDescriptorBufferInfo text_buffers[] = {{scene.text().buffer(), 0, VK_WHOLE_SIZE},
+                                             {atlas.buffer.get(), 0, VK_WHOLE_SIZE}};
+    write_set(text_set, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, text_buffers);
   }
 
   // Points the region's set at the frame's table when the scene buffers grew it. No frame in
@@ -244,6 +256,21 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
       vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.overlay_lines.get());
       vkCmdDraw(cmd, lines, 1, triangles, 0);
     }
+  }
+
+  // Text: labels, legend and panels, one instanced draw of the text the frame acquired.
+  if (params.text && scene.text.count > 0) {
+    const VkDescriptorSet sets[] = {slot.set, m.text_set};
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.text_layout.get(), 0, 2, sets, 0, nullptr);
+    TextPush push;
+    push.viewport[0] = float(target.extent.width);
+    push.viewport[1] = float(target.extent.height);
+    push.world_scale = world_scale;
+    push.atlas_width = m.atlas_width;
+    vkCmdPushConstants(cmd, m.pipelines.text_layout.get(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
+                       sizeof push, &push);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.text.get());
+    vkCmdDraw(cmd, 6, scene.text.count, 0, scene.text.first);
   }
   m.device.end_rendering(cmd);
 }

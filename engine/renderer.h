@@ -85,6 +85,9 @@ struct FrameParams {
   // (engine/overlay.h). Read during record() only; at most kMaxOverlayVertices in all (lines
   // first; the rest is dropped).
   std::span<const OverlayVertex> overlay_lines, overlay_triangles;
+  // Draw the scene's text (SceneFrame::text: labels, legend, panels; engine/text.h) last, over
+  // everything, without depth test.
+  bool text = true;
 };
 
 // Elements to emphasise (e.g. a selected neuron's trace). Indices are into the neuron and

@@ -19,7 +19,8 @@ uint64_t max_element_budget(const Device& device) {
   return std::min(device.max_buffer_size(), device.max_allocation_size()) / kNeuronBytes;
 }
 
-SceneBuffers::SceneBuffers(const Device& device, const SceneBufferConfig& config) : device_(device), config_(config) {
+SceneBuffers::SceneBuffers(const Device& device, const SceneBufferConfig& config)
+    : device_(device), config_(config), text_(device, std::max(config.frames_in_flight, 1u)) {
   if (config.element_budget == 0) throw std::invalid_argument("scene buffers: the element budget must be at least 1");
   if (config.max_segments == 0) throw std::invalid_argument("scene buffers: max_segments must be at least 1");
   if (config.frames_in_flight == 0) throw std::invalid_argument("scene buffers: frames_in_flight must be at least 1");
@@ -222,8 +223,9 @@ void SceneBuffers::write_counts(const scene::DrawCounts& counts) {
 }
 
 SceneFrame SceneBuffers::acquire(uint64_t serial) {
-  std::lock_guard lock(mutex_);
   SceneFrame f;
+  f.text = text_.acquire(serial);
+  std::lock_guard lock(mutex_);
   f.serial = serial;
   f.generation = generation_;
   if (generation_ == 0) return f;
@@ -243,6 +245,7 @@ SceneFrame SceneBuffers::acquire(uint64_t serial) {
 
 void SceneBuffers::retire(uint64_t serial) {
   std::erase_if(in_flight_, [&](const auto& f) { return f.first <= serial; });
+  text_.retire(serial);
   {
     std::lock_guard lock(mutex_);
     retired_ = std::max(retired_, serial);
@@ -269,6 +272,7 @@ void SceneBuffers::retire_signalled() {
 }
 
 void SceneBuffers::stop() {
+  text_.stop();
   {
     std::lock_guard lock(mutex_);
     stopped_ = true;

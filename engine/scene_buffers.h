@@ -33,6 +33,8 @@
 #include <vector>
 
 #include "engine/memory.h"
+#include "engine/text.h"
+#include "engine/words.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::engine {
@@ -92,9 +94,10 @@ struct SceneFrame {
   // replaced when it grows: table_id changes then, and a renderer rebinds it.
   VkBuffer table = VK_NULL_HANDLE;
   uint64_t table_id = 0;
+  TextBuffer::Frame text;                 // glyphs of the current text (published apart from the scene)
 };
 
-class SceneBuffers final : public scene::SceneSink {
+class SceneBuffers final : public scene::SceneSink, public WordsSink {
  public:
   // Allocates everything once. Throws VulkanError when the device cannot hold it, or
   // std::invalid_argument for a budget of 0 or one beyond max_element_budget(device).
@@ -134,6 +137,13 @@ class SceneBuffers final : public scene::SceneSink {
   // Wakes a writer blocked waiting for a retire; it throws std::runtime_error("stopped"). Used at
   // shutdown. Irreversible.
   void stop();
+
+  // Labels, legend and panels: published by the writer apart from the scene generations;
+  // acquire()/retire()/stop() here pin and release its slots too.
+  TextBuffer& text() { return text_; }
+  // Composes the labels and panels (engine/annotations.cpp) and publishes them (writer thread).
+  void publish_words(const WordsContext& context) override;
+  const TextBuffer& text() const { return text_; }
 
   // ---- any thread ----
   struct Region {
@@ -199,6 +209,7 @@ class SceneBuffers final : public scene::SceneSink {
   std::vector<SegmentGpu> published_segments_;  // of the current generation
   std::vector<uint32_t> published_neurons_, published_connections_;  // segment sizes
   uint64_t last_count_bytes_ = 0;
+  TextBuffer text_;
 };
 
 }  // namespace nnxr::engine

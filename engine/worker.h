@@ -37,6 +37,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/words.h"
 #include "model/graph.h"
 #include "model/scene/compare.h"
 #include "model/scene/scene.h"
@@ -162,6 +163,7 @@ struct WorkerOptions {
   int threads = 1;                    // inference and scene-build threads
   scene::LayoutOptions layout;
   scene::SceneOptions scene;          // top_k, budget (progress is set by the worker)
+  ViewWords words;                    // title, notes and class names for the view's text
   bool print_progress = true;         // stage lines on stderr for work longer than print_after_ms
   double print_after_ms = 500;
   CompareOptions compare;             // input B, and what a build shows

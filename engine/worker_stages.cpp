@@ -65,7 +65,8 @@ class HeldPublish final : public scene::SceneSink {
 
 class SceneStages final : public Stages {
  public:
-  SceneStages(scene::SceneSink& sink, const WorkerOptions& options) : sink_(sink), options_(options) {}
+  SceneStages(scene::SceneSink& sink, const WorkerOptions& options)
+      : sink_(sink), words_(dynamic_cast<WordsSink*>(&sink)), options_(options) {}
 
   void load(const ModelSource& model, const ProgressFn& progress, const PostFn& post) override {
     const auto start = Clock::now();
@@ -169,6 +170,7 @@ class SceneStages final : public Stages {
     const scene::DrawCounts counts = built->counts(filter);
     held.release(counts);
     scene_ = std::move(built);
+    publish_words(values, std::nullopt, std::nullopt);
     ++generation_;
     const scene::BuildStats& st = scene_->stats();
     post(SceneBuilt{.generation = generation_,
@@ -196,6 +198,19 @@ class SceneStages final : public Stages {
     Selected out{.serial = serial, .generation = generation_};
     const auto hit = scene_ && layout_ ? layout_->pick(origin, direction, radius) : std::nullopt;
     if (hit) out.selection = describe(hit->tensor, hit->element);
+    if (scene_ && words_) {
+      std::optional<SelectionText> text;
+      if (out.selection) {
+        const Selection& s = *out.selection;
+        text = SelectionText{s.tensor_name, s.op_type, s.node_name, s.index, s.value, {}};
+        const model::Graph& g = plan_->graph();
+        if (const model::NodeId p = g.tensors[s.tensor].producer; p != model::kNone)
+          for (model::TensorId in : g.nodes[p].inputs)
+            if (in != model::kNone && g.tensors[in].kind != model::TensorKind::Initializer) text->fed_by.push_back(g.tensors[in].name);
+      }
+      publish_words(scene::activations_of(*session_), out.selection ? std::optional(out.selection->tensor) : std::nullopt,
+                    std::move(text));
+    }
     post(std::move(out));
   }
 
@@ -230,6 +245,13 @@ class SceneStages final : public Stages {
     }
     std::fprintf(stderr, "nnxr: compare: most changed: %s\n", line.c_str());
     compare_summary_ = std::move(summary);
+  }
+
+  // The view's text for the current scene (when the sink takes words).
+  void publish_words(const scene::Activations& values, std::optional<model::TensorId> focus,
+                     std::optional<SelectionText> selection) {
+    if (!words_ || !layout_) return;
+    words_->publish_words({plan_->graph(), *layout_, values, options_.words, focus, std::move(selection)});
   }
 
   Selection describe(model::TensorId tensor, int64_t element) const {
@@ -274,6 +296,7 @@ class SceneStages final : public Stages {
   }
 
   scene::SceneSink& sink_;
+  WordsSink* words_;  // the sink, when it also takes the view's text
   WorkerOptions options_;
   std::string name_;
   std::shared_ptr<const runtime::Plan> plan_;

@@ -11,15 +11,15 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libopenblas-dev
   # engine/, xr/, shaders/
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
-  libglfw3-dev libglm-dev libstb-dev
+  libglfw3-dev libglm-dev libstb-dev fonts-dejavu-core
   libopenxr-dev libopenxr-loader1 openxr-layer-corevalidation
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev xvfb xauth clang libclang-rt-14-dev
-  python3-onnx python3-numpy libonnx-testdata
+  python3-onnx python3-numpy libonnx-testdata tesseract-ocr
 )
 if [[ ${NNXR_SETUP_EXTRA:-1} != 0 ]]; then
   # asset generators (tools/make-default-model.py)
-  packages+=(python3-torch python3-sklearn python3-pil)
+  packages+=(python3-torch python3-sklearn python3-pil python3-torchvision)
 fi
 
 missing=()

@@ -9,6 +9,7 @@ target_sources(nnxr_scene PRIVATE
   compare.cpp
   contribution.cpp
   filter.cpp
+  labels.cpp
   layout.cpp
   sink.cpp
   trace.cpp)

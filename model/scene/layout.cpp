@@ -62,6 +62,29 @@ std::array<float, 3> place(const Placement& p, int64_t e) {
 
 }  // namespace
 
+std::vector<bool> constant_tensors(const model::Graph& graph) {
+  std::vector<bool> constant(graph.tensors.size(), false);
+  for (model::TensorId id = 0; id < graph.tensors.size(); ++id) {
+    const model::TensorKind k = graph.tensors[id].kind;
+    constant[id] = k == model::TensorKind::Initializer || k == model::TensorKind::Constant;
+  }
+  // Nodes are in topological order: a node's outputs are constant when all its inputs are.
+  for (const model::Node& n : graph.nodes) {
+    bool all = true, any = false;
+    for (model::TensorId in : n.inputs)
+      if (in != model::kNone && in < constant.size()) {
+        any = true;
+        all = all && constant[in];
+      }
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      const model::TensorId out = n.outputs[o];
+      if (out == model::kNone || out >= constant.size()) continue;
+      if ((any && all) || (n.op_type == "Dropout" && o == 1)) constant[out] = true;
+    }
+  }
+  return constant;
+}
+
 struct Layout::Impl {
   LayoutOptions options;
   std::vector<Block> blocks;
@@ -116,9 +139,12 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
     std::span<const int64_t> shape;
   };
   std::vector<Item> items;
+  const std::vector<bool> constant = options.constants ? std::vector<bool>() : constant_tensors(graph);
   for (model::TensorId id = 0; id < graph.tensors.size(); ++id) {
     const model::Tensor& t = graph.tensors[id];
     if (t.dtype != model::DType::Float && t.dtype != model::DType::Float16) continue;
+    const bool weight_kind = t.kind == model::TensorKind::Initializer || t.kind == model::TensorKind::Constant;
+    if (!constant.empty() && constant[id] && !weight_kind) continue;  // derived from weights alone, or a mask
     int64_t n = t.rank_known ? t.elements().value_or(-1) : -1;
     std::span<const int64_t> shape = t.shape;
     if (n < 0 && run && id < run->size() && !(*run)[id].data.empty()) {  // a shape only the run knows

@@ -83,6 +83,9 @@ Activations activations_of(const runtime::Session& session);
 struct LayoutOptions {
   float neuron_spacing = 0.004f;  // metres between neighbouring neurons in a feature map (scale 1)
   bool weights = false;           // also lay out weight tensors (initializers) as blocks
+  // Also lay out tensors computed from weights and constants alone (weight reshapes, casts,
+  // Identity copies, shape arithmetic) and Dropout masks; by default only activations are.
+  bool constants = false;
   float layer_spacing = 0.1f;     // metres along X from one layer to the next
 };
 
@@ -101,6 +104,10 @@ struct Block {
 // for tensors whose shape the graph leaves unknown (data-dependent shapes): with `run`, those take
 // the shape they had in that run (needs_run() says whether any float tensor is such); without it
 // they are not laid out.
+// Per TensorId: computed from initializers and constants alone (no graph input reaches it), or a
+// Dropout mask. Layout leaves these out unless LayoutOptions::constants.
+std::vector<bool> constant_tensors(const model::Graph& graph);
+
 class Layout {
  public:
   static Layout build(const model::Graph& graph, const LayoutOptions& options, const Activations* run = nullptr);

@@ -1,0 +1,272 @@
+#include "engine/annotations.h"
+
+#include "engine/camera.h"
+#include "engine/scene_buffers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace nnxr::engine {
+namespace {
+
+const glm::vec4 kText{0.92f, 0.92f, 0.92f, 1};
+const glm::vec4 kOp{0.45f, 0.85f, 1.0f, 1};
+const glm::vec4 kGroup{1.0f, 0.72f, 0.25f, 1};
+const glm::vec4 kDim{0.62f, 0.62f, 0.66f, 1};
+const glm::vec4 kWarn{1.0f, 0.6f, 0.1f, 1};
+const glm::vec4 kPanel{0.0f, 0.0f, 0.0f, 0.62f};
+const glm::vec4 kPlate{0.02f, 0.02f, 0.03f, 0.88f};
+
+std::string fixed(double v, int digits = 3) {
+  char buf[64];
+  if (v != 0 && (std::abs(v) >= 1e5 || std::abs(v) < 1e-3)) std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  else std::snprintf(buf, sizeof buf, "%.*f", std::abs(v) >= 100 ? 1 : digits, v);
+  return buf;
+}
+
+struct Rect {
+  float x0, y0, x1, y1;
+  bool overlaps(const Rect& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+// A world label before it becomes glyphs.
+struct Pending {
+  glm::vec3 anchor;
+  std::string text;
+  TextStyle style;
+  int importance;
+};
+
+// Hides labels that overlap a more important (or larger) one through the camera: they come back
+// when the viewer is closer than kReveal times the current distance.
+void declutter(std::vector<Pending>& labels, const Font& font, const glm::mat4& vp, glm::vec2 viewport,
+               std::vector<Rect> kept) {
+  constexpr float kReveal = 2.5f;
+  struct Seen {
+    size_t index;
+    float px;
+    Rect rect;
+  };
+  std::vector<Seen> seen;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const Pending& l = labels[i];
+    const glm::vec4 a = vp * glm::vec4(l.anchor, 1), b = vp * glm::vec4(l.anchor + glm::vec3(0, l.style.em, 0), 1);
+    if (a.w <= 1e-6f || b.w <= 1e-6f) continue;
+    const glm::vec2 pa = (glm::vec2(a) / a.w * 0.5f + 0.5f) * viewport, pb = (glm::vec2(b) / b.w * 0.5f + 0.5f) * viewport;
+    const float px = glm::length(pb - pa);
+    if (px < std::max(l.style.min_px, 1.0f)) continue;  // hidden by distance anyway
+    const float em = std::min(px, l.style.max_px);
+    const glm::vec2 size = text_size(font, l.text) * em;
+    seen.push_back({i, px, {pa.x - 0.5f * size.x - 3, pa.y - size.y - 2, pa.x + 0.5f * size.x + 3, pa.y + 2}});
+  }
+  std::stable_sort(seen.begin(), seen.end(), [&](const Seen& a, const Seen& b) {
+    if (labels[a.index].importance != labels[b.index].importance)
+      return labels[a.index].importance < labels[b.index].importance;
+    return a.px > b.px;
+  });
+  for (const Seen& s : seen) {
+    const bool clear = std::none_of(kept.begin(), kept.end(), [&](const Rect& r) { return r.overlaps(s.rect); });
+    const bool inside = s.rect.x0 >= 0 && s.rect.y0 >= 0 && s.rect.x1 <= viewport.x && s.rect.y1 <= viewport.y;
+    if (clear && inside) kept.push_back(s.rect);
+    else labels[s.index].style.min_px = std::min(255.0f, std::max(labels[s.index].style.min_px, s.px * kReveal));
+  }
+}
+
+// A panel: dark rectangle behind lines of text, at `at` pixels from `corner`. Returns its size.
+struct Line {
+  std::string text;
+  float em;
+  glm::vec4 colour;
+};
+
+glm::vec2 panel(TextBuilder& out, glm::vec2 at, Corner corner, const std::vector<Line>& lines, float min_width = 0) {
+  constexpr float kPad = 10;
+  float w = min_width, h = 0;
+  for (const Line& l : lines) {
+    w = std::max(w, out.font().width(l.text) * l.em);
+    h += out.font().line_height() * l.em;
+  }
+  const glm::vec2 size{w + 2 * kPad, h + 2 * kPad};
+  const bool right = corner == Corner::TopRight || corner == Corner::BottomRight;
+  const bool bottom = corner == Corner::BottomLeft || corner == Corner::BottomRight;
+  // The rectangle's and the text's top-left, as offsets from the corner.
+  const glm::vec2 origin{right ? at.x + size.x : at.x, bottom ? at.y + size.y : at.y};
+  out.screen_rect(origin, size, {.colour = kPanel, .corner = corner});
+  float y = 0;
+  for (const Line& l : lines) {
+    const glm::vec2 p{right ? origin.x - kPad : origin.x + kPad, bottom ? origin.y - kPad - y : origin.y + kPad + y};
+    out.screen(p, l.text, {.em = l.em, .colour = l.colour, .corner = corner});
+    y += out.font().line_height() * l.em;
+  }
+  return size;
+}
+
+// Fixed to the corners: title, prediction, legend, selection. Returns the pixel rectangles they cover.
+std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
+                         const scene::Activations& values, const AnnotationOptions& options) {
+  std::vector<Rect> covered;
+  const glm::vec2 vp = options.viewport;
+  auto cover = [&](Corner corner, glm::vec2 at, glm::vec2 size) {
+    const bool right = corner == Corner::TopRight || corner == Corner::BottomRight;
+    const bool bottom = corner == Corner::BottomLeft || corner == Corner::BottomRight;
+    const float x0 = right ? vp.x - at.x - size.x : at.x, y0 = bottom ? vp.y - at.y - size.y : at.y;
+    covered.push_back({x0 - 4, y0 - 4, x0 + size.x + 4, y0 + size.y + 4});
+  };
+
+  // ---- title and notes (top left) ------------------------------------------------------------
+  std::vector<Line> title{{options.words.title, 26, kText}};
+  for (const std::string& n : options.words.notes) title.push_back({n, 16, kDim});
+  for (const std::string& w : options.words.warnings) title.push_back({"warning: " + w, 16, kWarn});
+  cover(Corner::TopLeft, {14, 14}, panel(out, {14, 14}, Corner::TopLeft, title));
+
+  // ---- prediction (top right) -----------------------------------------------------------------
+  const auto prediction = scene::predict(graph, values, options.words.class_names, 5);
+  if (prediction) {
+    std::vector<Line> lines;
+    std::string head = "Prediction";
+    if (!options.words.class_list.empty()) head += " (" + options.words.class_list + ")";
+    lines.push_back({head, 18, kDim});
+    bool first = true;
+    for (const scene::ClassScore& c : prediction->top) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%5.1f%%  ", 100.0 * c.probability);
+      lines.push_back({std::string(pct) + c.name, first ? 30.f : 20.f, first ? kText : kDim});
+      first = false;
+    }
+    lines.push_back({std::string(prediction->softmax ? "softmax of " : "") + scene::short_name(graph.tensors[prediction->output].name, 32), 14, kDim});
+    cover(Corner::TopRight, {14, 14}, panel(out, {14, 14}, Corner::TopRight, lines));
+  }
+
+  // ---- legend (bottom left) -------------------------------------------------------------------
+  model::TensorId focus = options.focus.value_or(prediction ? prediction->output : model::kNone);
+  if (focus == model::kNone && !layout.blocks().empty()) focus = layout.blocks().back().tensor;
+  if (focus < values.size() && !values[focus].data.empty()) {
+    const scene::TensorStats st = scene::stats_of(values[focus].data);
+    const float range = std::max(std::abs(st.min), std::abs(st.max));
+    const model::Tensor& t = graph.tensors[focus];
+    const std::string op = t.producer != model::kNone ? graph.nodes[t.producer].op_type : "Input";
+    char zeros[32];
+    std::snprintf(zeros, sizeof zeros, "%.0f%%", 100.0 * st.zero_fraction);
+    std::vector<Line> lines{
+        {"Colour: value / max |value| of each tensor", 15, kDim},
+        {"", 22, kText},  // the colour bar
+        {"", 14, kDim},  // the bar's scale
+        {op + "  " + scene::short_name(t.name, 32) + "  " + scene::shape_text(t.shape), 17, kText},
+        {"min " + fixed(st.min) + "   max " + fixed(st.max) + "   mean " + fixed(st.mean) + "   zeros " + zeros, 15,
+         kText},
+    };
+    const glm::vec2 s = panel(out, {14, 14}, Corner::BottomLeft, lines, 300);
+    cover(Corner::BottomLeft, {14, 14}, s);
+    // The bar on the second line (from the bottom: three lines of 14..17 em below it).
+    const float lh = out.font().line_height();
+    const float bar_top = 14 + s.y - 10 - lh * 15 - 2;
+    out.screen_rect({24, bar_top}, {s.x - 20, 22 * lh - 6}, {.corner = Corner::BottomLeft}, Fill::ColourMap);
+    // The scale under the bar: -range at its left end, 0 in the middle, +range at its right end.
+    const float scale_top = bar_top - 22 * lh + 4;
+    const std::string ends[3] = {"-" + fixed(range), "0", "+" + fixed(range)};
+    for (int i = 0; i < 3; ++i) {
+      const float w = out.font().width(ends[i]) * 14;
+      const float x = 24 + float(i) * 0.5f * (s.x - 20) - (i == 0 ? 0.0f : i == 1 ? 0.5f * w : w);
+      out.screen({x, scale_top}, ends[i], {.em = 14, .colour = kDim, .corner = Corner::BottomLeft});
+    }
+  }
+
+  // ---- selection (bottom right) ---------------------------------------------------------------
+  if (options.selection) {
+    const SelectionText& sel = *options.selection;
+    std::string index = "[";
+    for (size_t i = 0; i < sel.index.size(); ++i) index += (i ? ", " : "") + std::to_string(sel.index[i]);
+    index += "]";
+    std::vector<Line> lines{{"Selected", 15, kDim},
+                            {scene::short_name(sel.tensor, 40), 20, kText},
+                            {(sel.op.empty() ? "input or weight" : sel.op) + "  index " + index, 16, kText},
+                            {"value " + fixed(sel.value, 4), 20, kText}};
+    if (!sel.fed_by.empty()) {
+      std::string fed = "fed by ";
+      for (size_t i = 0; i < sel.fed_by.size() && i < 3; ++i) fed += (i ? ", " : "") + scene::short_name(sel.fed_by[i], 20);
+      lines.push_back({fed, 15, kDim});
+    }
+    cover(Corner::BottomRight, {14, 14}, panel(out, {14, 14}, Corner::BottomRight, lines));
+  }
+  return covered;
+}
+
+}  // namespace
+
+void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout, const scene::Activations& values,
+              const AnnotationOptions& options) {
+  const scene::Labels labels = scene::make_labels(graph, layout);
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  const float size = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3f});
+  // Panels first (labels keep clear of them), drawn last (over the labels).
+  TextBuilder fixed_text(out.font());
+  std::vector<Rect> covered;
+  if (options.panels) covered = panels(fixed_text, graph, layout, values, options);
+
+  // ---- world labels -------------------------------------------------------------------------
+  std::vector<Pending> world;
+  for (const scene::TensorLabel& l : labels.tensors) {
+    const float em = std::clamp(0.06f * l.extent, 0.011f * size, 0.025f * size);
+    TextStyle style{.em = em, .colour = kText, .min_px = l.importance == 0 ? 7.f : l.importance == 1 ? 10.f : 12.f,
+                    .max_px = l.importance == 0 ? 26.f : 22.f, .centred = true, .above = true};
+    world.push_back({glm::vec3(l.anchor[0], l.anchor[1] + 0.4f * em, l.anchor[2]), l.op + "\n" + l.name + "\n" + l.shape,
+                     style, l.importance});
+  }
+  const size_t tensor_labels = world.size();
+  float tallest = lo[1];
+  for (const scene::TensorLabel& l : labels.tensors) tallest = std::max(tallest, l.anchor[1]);
+  for (const scene::GroupLabel& g : labels.groups) {
+    const float em = 0.03f * size;
+    TextStyle style{.em = em, .colour = kGroup, .min_px = 8, .max_px = 34, .centred = true, .above = true};
+    // Above the tensor labels of the tallest block.
+    world.push_back({glm::vec3(g.anchor[0], tallest + 0.1f * size, g.anchor[2]), g.name, style, 0});
+  }
+  if (options.view_projection) declutter(world, out.font(), *options.view_projection, options.viewport, covered);
+  for (size_t i = 0; i < world.size(); ++i) {
+    const Pending& p = world[i];
+    if (i < tensor_labels) {
+      // The op in its own colour, standing on the name and shape.
+      const size_t nl = p.text.find('\n');
+      TextStyle op = p.style;
+      op.colour = kOp;
+      op.raise_em = 2 * out.font().line_height();
+      const glm::vec2 size = text_size(out.font(), p.text);
+      TextStyle plate = p.style;
+      plate.colour = kPlate;
+      out.world_rect(p.anchor, {-0.5f * size.x - 0.25f, -size.y - 0.1f}, {size.x + 0.5f, size.y + 0.3f}, plate);
+      out.world(p.anchor, p.text.substr(0, nl), op);
+      out.world(p.anchor, p.text.substr(nl + 1), p.style);
+    } else {
+      out.world(p.anchor, p.text, p.style);
+    }
+  }
+
+  out.append(fixed_text.glyphs());
+}
+
+// SceneBuffers' WordsSink (declared in engine/scene_buffers.h): composes here so that the scene
+// buffers need not know about labels.
+void SceneBuffers::publish_words(const WordsContext& c) {
+  AnnotationOptions o;
+  o.words = c.words;
+  if (o.words.complete) o.words.complete(c.graph, scene::class_count(c.graph, c.values), o.words);
+  o.focus = c.focus;
+  o.selection = c.selection;
+  // Thinned for the starting view (the overview preset at 16:9).
+  std::vector<glm::vec3> corners;
+  for (const scene::Block& b : c.layout.blocks())
+    for (int i = 0; i < 8; ++i)
+      corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
+  if (!corners.empty()) {
+    const Camera camera = frame_points(CameraPreset::Overview, corners, 16.0f / 9.0f);
+    o.view_projection = camera.projection(16.0f / 9.0f) * camera.view();
+    o.viewport = {1600, 900};
+  }
+  TextBuilder text(Font::builtin());
+  annotate(text, c.graph, c.layout, c.values, o);
+  text_.publish(text.glyphs());
+}
+
+}  // namespace nnxr::engine

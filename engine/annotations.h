@@ -1,0 +1,40 @@
+// The words of a view, composed into glyphs (engine/text.h): a billboard label per laid-out tensor
+// (op, short name, shape) and per name group, thinned by distance and importance; and, fixed to
+// the corners of the view, the title with the preprocessing in effect, the prediction panel
+// (top-5 classes), the legend (colour map, value range and statistics of the focused tensor) and
+// the selection panel. Built by the worker after each scene build or selection (and by `render`),
+// published through TextBuffer; the frame thread only draws it.
+//
+// Threading: a pure function of its inputs; runs on the caller's thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <glm/glm.hpp>
+
+#include "engine/text.h"
+#include "engine/words.h"
+#include "model/graph.h"
+#include "model/scene/labels.h"
+#include "model/scene/scene.h"
+
+namespace nnxr::engine {
+
+struct AnnotationOptions {
+  ViewWords words;
+  std::optional<model::TensorId> focus;   // the legend's tensor (default: the prediction's output, else the last)
+  std::optional<SelectionText> selection;
+  // Labels that overlap a more important one seen through this camera are hidden until the
+  // viewer is a few times closer (none hidden without it).
+  std::optional<glm::mat4> view_projection;  // network space → Vulkan clip
+  glm::vec2 viewport{1600, 900};
+  bool panels = true;  // title, prediction, legend and selection (a thumbnail has no room for them)
+};
+
+// Appends the view's text to `out`.
+void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
+              const scene::Activations& values, const AnnotationOptions& options);
+
+}  // namespace nnxr::engine

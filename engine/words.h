@@ -1,0 +1,52 @@
+// The view's words as the worker hands them over (no Vulkan here, so that the worker builds
+// alone): what the app knows (title, preprocessing, class names) and what the worker knows (graph,
+// layout, the run's values, the selection). A scene sink that also implements WordsSink (the
+// engine's SceneBuffers) composes them into glyphs (engine/annotations.h) and publishes them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/graph.h"
+#include "model/scene/scene.h"
+
+namespace nnxr::engine {
+
+struct SelectionText {
+  std::string tensor, op, node;
+  std::vector<int64_t> index;
+  float value = 0;
+  std::vector<std::string> fed_by;  // tensors that feed it
+};
+
+struct ViewWords {
+  std::string title;                      // the model's name
+  std::vector<std::string> notes;         // lines under the title (preprocessing in effect, ...)
+  std::vector<std::string> warnings;      // lines in amber under the notes
+  std::vector<std::string> class_names;   // for the prediction; empty: "class N"
+  std::string class_list;                 // where they came from ("ImageNet-1k"), shown in the panel
+  // Called (worker thread) with the loaded graph and its class count before each compose, to fill
+  // what depends on the model. May be empty.
+  std::function<void(const model::Graph& graph, int64_t classes, ViewWords& words)> complete;
+};
+
+struct WordsContext {
+  const model::Graph& graph;
+  const scene::Layout& layout;
+  const scene::Activations& values;
+  const ViewWords& words;
+  std::optional<model::TensorId> focus;       // the legend's tensor
+  std::optional<SelectionText> selection;
+};
+
+class WordsSink {
+ public:
+  virtual ~WordsSink() = default;
+  // Composes and publishes the view's text (worker thread). Throws std::runtime_error when stopped.
+  virtual void publish_words(const WordsContext& context) = 0;
+};
+
+}  // namespace nnxr::engine

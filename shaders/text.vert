@@ -1,0 +1,47 @@
+#version 450
+#extension GL_EXT_multiview : require
+#extension GL_GOOGLE_include_directive : require
+#include "text.glsl"
+
+// One glyph quad per instance (6 vertices). World glyphs are billboards in eye space whose em
+// height in pixels is clamped to [min_px, max_px]; below min_px the whole quad is clipped away.
+// Screen glyphs are placed in pixels from a corner of the viewport.
+layout(location = 0) out vec2 out_uv;         // atlas texels
+layout(location = 1) out vec2 out_local;      // 0..1 across the quad
+layout(location = 2) flat out vec4 out_colour;
+layout(location = 3) flat out uint out_fill;
+
+const vec2 kCorners[6] = vec2[](vec2(0, 0), vec2(1, 0), vec2(1, 1), vec2(0, 0), vec2(1, 1), vec2(0, 1));
+
+void main() {
+  const Glyph g = glyphs[gl_InstanceIndex];
+  const uint flags = g.uv_rgba_flags.w;
+  const vec2 q = kCorners[gl_VertexIndex % 6];
+  const vec2 off = g.offset_extent.xy + q * g.offset_extent.zw;  // em, y down
+  const vec2 uv0 = vec2(g.uv_rgba_flags.x & 0xffffu, g.uv_rgba_flags.x >> 16);
+  const vec2 uv1 = vec2(g.uv_rgba_flags.y & 0xffffu, g.uv_rgba_flags.y >> 16);
+  out_uv = mix(uv0, uv1, q);
+  out_local = q;
+  out_colour = unpackUnorm4x8(g.uv_rgba_flags.z);
+  out_fill = (flags >> 3) & 3u;
+  if ((flags & 1u) != 0u) {
+    const uint corner = (flags >> 1) & 3u;
+    const vec2 origin = vec2((corner & 1u) != 0u ? push.viewport.x : 0.0, (corner & 2u) != 0u ? push.viewport.y : 0.0);
+    const vec2 dir = vec2((corner & 1u) != 0u ? -1.0 : 1.0, (corner & 2u) != 0u ? -1.0 : 1.0);
+    const vec2 px = origin + dir * g.anchor_em.xy + off * g.anchor_em.w;
+    gl_Position = vec4(px / push.viewport * 2.0 - 1.0, 0.0, 1.0);
+    return;
+  }
+  vec4 eye = frame.view[gl_ViewIndex] * frame.world * vec4(g.anchor_em.xyz, 1.0);
+  const float em = g.anchor_em.w * push.world_scale;
+  const float distance = -eye.z;
+  const float px = distance > 1e-5 ? em * abs(frame.projection[gl_ViewIndex][1][1]) * 0.5 * push.viewport.y / distance : 0.0;
+  const float min_px = float((flags >> 8) & 255u), max_px = float((flags >> 16) & 255u);
+  if (!(px >= max(min_px, 1.0))) {
+    gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // outside the clip volume: nothing is drawn
+    return;
+  }
+  const float s = px > max_px ? max_px / px : 1.0;
+  eye.xy += vec2(off.x, -off.y) * em * s;
+  gl_Position = frame.projection[gl_ViewIndex] * eye;
+}
