@@ -1,5 +1,5 @@
 # Layout, build, filter and trace tests; `nnxr inspect --scene`.
-nnxr_test(test_scene LABEL scene test_layout.cpp test_build.cpp test_filter.cpp test_trace.cpp)
+nnxr_test(test_scene LABEL scene test_layout.cpp test_build.cpp test_filter.cpp test_trace.cpp test_labels.cpp)
 target_link_libraries(test_scene PRIVATE nnxr_scene nnxr_runtime)
 nnxr_test(test_inspect_scene LABEL scene test_inspect_scene.cpp ../support/model_bytes.cpp)
 target_link_libraries(test_inspect_scene PRIVATE onnx onnx_proto)
