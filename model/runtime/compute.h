@@ -45,6 +45,12 @@ void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, 
 void sigmoid_f32(const float* x, float* y, int64_t n);
 void sigmoid_naive(const float* x, float* y, int64_t n);
 
+// Softmax of one contiguous row of n floats (y may not be x): exp(x - max) / sum, exp to about
+// 2 ulp (exp_lanes), W lanes at a time; NaN in the row gives NaN as std::exp does. The reference
+// computes in double.
+void softmax_row_f32(const float* x, float* y, int64_t n);
+void softmax_row_naive(const float* x, float* y, int64_t n);
+
 // tanh(x) to a few ulp, faster than libm's (the recurrent cells' activation). The reference is
 // std::tanh.
 float tanh_fast(float x);

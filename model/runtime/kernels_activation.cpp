@@ -89,6 +89,57 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void sigm
 __attribute__((target("avx2,fma"))) void sigmoid_avx2(const float* x, float* y, int64_t n) { sigmoid_body(x, y, n); }
 void sigmoid_sse(const float* x, float* y, int64_t n) { sigmoid_body(x, y, n); }
 
+// softmax_row_f32 on W floats at a time: the row's maximum (NaN ignored, as the scalar
+// comparison does), exp_lanes of x - max into y (0 below -87, where exp_lanes clamps) with a sum in W float lanes, then y times
+// 1 / sum (the sum of the lanes taken in double).
+template <int W>
+[[gnu::always_inline]] inline void softmax_row_body(const float* x, float* y, int64_t n) {
+  using V = typename Lanes<W>::F;
+  using VI = typename Lanes<W>::I;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  V mv = V{} - kInf;
+  int64_t k = 0;
+  for (; k + W <= n; k += W) {
+    V v;
+    std::memcpy(&v, x + k, sizeof v);
+    mv = v > mv ? v : mv;
+  }
+  float lanes[W];
+  std::memcpy(lanes, &mv, sizeof mv);
+  float m = -kInf;
+  for (int i = 0; i < W; ++i) m = lanes[i] > m ? lanes[i] : m;
+  for (; k < n; ++k) m = x[k] > m ? x[k] : m;
+  V sv = V{};
+  for (k = 0; k + W <= n; k += W) {
+    V d;
+    std::memcpy(&d, x + k, sizeof d);
+    d = d - m;
+    V t = d;
+    exp_lanes<V, VI>(t);
+    t = d < -87.f ? V{} : t;  // below exp_lanes' clamp (-inf: a masked position): 0
+    std::memcpy(y + k, &t, sizeof t);
+    sv += t;
+  }
+  std::memcpy(lanes, &sv, sizeof sv);
+  double s = 0;
+  for (int i = 0; i < W; ++i) s += lanes[i];
+  for (; k < n; ++k) {
+    const float d = x[k] - m;
+    float e = d;
+    exp_lanes<float, int32_t>(e);
+    e = d < -87.f ? 0.f : e;
+    y[k] = e;
+    s += e;
+  }
+  const float inv = static_cast<float>(1.0 / s);
+  for (k = 0; k < n; ++k) y[k] *= inv;
+}
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void softmax_row_avx512(const float* x, float* y, int64_t n) {
+  softmax_row_body<16>(x, y, n);
+}
+__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float* x, float* y, int64_t n) { softmax_row_body<8>(x, y, n); }
+void softmax_row_sse(const float* x, float* y, int64_t n) { softmax_row_body<4>(x, y, n); }
+
 // The epilogue's element loops (vectorised by the compiler; AVX2 where available).
 // One pass: y[i] += bias (when bias_add), z[i] = f(y[i]).
 template <class F>
@@ -153,6 +204,17 @@ void epilogue_sse(const Epilogue& e, float* y, float* z, const float* addend, in
 
 void sigmoid_f32(const float* x, float* y, int64_t n) {
   (cpu_has_avx512() ? sigmoid_avx512 : cpu_has_avx2_fma() ? sigmoid_avx2 : sigmoid_sse)(x, y, n);
+}
+
+void softmax_row_f32(const float* x, float* y, int64_t n) {
+  (cpu_has_avx512() ? softmax_row_avx512 : cpu_has_avx2_fma() ? softmax_row_avx2 : softmax_row_sse)(x, y, n);
+}
+
+void softmax_row_naive(const float* x, float* y, int64_t n) {
+  double m = -std::numeric_limits<double>::infinity(), s = 0;
+  for (int64_t k = 0; k < n; ++k) m = x[k] > m ? x[k] : m;
+  for (int64_t k = 0; k < n; ++k) s += std::exp(x[k] - m);
+  for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(std::exp(x[k] - m) / s);
 }
 
 void tanh_f32(const float* x, float* y, int64_t n) {

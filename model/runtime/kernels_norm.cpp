@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -52,6 +53,10 @@ std::unique_ptr<Kernel> softmax_factory(const KernelInit& init, SoftKind kind) {
         const int64_t o = r / inner, i = r % inner;
         const float* xs = px + o * n * inner + i;
         float* ys = py + o * n * inner + i;
+        if (kind == SoftKind::Softmax && inner == 1) {  // a contiguous row: the vector kernel
+          softmax_row_f32(xs, ys, n);
+          continue;
+        }
         float m = -std::numeric_limits<float>::infinity();
         int64_t arg = 0;
         for (int64_t k = 0; k < n; ++k)

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "model/runtime/compute.h"
@@ -487,6 +488,33 @@ TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
     expect_close(c, ref, K, "gemm_packed M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N));
     expect_close(z, refz, K, "gemm_packed epilogue " + std::to_string(static_cast<int>(e.kind)));
     if (e.kind == Epilogue::Kind::SiLU) expect_close(zz, refzz, K, "gemm_packed silu");
+  }
+}
+
+// Softmax rows of every length around the vector widths, with a large spread (tolerance 1e-5
+// relative: x - max is rounded to float before exp, as in the scalar kernel, which costs up to
+// |x - max| ulp on the smallest outputs), -inf (a masked position: exactly 0 out) and NaN (NaN
+// out, as std::exp gives).
+TEST_P(RuntimeKernels, SoftmaxRowMatchesNaive) {
+  for (int64_t n = 1; n <= 70; ++n) {
+    auto x = test::random_floats(static_cast<size_t>(n), 1500 + static_cast<uint32_t>(n));
+    for (auto& v : x) v *= 30.f;
+    if (n > 3) x[2] = -std::numeric_limits<float>::infinity();
+    std::vector<float> y(x.size()), ref(x.size());
+    softmax_row_f32(x.data(), y.data(), n);
+    softmax_row_naive(x.data(), ref.data(), n);
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(y[i], ref[i], 1e-5 * ref[i] + 1e-37) << "n=" << n << " i=" << i;
+      sum += y[i];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-5) << "n=" << n;
+    if (n > 3) {
+      EXPECT_EQ(y[2], 0.f) << "n=" << n;
+    }
+    x[static_cast<size_t>(n - 1)] = std::nanf("");
+    softmax_row_f32(x.data(), y.data(), n);
+    EXPECT_TRUE(std::isnan(y[static_cast<size_t>(n - 1)])) << "n=" << n;
   }
 }
 
