@@ -335,11 +335,14 @@ struct DesktopViewer::Impl {
 
     // Stage: update uniforms.
     FrameParams params = state->frame_params(aspect());
-    if (interaction.search().active()) {  // the search box and its matches, in front of the camera
-      draw_search(interaction.search(), interaction.camera(), aspect(), overlay);
-      params.overlay_lines = overlay.lines();
-      params.overlay_triangles = overlay.triangles();
-    }
+    // The filter panel, and the search box with its matches when it is open, in front of the camera.
+    overlay.clear();
+    if (interaction.search().active()) draw_search(interaction.search(), interaction.camera(), aspect(), overlay);
+    int window_w = 0, window_h = 0;
+    glfwGetWindowSize(window.get(), &window_w, &window_h);
+    draw_filter_panel(interaction, static_cast<float>(window_w), static_cast<float>(window_h), overlay);
+    params.overlay_lines = overlay.lines();
+    params.overlay_triangles = overlay.triangles();
 
     // Stage: record.
     if (!pending_screenshot.empty() && !swapchain->can_copy()) {

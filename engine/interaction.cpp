@@ -254,6 +254,52 @@ bool Interaction::reset_filters() {
   return changed;
 }
 
+bool Interaction::op_shown(const std::string& op) const {
+  return base_.op_types.empty() || std::find(base_.op_types.begin(), base_.op_types.end(), op) != base_.op_types.end();
+}
+
+bool Interaction::toggle_op(const std::string& op) {
+  std::vector<std::string> shown;
+  for (const auto& [name, count] : op_counts_)
+    if (op_shown(name) != (name == op)) shown.push_back(name);
+  if (shown.empty()) return false;  // the last op shown stays
+  if (shown.size() == op_counts_.size()) shown.clear();  // all of them: no op filter
+  if (shown == base_.op_types) return false;
+  base_.op_types = std::move(shown);
+  ++filter_serial_;
+  return true;
+}
+
+bool Interaction::isolate_tensor(model::TensorId tensor, const std::string& name) {
+  if (base_.tensors == std::vector<model::TensorId>{tensor}) return false;
+  base_.tensors = {tensor};
+  tensor_names_ = {name};
+  ++filter_serial_;
+  return true;
+}
+
+FilterPanel FilterPanel::layout(float fb_width, float fb_height, size_t ops) {
+  FilterPanel p;
+  p.line_height = std::max(fb_height / 30, 8.0f);
+  p.width = 14 * p.line_height;
+  p.ops = ops;
+  p.left = fb_width * 0.015f;
+  p.top = std::max(0.0f, fb_height * 0.97f - p.line_height * float(p.rows()));
+  return p;
+}
+
+FilterPanel::Row FilterPanel::row(float x, float y, size_t* op) const {
+  if (x < left || x >= left + width || y < top) return Row::None;
+  const auto i = static_cast<size_t>((y - top) / line_height);
+  if (i >= rows()) return Row::None;
+  if (i == 0) return Row::Title;
+  if (i <= ops) {
+    if (op) *op = i - 1;
+    return Row::Op;
+  }
+  return i == ops + 1 ? Row::Mode : i == ops + 2 ? Row::Isolate : Row::Reset;
+}
+
 FilterSummary Interaction::filter_summary() const {
   FilterSummary s;
   s.layer_min = window_start_;
@@ -368,9 +414,38 @@ Command DesktopControls::key(Key key, Press press) {
   return c;
 }
 
+Command DesktopControls::panel_click(float x, float y, bool* hit) {
+  Command c;
+  const FilterPanel panel = FilterPanel::layout(width_, height_, interaction_.op_counts().size());
+  size_t op = 0;
+  const FilterPanel::Row row = interaction_.op_counts().empty() ? FilterPanel::Row::None : panel.row(x, y, &op);
+  *hit = row != FilterPanel::Row::None;
+  switch (row) {
+    case FilterPanel::Row::Op: c.filter_changed = interaction_.toggle_op(interaction_.op_counts()[op].first); break;
+    case FilterPanel::Row::Mode:
+      c.filter_changed = interaction_.set_outside(interaction_.filter_summary().mode == "dim" ? scene::Filter::Outside::Hide
+                                                                                            : scene::Filter::Outside::Dim);
+      break;
+    case FilterPanel::Row::Isolate:
+      if (const auto& s = interaction_.selection()) {
+        for (const SearchEntry& e : interaction_.search().entries())
+          if (e.name == s->tensor_name) c.filter_changed = interaction_.isolate_tensor(e.tensor, e.name);
+      }
+      break;
+    case FilterPanel::Row::Reset: c.filter_changed = interaction_.reset_filters(); break;
+    default: break;
+  }
+  return c;
+}
+
 Command DesktopControls::button(Button button, Press press, float x, float y) {
   Command c;
   last_x_ = x, last_y_ = y;
+  if (button == Button::Left && press == Press::Down) {
+    bool hit = false;
+    c = panel_click(x, y, &hit);
+    if (hit) return c;
+  }
   if (button == Button::Right) looking_ = press == Press::Down;
   if (button == Button::Left && press == Press::Down) c.select = interaction_.camera().ray_through(x, y, width_, height_);
   return c;

@@ -163,6 +163,15 @@ class Interaction {
   bool walking() const { return walk_.has_value(); }
   void stop_walk() { walk_.reset(); }  // the network stays where the walk had taken it
 
+  // Op types: the model's own list with its laid-out tensor counts (set with the model), which the
+  // filter panel toggles. toggle_op shows a hidden op or hides a shown one (never the last shown);
+  // isolate_tensor shows that tensor alone. Return true when the filter changed.
+  void set_op_counts(std::vector<std::pair<std::string, int>> ops) { op_counts_ = std::move(ops); }
+  const std::vector<std::pair<std::string, int>>& op_counts() const { return op_counts_; }
+  bool op_shown(const std::string& op) const;
+  bool toggle_op(const std::string& op);
+  bool isolate_tensor(model::TensorId tensor, const std::string& name);
+
   // The desktop's find-by-name box (the tensors come with the model).
   Search& search() { return search_; }
   const Search& search() const { return search_; }
@@ -210,6 +219,20 @@ class Interaction {
   };
   std::optional<Flight> flight_;
   Search search_;
+  std::vector<std::pair<std::string, int>> op_counts_;
+};
+
+// The desktop filter panel (the hand menu's desktop twin), bottom left of the window: a title row,
+// one row per op type, then dim/hide, isolate the selected tensor, reset filters. Rows are
+// line_height pixels tall; row(x, y) says which a click hits.
+struct FilterPanel {
+  enum class Row : uint8_t { None, Title, Op, Mode, Isolate, Reset };
+  float left = 0, top = 0, width = 0, line_height = 0;
+  size_t ops = 0;
+  static FilterPanel layout(float fb_width, float fb_height, size_t ops);
+  size_t rows() const { return ops + 4; }
+  // The row at pixel (x, y); `op` gets the op index for Row::Op.
+  Row row(float x, float y, size_t* op = nullptr) const;
 };
 
 // ---- desktop bindings --------------------------------------------------------------------------
@@ -266,6 +289,7 @@ class DesktopControls {
   bool looking_ = false;
   float last_x_ = 0, last_y_ = 0;
   float press_x_ = 0, press_y_ = 0;
+  Command panel_click(float x, float y, bool* hit);
   bool skip_slash_ = false;  // the search was just opened by '/', whose character comes next
 };
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -244,6 +245,59 @@ TEST(DesktopFilters, SlashSearchesEnterFliesToTheMatchAndSelectsIt) {
   EXPECT_EQ(v.validation_errors(), 0u);
   for (const char* name : {"before", "open", "closed"})
     fs::remove(fs::temp_directory_path() / ("nnxr-filters-" + std::to_string(getpid()) + "-" + name + ".png"));
+}
+
+
+TEST(DesktopFilters, TheFilterPanelIsClickedWithTheMouse) {
+  REQUIRE_DISPLAY();
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  const auto& ops = v.interaction().op_counts();
+  ASSERT_EQ(ops.size(), 6u);  // Conv, Relu (2 each), MaxPool, Flatten, Gemm, Softmax
+  EXPECT_EQ(ops[0].first, "Conv");
+  EXPECT_EQ(ops[0].second, 2);
+  const FilterPanel panel = FilterPanel::layout(640, 400, ops.size());
+  auto click_row = [&](size_t row) {
+    const float x = panel.left + panel.width / 2, y = panel.top + (float(row) + 0.5f) * panel.line_height;
+    v.click(Button::Left, Press::Down, x, y);
+    v.click(Button::Left, Press::Up, x, y);
+  };
+  const ViewStats before = v.stats();
+  // The panel is drawn: white text in the bottom left.
+  const std::string shot = screenshot(v, "panel");
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load(shot.c_str(), &w, &h, &n, 4);
+  ASSERT_NE(px, nullptr);
+  size_t text = 0;
+  for (int y = int(panel.top); y < int(panel.top + panel.line_height * float(panel.rows())) && y < h; ++y)
+    for (int x = int(panel.left); x < int(panel.left + panel.width) && x < w; ++x) {
+      const unsigned char* q = px + (y * w + x) * 4;
+      text += q[0] > 200 && q[1] > 200 && q[2] > 200;
+    }
+  stbi_image_free(px);
+  fs::remove(shot);
+  EXPECT_GT(text, 200u) << "no panel text";
+
+  click_row(1);  // Conv off
+  ASSERT_TRUE(filtered(v));
+  ViewStats s = v.stats();
+  EXPECT_EQ(s.filter.ops.size(), 5u);
+  EXPECT_EQ(std::find(s.filter.ops.begin(), s.filter.ops.end(), "Conv"), s.filter.ops.end());
+  EXPECT_LT(s.drawn_neurons, before.drawn_neurons);
+  EXPECT_FALSE(v.interaction().selection().has_value());  // a panel click is no pick
+  click_row(ops.size() + 1);  // outside: dimmed
+  ASSERT_TRUE(filtered(v));
+  s = v.stats();
+  EXPECT_EQ(s.filter.mode, "dim");
+  EXPECT_EQ(s.drawn_neurons, before.drawn_neurons);
+  click_row(ops.size() + 3);  // reset
+  ASSERT_TRUE(filtered(v));
+  s = v.stats();
+  EXPECT_TRUE(s.filter.ops.empty());
+  EXPECT_EQ(s.filter.mode, "hide");
+  EXPECT_EQ(s.drawn_neurons, before.drawn_neurons);
+  EXPECT_EQ(v.validation_errors(), 0u);
 }
 
 }  // namespace

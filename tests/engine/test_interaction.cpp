@@ -548,5 +548,54 @@ TEST(FrameTimes, PercentilesOfAMillionFramesInFixedMemory) {
   EXPECT_EQ(m.percentile(0), 1.0);       // the minimum, exact
 }
 
+
+TEST_F(Controls, FilterPanelClicksToggleOpsModeIsolateAndReset) {
+  in.set_op_counts({{"Conv", 3}, {"Relu", 2}, {"Gemm", 1}});
+  in.search().set_entries(entries());
+  const FilterPanel panel = FilterPanel::layout(800, 600, 3);
+  auto click_row = [&](size_t row) {
+    return controls.button(Button::Left, Press::Down, panel.left + panel.width / 2, panel.top + (float(row) + 0.5f) * panel.line_height);
+  };
+  EXPECT_EQ(panel.row(panel.left - 1, panel.top + 1), FilterPanel::Row::None);
+  size_t op = 9;
+  EXPECT_EQ(panel.row(panel.left + 1, panel.top + 2.5f * panel.line_height, &op), FilterPanel::Row::Op);
+  EXPECT_EQ(op, 1u);
+  // A click on the panel is not a pick.
+  Command c = click_row(0);
+  EXPECT_FALSE(c.select.has_value());
+  EXPECT_FALSE(c.filter_changed);
+  // Conv off: the others stay; Conv on again: no op filter at all.
+  c = click_row(1);
+  EXPECT_TRUE(c.filter_changed);
+  EXPECT_FALSE(c.select.has_value());
+  EXPECT_EQ(in.filter().op_types, (std::vector<std::string>{"Relu", "Gemm"}));
+  EXPECT_FALSE(in.op_shown("Conv"));
+  EXPECT_TRUE(click_row(1).filter_changed);
+  EXPECT_TRUE(in.filter().op_types.empty());
+  // The last op shown stays on.
+  click_row(1);
+  click_row(2);
+  EXPECT_FALSE(click_row(3).filter_changed);
+  EXPECT_EQ(in.filter().op_types, std::vector<std::string>{"Gemm"});
+  // Dim / hide.
+  EXPECT_TRUE(click_row(4).filter_changed);
+  EXPECT_EQ(in.filter().outside, scene::Filter::Outside::Dim);
+  // Isolate: nothing selected, nothing happens; with a selection, that tensor alone.
+  EXPECT_FALSE(click_row(5).filter_changed);
+  SelectionState sel;
+  sel.tensor_name = "logits";
+  in.select(sel);
+  EXPECT_TRUE(click_row(5).filter_changed);
+  EXPECT_EQ(in.filter().tensors, std::vector<model::TensorId>{3});
+  EXPECT_EQ(in.filter_summary().tensors, std::vector<std::string>{"logits"});
+  // Reset.
+  EXPECT_TRUE(click_row(6).filter_changed);
+  EXPECT_TRUE(in.filter().op_types.empty());
+  EXPECT_TRUE(in.filter().tensors.empty());
+  EXPECT_EQ(in.filter().outside, scene::Filter::Outside::Hide);
+  // Below the panel a click picks again.
+  EXPECT_TRUE(click_row(7).select.has_value());
+}
+
 }  // namespace
 }  // namespace nnxr::engine
