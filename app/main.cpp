@@ -26,11 +26,15 @@ view      (the default command) loads the model, runs it, lays the network out a
           desktop window: WASD + mouse to fly, scroll to scale, [ ] neuron threshold, , . connection
           threshold, Page Down / Page Up step the layer window deeper / shallower (and walk to
           it), End / Home narrow / widen it, click to select a neuron, R to reset the view and
-          filters, F12 to save a screenshot, drop an image to use it as the input. Without a display it renders offscreen to a PNG instead.
+          filters, / to find a tensor by name (Enter flies there), the filter panel (bottom
+          left: op types, dim/hide, isolate, reset) clicked, F12 to save a screenshot, drop an
+          image to use it as the input. Without a display it renders offscreen to a PNG instead.
           With an OpenXR runtime and a headset, view uses the headset instead: squeeze grabs the
           network (both hands: scale and turn), the right thumbstick steps the neuron (up/down)
-          and connection (left/right) thresholds, the trigger selects what the aim ray hits, the
-          menu button puts the network back in front of you. Each controller shows its aim ray,
+          and connection (left/right) thresholds, the left thumbstick steps the layer window
+          (forward/back, walking to it) and narrows/widens it (left/right), the trigger selects
+          what the aim ray hits, the menu button puts the network back in front of you and resets
+          thresholds and filters. Each controller shows its aim ray,
           the right one gauges of both thresholds, and a panel shows the selected neuron. With a
           display, a desktop window mirrors the left eye.
           --desktop             require the desktop window (error when there is no display)
