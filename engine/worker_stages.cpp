@@ -126,7 +126,9 @@ class SceneStages final : public Stages {
     for (const auto& [name, t] : feeds) session_->set_input(name, t.dtype, t.shape, t.bytes);
     progress(0.1f);  // throws StageCancelled once the Worker is being destroyed
     try {
-      session_->run();
+      session_->run(runtime::RunOptions{.cancel = cancelled});  // stops between nodes on ~Worker
+    } catch (const runtime::CancelledError&) {
+      throw StageCancelled();
     } catch (const runtime::UnsupportedError& e) {
       post(Warning{e.what()});  // what could run did; the rest stays dark
     }

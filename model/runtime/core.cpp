@@ -11,6 +11,14 @@
 
 namespace nnxr::runtime {
 
+// ---- RunOptions ------------------------------------------------------------------------------
+
+void RunOptions::check(const std::string& node) const {
+  if (cancel && cancel->load(std::memory_order_relaxed)) throw CancelledError(CancelledError::Reason::Cancelled, node);
+  if (deadline != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() >= deadline)
+    throw CancelledError(CancelledError::Reason::TimedOut, node);
+}
+
 // ---- Value -----------------------------------------------------------------------------------
 
 std::byte* Value::mutable_data() {

@@ -10,6 +10,8 @@
 // after run() and reachable by name; see Session::tensors().
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +43,25 @@ class UnsupportedError : public RuntimeError {
 
  private:
   std::vector<model::UnsupportedOp> ops_;
+};
+
+// Thrown by Session::run() when RunOptions::cancel became true or RunOptions::deadline passed.
+// node() is the outermost node that was running (empty: stopped between nodes).
+class CancelledError : public RuntimeError {
+ public:
+  enum class Reason { Cancelled, TimedOut };
+  CancelledError(Reason reason, std::string node)
+      : RuntimeError(message(reason, node)), reason_(reason), node_(std::move(node)) {}
+  Reason reason() const { return reason_; }
+  const std::string& node() const { return node_; }
+
+ private:
+  static std::string message(Reason r, const std::string& node) {
+    return std::string(r == Reason::Cancelled ? "the run was cancelled" : "the run passed its time limit") +
+           (node.empty() ? "" : " in node " + node);
+  }
+  Reason reason_;
+  std::string node_;
 };
 
 // Immutable once built: per node a kernel chosen by (domain, op_type, opset) with its attributes
@@ -75,6 +96,19 @@ struct SessionOptions {
   int threads = 1;
   // Record the time of every node in RunStats::node_ms.
   bool profile = false;
+};
+
+// Limits of one run, checked between nodes. A kernel that is already running finishes first, so
+// a single long node delays the stop by its own time.
+struct RunOptions {
+  // When it becomes true (e.g. from a signal handler or another thread), run() throws
+  // CancelledError (Reason::Cancelled).
+  const std::atomic<bool>* cancel = nullptr;
+  // When it passes, run() throws CancelledError (Reason::TimedOut).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+
+  // Throws CancelledError when cancel is set or the deadline passed (node: what was running).
+  void check(const std::string& node = {}) const;
 };
 
 // What run() did.
@@ -118,8 +152,10 @@ class Session {
                  std::span<const std::byte> bytes);
 
   // Runs every node. Throws RuntimeError on the first failing node (tensors computed before it
-  // stay reachable) and UnsupportedError when some nodes had no kernel.
-  RunStats run();
+  // stay reachable), UnsupportedError when some nodes had no kernel, CancelledError when
+  // `options` stops it.
+  RunStats run(const RunOptions& options);
+  RunStats run() { return run(RunOptions{}); }
 
   // The tensor named `name` if it exists and holds a value (after a run, or an input/weight).
   const Value* find(std::string_view name) const;

@@ -323,7 +323,7 @@ void to_half(const Value& src, Value& dst, ThreadPool& pool) { convert_on_pool<f
 
 }  // namespace
 
-RunStats Session::run() {
+RunStats Session::run(const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const model::Graph& g = plan_->graph();
   const Plan::Impl& p = plan_->impl();
@@ -347,6 +347,7 @@ RunStats Session::run() {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const model::Node& n = g.nodes[i];
     const PlanNode& pn = p.nodes[i];
+    options.check();
     if (pn.blocked) {
       ++stats.nodes_skipped;
       continue;

@@ -16,6 +16,7 @@
 #include "assets/assets.h"
 #include "engine/worker.h"
 #include "model/load.h"
+#include "model/runtime/runtime.h"
 
 namespace nnxr::engine {
 namespace {
@@ -448,6 +449,32 @@ TEST(WorkerScene, BuildsAndPublishesWithTheCurrentFilter) {
   ASSERT_EQ(events_of<SceneBuilt>(events).size(), 1u);
   EXPECT_EQ(sink.generation, 2u);
   EXPECT_LE(events_of<SceneBuilt>(events)[0].neurons + events_of<SceneBuilt>(events)[0].connections, 1'000u);
+}
+
+// The real pipeline's inference stops between nodes once the Worker is being destroyed: the
+// session's RunOptions::cancel is the Worker's flag (Stages::cancelled). Checked on the session.
+TEST(WorkerScene, InferenceStopsBetweenNodesWhenCancelled) {
+  const auto plan = runtime::Plan::build(digits());
+  runtime::Session session(plan, {});
+  const model::Graph& g = plan->graph();
+  for (const auto& [name, t] : ones(g)) session.set_input(name, t.dtype, t.shape, t.bytes);
+  std::atomic<bool> cancel{false};
+  EXPECT_GT(session.run(runtime::RunOptions{.cancel = &cancel}).nodes_run, 0);
+  cancel = true;
+  try {
+    session.run(runtime::RunOptions{.cancel = &cancel});
+    ADD_FAILURE() << "a cancelled run went on";
+  } catch (const runtime::CancelledError& e) {
+    EXPECT_EQ(e.reason(), runtime::CancelledError::Reason::Cancelled);
+    EXPECT_EQ(std::string(e.what()), "the run was cancelled");
+  }
+  // The real stages hand the Worker's flag on: a Worker destroyed while it runs posts no scene.
+  scene::InMemorySink sink;
+  {
+    Worker w(sink, quiet());
+    w.load({"digits", digits}, ones);
+  }  // destroyed at once: whichever stage runs gives up at its next check
+  EXPECT_EQ(sink.generation, 0u);
 }
 
 TEST(WorkerScene, SelectsTheNeuronOnTheRay) {
