@@ -231,7 +231,9 @@ class SceneStages final : public Stages {
       }
       for (const auto& [name, t] : b) session_b_->set_input(name, t.dtype, t.shape, t.bytes);
       try {
-        session_b_->run();
+        session_b_->run(runtime::RunOptions{.cancel = cancelled});
+      } catch (const runtime::CancelledError&) {
+        throw StageCancelled();
       } catch (const runtime::UnsupportedError& e) {
         post(Warning{std::string("input B: ") + e.what()});
       }
