@@ -19,6 +19,7 @@
 #include "model/runtime/runtime.h"
 #include "model/scene/compare.h"
 #include "model/scene/scene.h"
+#include "model/scene/tiles.h"
 #endif
 
 namespace nnxr::app {
@@ -274,6 +275,7 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   uint64_t neurons_shown = 0, connections_shown = 0;
   for (size_t i = 0; i < shown.neurons.size(); ++i)
     if (in_filter(i)) neurons_shown += shown.neurons[i], connections_shown += shown.connections[i];
+  const scene::ImagesStats images = scene::plan_images(layout, &values);  // every activation, as images
   constexpr uint64_t kNeuronBytes = sizeof(scene::Neuron), kConnectionBytes = sizeof(scene::Connection);
 
   if (json) {
@@ -290,6 +292,9 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
     j.key("stage_ms").begin_object().field("layout", st.layout_ms).field("scoring", st.scoring_ms).field("sorting", st.sorting_ms);
     j.field("writing", st.writing_ms).field("build", st.total_ms).end_object();
     j.field("neurons", st.neurons).field("neurons_total", st.neurons_total);
+    j.field("activations_total", images.activations_total).field("activations_shown", images.activations_shown);
+    j.field("points_resident", st.neurons).field("connections_resident", st.connections);
+    j.field("image_bytes", images.bytes);
     j.field("connections", st.connections).field("connection_candidates", st.connection_candidates);
     j.field("resident_bytes", st.bytes).field("bytes_per_neuron", kNeuronBytes).field("bytes_per_connection", kConnectionBytes);
     j.field("cpu_bytes", st.cpu_bytes).field("max_contribution", static_cast<double>(sc.max_contribution()));
@@ -368,6 +373,9 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   out << "total       " << grouped(static_cast<int64_t>(st.neurons)) << " of " << grouped(static_cast<int64_t>(st.neurons_total))
       << " neurons, " << grouped(static_cast<int64_t>(st.connections)) << " connections kept of "
       << grouped(static_cast<int64_t>(st.connection_candidates)) << " candidates\n";
+  out << "activations " << grouped(static_cast<int64_t>(images.activations_shown)) << " of "
+      << grouped(static_cast<int64_t>(images.activations_total)) << " shown as images ("
+      << grouped(static_cast<int64_t>(images.bytes)) << " bytes)\n";
   out << "resident    " << grouped(static_cast<int64_t>(st.bytes)) << " bytes (" << kNeuronBytes << " per neuron, "
       << kConnectionBytes << " per connection); CPU side " << grouped(static_cast<int64_t>(st.cpu_bytes)) << " bytes\n";
   out << "bounds      x " << lo[0] << ".." << hi[0] << " m, y " << lo[1] << ".." << hi[1] << " m, z " << lo[2] << ".." << hi[2]

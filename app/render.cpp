@@ -22,6 +22,7 @@
 #include "model/runtime/runtime.h"
 #include "model/scene/compare.h"
 #include "model/scene/scene.h"
+#include "model/scene/tiles.h"
 
 namespace nnxr::app {
 namespace {
@@ -156,7 +157,11 @@ int render_command(Args& args) {
               << " can address\n";
     resident = limit;
   }
-  engine::SceneBuffers buffers(device, {.element_budget = resident, .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)), .frames_in_flight = 1});
+  engine::SceneBuffers buffers(device, {.element_budget = resident,
+                                        .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)),
+                                        .frames_in_flight = 1,
+                                        .image_regions = 1});
+  const scene::ImagesStats images = scene::publish_images(layout, values, buffers.images(), std::max(threads, 1));
   scene::SceneOptions scene_options;
   scene_options.budget = resident;
   scene_options.threads = std::max(threads, 1);
@@ -205,6 +210,7 @@ int render_command(Args& args) {
   params.neuron_size = layout.options().neuron_spacing * 0.8f;
   params.min_neuron_pixels = 2.5f;
   params.connection_alpha = 0.35f;
+  params.image_threshold = neuron_q;
   const float distance = glm::length(camera.eye - camera.target);
   params.fog_start = distance;
   params.fog_end = distance * 4;
@@ -235,6 +241,9 @@ int render_command(Args& args) {
             << shown_connections << " connections shown";
   if (compare) std::cout << ", showing " << scene::compare_show_name(*show);
   std::cout << ")\n";
+  std::cout << "activations_total " << images.activations_total << ", activations_shown " << images.activations_shown
+            << ", points_resident " << scene.stats().neurons << ", connections_resident " << scene.stats().connections
+            << '\n';
   return 0;
 }
 

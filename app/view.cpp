@@ -122,6 +122,8 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
   j.key("cpu_ms").begin_object().field("median", s.cpu_median_ms).field("p99", s.cpu_p99_ms).end_object();
   j.key("wall_ms").begin_object().field("median", s.wall_median_ms).field("p99", s.wall_p99_ms).end_object();
   j.field("first_frame_ms", s.first_frame_ms).field("first_scene_ms", s.first_scene_ms);
+  j.field("activations_total", s.activations_total).field("activations_shown", s.activations_shown);
+  j.field("points_resident", s.resident_neurons).field("connections_resident", s.resident_connections);
   j.key("resident").begin_object().field("neurons", s.resident_neurons).field("connections", s.resident_connections).end_object();
   j.key("drawn").begin_object().field("neurons", s.drawn_neurons).field("connections", s.drawn_connections).end_object();
   j.key("world").begin_object();

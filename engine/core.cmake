@@ -5,6 +5,7 @@ add_library(nnxr_engine STATIC
   device.cpp
   memory.cpp
   scene_buffers.cpp
+  tiles.cpp
   pipelines.cpp
   renderer.cpp
   overlay.cpp

@@ -22,6 +22,10 @@ extern const unsigned char text_vert_spv[];
 extern const std::size_t text_vert_spv_size;
 extern const unsigned char text_frag_spv[];
 extern const std::size_t text_frag_spv_size;
+extern const unsigned char tiles_vert_spv[];
+extern const std::size_t tiles_vert_spv_size;
+extern const unsigned char tiles_frag_spv[];
+extern const std::size_t tiles_frag_spv_size;
 }  // namespace nnxr::embedded
 
 namespace nnxr::engine {
@@ -180,6 +184,17 @@ Pipelines create_pipelines(const Device& device, const RendererConfig& config) {
   ShaderModule tv = create_module(d, text_vert_spv, text_vert_spv_size);
   ShaderModule tf = create_module(d, text_frag_spv, text_frag_spv_size);
   p.text = create_pipeline(device, config, p.text_layout.get(), {tv.get(), tf.get(), tri, false, false, true, false});
+  VkPushConstantRange tile_push{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(TilePushConstants)};
+  VkPipelineLayoutCreateInfo tiles_layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  tiles_layout.setLayoutCount = 1;
+  tiles_layout.pSetLayouts = sets;
+  tiles_layout.pushConstantRangeCount = 1;
+  tiles_layout.pPushConstantRanges = &tile_push;
+  check(vkCreatePipelineLayout(d, &tiles_layout, nullptr, &handle), "vkCreatePipelineLayout");
+  p.tiles_layout = PipelineLayout(d, handle);
+  ShaderModule tiv = create_module(d, tiles_vert_spv, tiles_vert_spv_size);
+  ShaderModule tif = create_module(d, tiles_frag_spv, tiles_frag_spv_size);
+  p.tiles = create_pipeline(device, config, p.tiles_layout.get(), {tiv.get(), tif.get(), tri, true, true, false, false});
   return p;
 }
 

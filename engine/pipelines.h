@@ -38,6 +38,17 @@ struct TextPush {
   float world_scale = 1;
   uint32_t atlas_width = 1;
 };
+// Mirror of TilePush in shaders/tiles.glsl.
+struct TilePushConstants {
+  uint64_t image = 0;  // device address of the activation image
+  uint32_t colour_range = 0;
+  float value_range = 0;
+  float dim = 1;
+  uint32_t threshold_mode = 0;  // 0: quantile, 1: absolute
+  float threshold = 0;
+  uint32_t pad = 0;
+};
+static_assert(sizeof(TilePushConstants) == 32);
 
 // Header of the highlight storage buffer; the indices follow.
 struct HighlightHeader {
@@ -55,6 +66,8 @@ struct Pipelines {
   DescriptorSetLayout text_set_layout;
   PipelineLayout text_layout;
   Pipeline text;
+  PipelineLayout tiles_layout;  // set 0 and TilePushConstants
+  Pipeline tiles;               // activation images (engine/tiles.h)
 };
 
 Pipelines create_pipelines(const Device& device, const RendererConfig& config);

@@ -208,6 +208,21 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
   VkRect2D scissor{{0, 0}, target.extent};
   vkCmdSetViewport(cmd, 0, 1, &viewport);
   vkCmdSetScissor(cmd, 0, 1, &scissor);
+  if (params.images && scene.images.generation != 0 && scene.images.tile_count != 0) {
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.tiles_layout.get(), 0, 1, &slot.set, 0,
+                            nullptr);
+    TilePushConstants push;
+    push.image = scene.images.address;
+    push.colour_range = uint32_t(params.colour_range);
+    push.value_range = params.value_range;
+    push.dim = highlighted ? params.dim_unselected : 1.0f;
+    push.threshold_mode = params.image_threshold_absolute ? 1 : 0;
+    push.threshold = params.image_threshold;
+    vkCmdPushConstants(cmd, m.pipelines.tiles_layout.get(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
+                       sizeof push, &push);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.tiles.get());
+    vkCmdDraw(cmd, 6 * scene.images.tile_count, 1, 0, 0);
+  }
   if (scene.generation != 0 && scene.segment_count != 0) {
     m.bind_table(scene);
     const VkDescriptorSet sets[] = {slot.set, m.region_sets[scene.region]};

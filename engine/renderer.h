@@ -7,7 +7,8 @@
 //   renderer.record(cmd, target, scene, params, slot);
 //   submit with the slot's fence; when it has signalled: scene_buffers.retire(serial)
 //
-// record() clears the target (loadOp CLEAR to params.background), draws neurons (billboards,
+// record() clears the target (loadOp CLEAR to params.background), draws the activation images
+// (one quad per tile, depth-tested and -written), neurons (billboards,
 // depth-tested and -written), then connections (lines, alpha-blended, depth-tested), then the
 // highlight, then the frame's overlay (FrameParams::overlay_*), and leaves the images in the
 // attachment layouts. Its CPU cost is O(1) in the number
@@ -79,6 +80,11 @@ struct FrameParams {
   float fog_start = 2.0f;          // eye distance in world metres where fog begins
   float fog_end = 40.0f;           // eye distance where only background remains
   bool neurons = true, connections = true;
+  // Activation images (engine/tiles.h), drawn behind the neurons. Texels below the neuron
+  // threshold are not drawn: a quantile of each tensor's |a|, or an absolute |a|.
+  bool images = true;
+  bool image_threshold_absolute = false;
+  float image_threshold = 0;
   // When a highlight is shown, the rest of the scene is dimmed by this factor (1: no dimming).
   float dim_unselected = 0.35f;
   // World-space overlay drawn after the scene, depth-tested, alpha-blended, not depth-writing

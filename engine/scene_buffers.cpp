@@ -20,7 +20,8 @@ uint64_t max_element_budget(const Device& device) {
 }
 
 SceneBuffers::SceneBuffers(const Device& device, const SceneBufferConfig& config)
-    : device_(device), config_(config), text_(device, std::max(config.frames_in_flight, 1u)) {
+    : device_(device), config_(config), images_(device, std::max(1u, config.image_regions)),
+      text_(device, std::max(config.frames_in_flight, 1u)) {
   if (config.element_budget == 0) throw std::invalid_argument("scene buffers: the element budget must be at least 1");
   if (config.max_segments == 0) throw std::invalid_argument("scene buffers: max_segments must be at least 1");
   if (config.frames_in_flight == 0) throw std::invalid_argument("scene buffers: frames_in_flight must be at least 1");
@@ -225,6 +226,7 @@ void SceneBuffers::write_counts(const scene::DrawCounts& counts) {
 SceneFrame SceneBuffers::acquire(uint64_t serial) {
   SceneFrame f;
   f.text = text_.acquire(serial);
+  f.images = images_.acquire(serial);
   std::lock_guard lock(mutex_);
   f.serial = serial;
   f.generation = generation_;
@@ -244,6 +246,7 @@ SceneFrame SceneBuffers::acquire(uint64_t serial) {
 }
 
 void SceneBuffers::retire(uint64_t serial) {
+  images_.retire(serial);
   std::erase_if(in_flight_, [&](const auto& f) { return f.first <= serial; });
   text_.retire(serial);
   {
@@ -273,6 +276,7 @@ void SceneBuffers::retire_signalled() {
 
 void SceneBuffers::stop() {
   text_.stop();
+  images_.stop();
   {
     std::lock_guard lock(mutex_);
     stopped_ = true;

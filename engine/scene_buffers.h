@@ -35,6 +35,7 @@
 #include "engine/memory.h"
 #include "engine/text.h"
 #include "engine/words.h"
+#include "engine/tiles.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::engine {
@@ -49,6 +50,7 @@ struct SceneBufferConfig {
   // not a limit.
   uint32_t max_segments = 4096;
   uint32_t frames_in_flight = 2;         // frames the frame thread may have unretired at once
+  uint32_t image_regions = 2;            // activation images kept (engine/tiles.h)
 };
 
 // GPU layout of the per-region table (shaders/scene.glsl mirrors it, std430).
@@ -95,6 +97,7 @@ struct SceneFrame {
   VkBuffer table = VK_NULL_HANDLE;
   uint64_t table_id = 0;
   TextBuffer::Frame text;                 // glyphs of the current text (published apart from the scene)
+  ImagesFrame images;  // the activation image (published on its own, engine/tiles.h)
 };
 
 class SceneBuffers final : public scene::SceneSink, public WordsSink {
@@ -115,6 +118,10 @@ class SceneBuffers final : public scene::SceneSink, public WordsSink {
   void publish(std::span<const scene::Segment> segments, const scene::DrawCounts& counts,
                float max_contribution) override;
   void write_counts(const scene::DrawCounts& counts) override;
+  // The activation images, which acquire()/retire()/stop() serve along with the scene.
+  scene::ImageSink* image_sink() override { return &images_; }
+  ActivationImages& images() { return images_; }
+  const ActivationImages& images() const { return images_; }
 
   // ---- frame thread ----
   // The current generation and counts for a frame with this serial (strictly increasing, > 0).
@@ -186,6 +193,7 @@ class SceneBuffers final : public scene::SceneSink, public WordsSink {
 
   const Device& device_;
   SceneBufferConfig config_;
+  ActivationImages images_;
   RegionState regions_[kRegions];
   std::vector<Slot> slots_;
   uint64_t next_table_id_ = 1;

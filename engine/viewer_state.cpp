@@ -100,6 +100,8 @@ void ViewerState::take_in(float aspect) {
       compare_ = e->compare;
       resident_neurons_ = e->neurons;
       resident_connections_ = e->connections;
+      activations_total_ = e->images.activations_total;
+      activations_shown_ = e->images.activations_shown;
       interaction_.select(std::nullopt);
       set_highlight({});
       std::cerr << "nnxr: scene " << e->generation << ": " << e->neurons << " neurons, " << e->connections
@@ -190,6 +192,7 @@ FrameParams ViewerState::frame_params(float aspect) const {
   p.projection[0] = p.projection[1] = c.projection(aspect);
   p.world = interaction_.world().matrix();
   p.neuron_size = neuron_spacing_ * 0.75f;
+  p.image_threshold = interaction_.thresholds().neuron();  // the images follow the neuron filter
   // Fog scaled to the network as seen: it starts beyond the network's far side at the home view.
   const float extent = interaction_.extent() * interaction_.world().scale;
   p.fog_start = extent * 2;
@@ -274,7 +277,10 @@ std::string ViewerState::title() const {
   char q[64];
   std::snprintf(q, sizeof q, " — neurons q≥%.3g, connections q≥%.3g", th.neuron(), th.connection());
   t << q;
-  if (generation_ > 0) t << " (" << count_string(drawn_neurons_) << " + " << count_string(drawn_connections_) << " drawn)";
+  if (generation_ > 0) {
+    t << " — images: " << count_string(activations_shown_) << " of " << count_string(activations_total_)
+      << " activations; points: " << count_string(drawn_neurons_) << ", connections: " << count_string(drawn_connections_);
+  }
   char ms[32];
   std::snprintf(ms, sizeof ms, " — %.2f ms", last_cpu_ms_);
   t << ms;
@@ -303,6 +309,8 @@ ViewStats ViewerState::stats() const {
   s.resident_connections = resident_connections_;
   s.drawn_neurons = drawn_neurons_;
   s.drawn_connections = drawn_connections_;
+  s.activations_total = activations_total_;
+  s.activations_shown = activations_shown_;
   s.world = interaction_.world();
   s.neuron_threshold = interaction_.thresholds().neuron();
   s.connection_threshold = interaction_.thresholds().connection();

@@ -33,6 +33,7 @@ struct ViewStats {
   double first_scene_ms = 0;                 // ... to the first frame that drew a scene (0: none)
   uint64_t resident_neurons = 0, resident_connections = 0;
   uint64_t drawn_neurons = 0, drawn_connections = 0;
+  uint64_t activations_total = 0, activations_shown = 0;  // of laid-out tensors; shown as images
   WorldTransform world;
   float neuron_threshold = 0, connection_threshold = 0;
   FilterSummary filter;
@@ -104,6 +105,7 @@ class ViewerState {
   uint64_t generation_ = 0;
   uint64_t resident_neurons_ = 0, resident_connections_ = 0;
   uint64_t drawn_neurons_ = 0, drawn_connections_ = 0;
+  uint64_t activations_total_ = 0, activations_shown_ = 0;
   uint64_t filter_requested_ = 0, filter_applied_ = 0;
   uint64_t select_requested_ = 0;
   std::vector<std::string> errors_;

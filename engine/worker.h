@@ -41,6 +41,7 @@
 #include "model/graph.h"
 #include "model/scene/compare.h"
 #include "model/scene/scene.h"
+#include "model/scene/tiles.h"
 
 namespace nnxr::engine {
 
@@ -106,6 +107,7 @@ struct SceneBuilt {
   double infer_ms = 0, build_ms = 0;
   scene::BuildStats stats;  // the scene build's own breakdown
   std::optional<CompareSummary> compare;  // compare mode only
+  scene::ImagesStats images;  // the run's activation images (every activation; zero without an image sink)
 };
 
 // A filter's counts were written to the sink (the frame after this shows them).

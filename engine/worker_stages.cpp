@@ -10,6 +10,7 @@
 #include "engine/worker.h"
 #include "model/half.h"
 #include "model/runtime/runtime.h"
+#include "model/scene/tiles.h"
 
 namespace nnxr::engine {
 namespace {
@@ -145,6 +146,9 @@ class SceneStages final : public Stages {
         pending_loaded_.reset();
       }
     }
+    images_ = {};
+    if (scene::ImageSink* images = sink_.image_sink())  // every activation, as images
+      images_ = scene::publish_images(*layout_, scene::activations_of(*session_), *images, std::max(1, options_.threads));
     infer_ms_ = ms_since(start);
     inferred_ = true;
     return true;
@@ -182,7 +186,8 @@ class SceneStages final : public Stages {
                     .infer_ms = infer_ms_,
                     .build_ms = ms_since(start),
                     .stats = st,
-                    .compare = session_b_ && b_inferred_ ? std::optional(compare_summary_) : std::nullopt});
+                    .compare = session_b_ && b_inferred_ ? std::optional(compare_summary_) : std::nullopt},
+                    .images = images_});
     post(CountsApplied{filter_serial, generation_, sum(counts.neurons), sum(counts.connections)});
     return true;
   }
@@ -314,6 +319,7 @@ class SceneStages final : public Stages {
   std::vector<float> difference_;  // a_A − a_B, reused from build to build
   bool inferred_ = false;
   double infer_ms_ = 0;
+  scene::ImagesStats images_;  // of the last inference
   std::unique_ptr<scene::Scene> scene_;
   uint64_t generation_ = 0;
 };

@@ -5,15 +5,7 @@
 #extension GL_EXT_buffer_reference2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
-// Set 0: per frame slot.
-layout(set = 0, binding = 0, std140) uniform FrameUniforms {
-  mat4 view[2];        // world → eye, per view
-  mat4 projection[2];  // eye → clip, per view
-  mat4 world;          // network → world
-  vec4 background;     // rgb: background and fog colour (linear)
-  vec4 sizes;          // x: neuron radius (world m), y: min radius (px), z: viewport height (px), w: connection alpha
-  vec4 fog;            // x: start, y: end (eye distance, world m)
-} frame;
+#include "frame.glsl"
 
 // Highlighted neuron indices, then connection indices.
 layout(set = 0, binding = 1, std430) readonly buffer Highlight {
@@ -61,16 +53,6 @@ const float kFilterDim = 0.18;  // colour (and connection alpha) factor of a dim
 uint instance_segment(int instance) { return uint(instance) & ~kDimmedSegmentBit; }
 float instance_dim(int instance) { return (uint(instance) & kDimmedSegmentBit) != 0u ? kFilterDim : 1.0; }
 
-// Diverging colour map, t in [-1, 1]: negative blue, zero grey, positive red (linear RGB).
-vec3 diverging(float t) {
-  t = clamp(t, -1.0, 1.0);
-  float a = pow(abs(t), 0.6);
-  const vec3 zero = vec3(0.16, 0.16, 0.18);
-  const vec3 positive = vec3(1.0, 0.10, 0.04);
-  const vec3 negative = vec3(0.03, 0.22, 1.0);
-  return mix(zero, t >= 0.0 ? positive : negative, a);
-}
-
 // The value range that maps to full colour for a segment.
 float colour_range(uint segment) {
   if (push.colour_range == 1u) {
@@ -80,10 +62,6 @@ float colour_range(uint segment) {
   Segment s = table.segments[segment];
   float r = max(abs(s.value_min), abs(s.value_max));
   return r > 0.0 ? r : 1.0;
-}
-
-float fog_factor(float eye_distance) {
-  return clamp((eye_distance - frame.fog.x) / max(frame.fog.y - frame.fog.x, 1e-6), 0.0, 1.0);
 }
 
 // Segment holding neuron n / connection c (segments are in ascending array order).

@@ -12,6 +12,7 @@ target_sources(nnxr_scene PRIVATE
   labels.cpp
   layout.cpp
   sink.cpp
+  tiles.cpp
   trace.cpp)
 # The per-element loops (ranking, record conversion, radix sorts) are the build's hot path.
 set_source_files_properties(build.cpp PROPERTIES COMPILE_OPTIONS "-O3")

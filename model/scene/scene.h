@@ -276,9 +276,13 @@ class Scene {
 // Where a scene is written. The engine implements it over persistently mapped GPU buffers (and
 // chooses how generations are kept apart from frames in flight); InMemorySink serves tests and
 // tools. Called from one thread (the builder's).
+class ImageSink;  // model/scene/tiles.h
+
 class SceneSink {
  public:
   virtual ~SceneSink() = default;
+  // Where the activation images of each run go (nullptr: this sink keeps none).
+  virtual ImageSink* image_sink() { return nullptr; }
   // Memory for the next generation, at least the requested sizes; the caller fills it. Throws
   // std::runtime_error when it cannot provide that much.
   virtual std::span<Neuron> neurons(uint64_t count) = 0;

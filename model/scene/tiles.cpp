@@ -1,0 +1,230 @@
+// Activation images (model/scene/tiles.h): planning, the half conversion, max-|a| pyramids and
+// per-tensor quantiles of |a|.
+#include "model/scene/tiles.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "model/half.h"
+#include "model/scene/parallel.h"
+
+namespace nnxr::scene {
+namespace {
+
+constexpr uint16_t kEmpty = 0xFFFF;  // a pyramid entry over no element (a NaN: drawn as nothing)
+
+uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Pyramid levels above level 0 for a rows × cols tile, and the entries they hold.
+struct PyramidSize {
+  uint32_t levels = 0;
+  uint64_t entries = 0;
+};
+PyramidSize pyramid_size(uint64_t rows, uint64_t cols) {
+  PyramidSize p;
+  while (rows > 1 || cols > 1) {
+    rows = div_up(rows, 4);
+    cols = div_up(cols, 4);
+    ++p.levels;
+    p.entries += rows * cols;
+  }
+  return p;
+}
+
+// |value| order of half bit patterns (NaN above every number).
+inline uint16_t magnitude(uint16_t h) { return uint16_t(h & 0x7FFFu); }
+
+struct Plan {
+  ImagesStats stats;
+  uint64_t tiles_offset = 0, data_offset = 0;
+  struct TensorPlan {
+    const Block* block = nullptr;
+    uint64_t data = 0;      // index of the tensor's first half
+    uint64_t pyramid = 0;   // index of its first tile's pyramid
+    uint64_t first_tile = 0;
+    PyramidSize per_tile;   // the same for every tile of a block
+  };
+  std::vector<TensorPlan> tensors;
+};
+
+Plan make_plan(const Layout& layout) {
+  Plan p;
+  const auto& blocks = layout.blocks();
+  p.tensors.reserve(blocks.size());
+  uint64_t halves = 0, tiles = 0;
+  for (const Block& b : blocks) {
+    Plan::TensorPlan t;
+    t.block = &b;
+    t.first_tile = tiles;
+    t.data = halves;
+    halves += uint64_t(b.elements);  // then 16-byte aligned
+    halves = (halves + 7) & ~uint64_t(7);
+    t.per_tile = pyramid_size(uint64_t(b.tile_h), uint64_t(b.tile_w));
+    t.pyramid = halves;
+    halves += t.per_tile.entries * uint64_t(b.tiles);
+    halves = (halves + 7) & ~uint64_t(7);
+    tiles += uint64_t(b.tiles);
+    p.stats.activations_total += uint64_t(b.elements);
+    p.tensors.push_back(t);
+  }
+  p.stats.tensors = blocks.size();
+  p.stats.tiles = tiles;
+  p.tiles_offset = sizeof(ImagesHeaderGpu) + sizeof(TensorImageGpu) * blocks.size();
+  p.data_offset = (p.tiles_offset + sizeof(TileGpu) * tiles + 15) & ~uint64_t(15);
+  p.stats.bytes = p.data_offset + 2 * halves;
+  if (halves > 0xFFFFFFFFull) throw std::invalid_argument("activation images: more than 2^32 halves");
+  return p;
+}
+
+float step_of(const Layout& layout) {
+  const float s = layout.options().neuron_spacing;
+  return s > 0 && std::isfinite(s) ? s : 0.004f;
+}
+
+// One tensor: halves, pyramids, quantiles, tile records.
+void write_tensor(const Layout& layout, const Plan& plan, size_t index, const Activations& values, uint32_t tensor_index,
+                  std::byte* base) {
+  const Plan::TensorPlan& tp = plan.tensors[index];
+  const Block& b = *tp.block;
+  auto* halves = reinterpret_cast<uint16_t*>(base + plan.data_offset);
+  uint16_t* data = halves + tp.data;
+  const uint64_t n = uint64_t(b.elements);
+  TensorImageGpu info;
+  info.layer = uint32_t(std::max(0, b.layer));
+  const TensorValue* v = b.tensor < values.size() ? &values[b.tensor] : nullptr;
+  const bool computed = v && v->data.size() >= n;
+  info.computed = computed ? 1 : 0;
+  if (computed) {
+    model::float_to_half(v->data.data(), data, n);
+    float lo = INFINITY, hi = -INFINITY;
+    for (uint64_t i = 0; i < n; ++i) {
+      const float x = v->data[i];
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    info.value_min = std::isfinite(lo) ? lo : 0;
+    info.value_max = std::isfinite(hi) ? hi : 0;
+    // Quantiles of |a| at half precision through a histogram of the 15-bit magnitudes.
+    std::vector<uint32_t> histogram(0x8000, 0);
+    for (uint64_t i = 0; i < n; ++i) ++histogram[magnitude(data[i])];
+    uint64_t below = 0;  // elements with magnitude < m
+    uint32_t m = 0;
+    for (int q = 0; q < kImageQuantiles; ++q) {
+      const uint64_t rank = uint64_t(std::llround(image_quantile(q) * double(n)));
+      if (rank >= n) {
+        info.quantiles[q] = INFINITY;  // keeps nothing
+        continue;
+      }
+      while (below + histogram[m] <= rank) below += histogram[m++];
+      info.quantiles[q] = model::half_to_float(uint16_t(m));
+    }
+  } else {
+    std::fill_n(data, n, uint16_t(0));
+    for (float& q : info.quantiles) q = INFINITY;
+  }
+  std::memcpy(base + sizeof(ImagesHeaderGpu) + sizeof(TensorImageGpu) * index, &info, sizeof info);
+
+  // Tiles and their pyramids.
+  const float step = step_of(layout);
+  const uint64_t per_tile = uint64_t(b.tile_h) * uint64_t(b.tile_w);
+  std::vector<uint16_t> level;
+  for (int64_t t = 0; t < b.tiles; ++t) {
+    const uint64_t first = uint64_t(t) * per_tile;
+    TileGpu tile;
+    const auto pos = layout.position(b.tensor, int64_t(first));
+    tile.x = pos[0];
+    tile.y = pos[1];
+    tile.z = pos[2];
+    tile.step = step;
+    tile.rows = uint32_t(b.tile_h);
+    tile.cols = uint32_t(b.tile_w);
+    tile.tensor = tensor_index;
+    tile.valid = uint32_t(std::min<uint64_t>(per_tile, n - std::min(n, first)));
+    tile.data = uint32_t(tp.data + first);
+    tile.pyramid = uint32_t(tp.pyramid + uint64_t(t) * tp.per_tile.entries);
+    tile.levels = tp.per_tile.levels;
+    std::memcpy(base + plan.tiles_offset + sizeof(TileGpu) * (tp.first_tile + uint64_t(t)), &tile, sizeof tile);
+
+    // Level k from level k − 1 (level 0 being the tile's data), 4 × 4 entries at a time.
+    uint64_t rows = b.tile_h, cols = b.tile_w;
+    const uint16_t* src = data + first;
+    uint64_t src_valid = tile.valid;  // entries of the source level that exist (row-major prefix)
+    uint16_t* dst = halves + tile.pyramid;
+    for (uint32_t k = 0; k < tile.levels; ++k) {
+      const uint64_t r2 = div_up(rows, 4), c2 = div_up(cols, 4);
+      for (uint64_t r = 0; r < r2; ++r)
+        for (uint64_t c = 0; c < c2; ++c) {
+          uint16_t best = kEmpty;
+          int best_mag = -1;
+          for (uint64_t rr = r * 4; rr < std::min(rows, r * 4 + 4); ++rr)
+            for (uint64_t cc = c * 4; cc < std::min(cols, c * 4 + 4); ++cc) {
+              const uint64_t i = rr * cols + cc;
+              if (i >= src_valid) continue;
+              const uint16_t h = src[i];
+              if (k > 0 && h == kEmpty) continue;
+              if (int(magnitude(h)) > best_mag) {
+                best_mag = magnitude(h);
+                best = h;
+              }
+            }
+          dst[r * c2 + c] = best;
+        }
+      src = dst;
+      src_valid = r2 * c2;
+      dst += r2 * c2;
+      rows = r2;
+      cols = c2;
+    }
+  }
+}
+
+}  // namespace
+
+ImagesStats plan_images(const Layout& layout, const Activations* values) {
+  ImagesStats stats = make_plan(layout).stats;
+  if (values)
+    for (const Block& b : layout.blocks())
+      if (b.tensor < values->size() && (*values)[b.tensor].data.size() >= uint64_t(b.elements))
+        stats.activations_shown += uint64_t(b.elements);
+  return stats;
+}
+
+ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads) {
+  const auto start = std::chrono::steady_clock::now();
+  Plan plan = make_plan(layout);
+  if (out.size() < plan.stats.bytes) throw std::invalid_argument("activation images: the buffer is too small");
+  if (reinterpret_cast<uintptr_t>(out.data()) % 16) throw std::invalid_argument("activation images: unaligned buffer");
+  std::byte* base = out.data();
+  parallel_for(plan.tensors.size(), threads,
+               [&](size_t i) { write_tensor(layout, plan, i, values, uint32_t(i), base); });
+  ImagesHeaderGpu header;
+  header.tensor_count = uint32_t(plan.tensors.size());
+  header.tile_count = uint32_t(plan.stats.tiles);
+  header.tiles_offset = uint32_t(plan.tiles_offset);
+  header.data_offset = uint32_t(plan.data_offset);
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    TensorImageGpu info;
+    std::memcpy(&info, base + sizeof(ImagesHeaderGpu) + sizeof(TensorImageGpu) * i, sizeof info);
+    if (info.computed) {
+      plan.stats.activations_shown += uint64_t(plan.tensors[i].block->elements);
+      header.value_abs_max = std::max({header.value_abs_max, std::abs(info.value_min), std::abs(info.value_max)});
+    }
+  }
+  std::memcpy(base, &header, sizeof header);
+  plan.stats.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return plan.stats;
+}
+
+ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads) {
+  const ImagesStats planned = plan_images(layout);
+  const std::span<std::byte> memory = sink.image(planned.bytes);
+  const ImagesStats stats = write_images(layout, values, memory, threads);
+  sink.publish_image(stats);
+  return stats;
+}
+
+}  // namespace nnxr::scene

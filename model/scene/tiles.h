@@ -1,0 +1,101 @@
+// Activation images: every laid-out tensor as image tiles (DESIGN.md "Levels of detail", far).
+//
+// A tensor's block is `tiles` tiles of tile_h × tile_w (Layout's fold); each tile is drawn as one
+// quad whose fragment shader reads the tile's activations as 16-bit floats and applies the colour
+// map. What the GPU reads is one contiguous image of the run, written by the worker into memory a
+// sink provides (the engine's is persistently mapped, read by device address):
+//
+//   ImagesHeaderGpu | TensorImageGpu × tensor_count | TileGpu × tile_count | halves
+//
+// The halves are, per tensor, its values in element order (level 0 of every tile, since a tile's
+// elements are contiguous), then per tile a max-|a| pyramid: level k ≥ 1 has
+// ceil(rows / 4^k) × ceil(cols / 4^k) entries, each the value of largest magnitude in its
+// 4^k × 4^k block of level 0 (sign kept). A minified pixel reads at most 5 × 5 entries of the
+// level whose entries are just smaller than its footprint and shows the strongest, so a single
+// strong activation stays visible at any distance and there is no moiré. Pyramids cost 1/15 of
+// level 0: about 2.13 bytes per activation in all.
+//
+// Thresholds: each tensor carries 65 quantiles of |a| (at q = image_quantile(i), dense near 1
+// where the filter's ladder is: 0.99 and 0.999 fall between entries 50 and 58), so the neuron filter's quantile
+// is a push constant the shader turns into the tensor's threshold (linear between two entries);
+// a filter change writes nothing here.
+//
+// Threading: write_images() runs on the caller's thread plus `threads` − 1 helpers; everything
+// else is plain functions of their arguments.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "model/scene/scene.h"
+
+namespace nnxr::scene {
+
+// GPU layout (std430; shaders/tiles.glsl mirrors it).
+struct ImagesHeaderGpu {
+  uint32_t tensor_count = 0;
+  uint32_t tile_count = 0;
+  uint32_t tiles_offset = 0;  // bytes from the start of the image to TileGpu 0
+  uint32_t data_offset = 0;   // bytes from the start to half 0 (a multiple of 16)
+  float value_abs_max = 0;    // over every tensor
+  uint32_t pad[3]{};
+};
+inline constexpr int kImageQuantiles = 65;
+// The quantile of entry i: 1 − (1 − i/64)³ (the shader inverts it: i = 64 · (1 − ∛(1 − q))).
+inline double image_quantile(int i) {
+  const double r = 1.0 - double(i) / (kImageQuantiles - 1);
+  return 1.0 - r * r * r;
+}
+struct TensorImageGpu {
+  float value_min = 0, value_max = 0;
+  uint32_t computed = 0;  // 0: the run did not compute it (its tiles stay dark)
+  uint32_t layer = 0;
+  float quantiles[kImageQuantiles + 3]{};  // [0, 65) used
+};
+struct TileGpu {
+  float x = 0, y = 0, z = 0;  // centre of element (0, 0), the top-left one
+  float step = 0;             // metres between neighbouring elements (rows go down −Y, columns +Z)
+  uint32_t rows = 0, cols = 0;
+  uint32_t tensor = 0;        // index into the TensorImageGpu table
+  uint32_t valid = 0;         // elements of this tile that exist (the last tile of a fold may be short)
+  uint32_t data = 0;          // index of the tile's level 0 among the halves
+  uint32_t pyramid = 0;       // index of its level 1 (levels 2.. follow)
+  uint32_t levels = 0;        // pyramid levels above level 0
+  uint32_t pad = 0;
+};
+static_assert(sizeof(ImagesHeaderGpu) == 32 && sizeof(TensorImageGpu) == 288 && sizeof(TileGpu) == 48);
+
+struct ImagesStats {
+  uint64_t bytes = 0;               // of the whole image
+  uint64_t tensors = 0, tiles = 0;
+  uint64_t activations_total = 0;   // elements of laid-out tensors
+  uint64_t activations_shown = 0;   // of those, computed by the run (all drawn as tiles)
+  double ms = 0;                    // wall time of write_images()
+};
+
+// Size and counts of the image of `layout` (the layout fixes both); with `values`, also how many
+// activations the run computed (activations_shown), without writing anything.
+ImagesStats plan_images(const Layout& layout, const Activations* values = nullptr);
+
+// Writes the image of `values` laid out by `layout` into `out` (at least plan_images().bytes,
+// 16-byte aligned). Returns the stats. Throws std::invalid_argument when `out` is too small or
+// the image would need more than 2^32 halves.
+ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads = 1);
+
+// Where images are written: the engine's implementation is persistently mapped GPU memory
+// published by generation (engine/tiles.h). Called from one thread (the writer's).
+class ImageSink {
+ public:
+  virtual ~ImageSink() = default;
+  // Memory for the next image, `bytes` long and 16-byte aligned; throws std::runtime_error when
+  // it cannot be had.
+  virtual std::span<std::byte> image(uint64_t bytes) = 0;
+  // Makes the written image the one frames draw from now on.
+  virtual void publish_image(const ImagesStats& stats) = 0;
+};
+
+// Plans, writes and publishes: what the worker does after each inference.
+ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads = 1);
+
+}  // namespace nnxr::scene

@@ -1,0 +1,54 @@
+// Declarations of the activation-image shaders. Mirrors model/scene/tiles.h (ImagesHeaderGpu,
+// TensorImageGpu, TileGpu, std430) and engine/pipelines.h (TilePushConstants). The image is read
+// through buffer references from the address in the push constants.
+#extension GL_EXT_multiview : require
+#extension GL_EXT_buffer_reference2 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+
+#include "frame.glsl"
+
+layout(push_constant) uniform TilePush {
+  uint64_t image;       // address of the ImagesHeaderGpu
+  uint colour_range;    // 0: per tensor, 1: global
+  float value_range;    // global range; <= 0: the image's max |value|
+  float dim;            // colour factor (highlight shown elsewhere)
+  uint threshold_mode;  // 0: quantile of |a| per tensor, 1: absolute |a|
+  float threshold;
+  uint pad;
+} push;
+
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ImageHeader {
+  uint tensor_count;
+  uint tile_count;
+  uint tiles_offset;
+  uint data_offset;
+  float value_abs_max;
+  uint pad0, pad1, pad2;
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer TensorImage {
+  float value_min, value_max;
+  uint computed;
+  uint layer;
+  float quantiles[68];
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer TileRef {
+  vec4 origin_step;  // xyz: centre of element (0, 0); w: step
+  uvec4 shape;       // rows, cols, tensor, valid
+  uvec4 data;        // level 0 index, pyramid index, levels, pad
+};
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer HalfPair { uint bits; };
+
+const uint kTensorBytes = 288u;
+const uint kTileBytes = 48u;
+
+ImageHeader image_header() { return ImageHeader(push.image); }
+TileRef tile_at(uint t) {
+  return TileRef(push.image + uint64_t(image_header().tiles_offset) + uint64_t(t) * uint64_t(kTileBytes));
+}
+TensorImage tensor_at(uint i) { return TensorImage(push.image + 32ul + uint64_t(i) * uint64_t(kTensorBytes)); }
+
+// Half number i of the image's data.
+float half_at(uint i) {
+  uint64_t address = push.image + uint64_t(image_header().data_offset) + uint64_t(i / 2u) * 4ul;
+  return unpackHalf2x16(HalfPair(address).bits)[i & 1u];
+}

@@ -1,0 +1,254 @@
+// Activation images: the image a run writes (halves, max-|a| pyramids, quantiles) and offscreen
+// renders of tensors with known values, checked by pixels (validation on).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "engine/offscreen.h"
+#include "engine/renderer.h"
+#include "engine/scene_buffers.h"
+#include "model/half.h"
+#include "model/load.h"
+#include "model/scene/tiles.h"
+#include "tests/engine/vulkan_env.h"
+
+namespace nnxr::engine {
+namespace {
+
+// One input X of [1, C, H, W] and Y = Relu(X) one layer behind it.
+model::Graph relu_graph(int c, int h, int w) {
+  const std::string shape = "[1," + std::to_string(c) + "," + std::to_string(h) + "," + std::to_string(w) + "]";
+  return model::load_model_from_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float)" + shape + R"( X) => (float)" + shape + R"( Y) {
+      Y = Relu(X)
+    })");
+}
+
+struct KnownRun {
+  std::vector<float> x, y;
+  std::vector<int64_t> shape;
+  scene::Activations acts;
+  KnownRun(const model::Graph& g, std::vector<float> values) : x(std::move(values)) {
+    shape = g.tensors[g.inputs[0]].shape;
+    y = x;
+    for (float& v : y) v = std::max(v, 0.f);
+    acts.resize(g.tensors.size());
+    acts[g.inputs[0]] = {shape, x};
+    acts[g.outputs[0]] = {shape, y};
+  }
+};
+
+std::vector<std::byte> image_of(const scene::Layout& layout, const scene::Activations& acts, scene::ImagesStats& stats) {
+  const scene::ImagesStats planned = scene::plan_images(layout);
+  std::vector<std::byte> bytes(planned.bytes + 16);
+  auto* aligned = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(bytes.data()) + 15) & ~uintptr_t(15));
+  stats = scene::write_images(layout, acts, {aligned, size_t(planned.bytes)}, 2);
+  std::vector<std::byte> out(aligned, aligned + planned.bytes);
+  return out;
+}
+
+template <class T>
+T read(const std::vector<std::byte>& bytes, size_t offset) {
+  T t;
+  std::memcpy(&t, bytes.data() + offset, sizeof t);
+  return t;
+}
+
+TEST(ActivationImages, HalvesPyramidsAndQuantiles) {
+  const model::Graph g = relu_graph(2, 9, 9);
+  std::vector<float> x(2 * 81, 0.f);
+  x[40] = -7.f;        // channel 0, row 4, column 4
+  x[81 + 80] = 3.5f;   // channel 1, last element
+  for (int i = 0; i < 9; ++i) x[size_t(81 + i)] = 0.25f * float(i);  // channel 1, row 0
+  const KnownRun run(g, x);
+  const scene::Layout layout = scene::Layout::build(g, {});
+  scene::ImagesStats stats;
+  const auto image = image_of(layout, run.acts, stats);
+  EXPECT_EQ(stats.activations_total, 2u * 2 * 81);
+  EXPECT_EQ(stats.activations_shown, stats.activations_total);
+  EXPECT_EQ(stats.tiles, 4u);
+  // About 2 bytes per activation: level 0 plus pyramids (1/15 of it for large maps) and tables: 2.15 bytes.
+  const model::Graph wide = relu_graph(64, 56, 56);
+  const scene::ImagesStats planned = scene::plan_images(scene::Layout::build(wide, {}));
+  EXPECT_EQ(planned.activations_total, 2u * 64 * 56 * 56);
+  EXPECT_LE(double(planned.bytes), 2.2 * double(planned.activations_total));
+
+  const auto header = read<scene::ImagesHeaderGpu>(image, 0);
+  EXPECT_EQ(header.tensor_count, 2u);
+  EXPECT_EQ(header.tile_count, 4u);
+  EXPECT_FLOAT_EQ(header.value_abs_max, 7.f);
+  const auto x_block = *layout.block(g.inputs[0]);
+  const size_t x_index = size_t(&x_block - &layout.blocks()[0]) == 0 ? 0 : 1;
+  (void)x_index;
+  // The tiles of X: 9 × 9 each, level 0 its values, two pyramid levels (3 × 3, 1 × 1).
+  for (uint32_t t = 0; t < 4; ++t) {
+    const auto tile = read<scene::TileGpu>(image, header.tiles_offset + t * sizeof(scene::TileGpu));
+    EXPECT_EQ(tile.rows, 9u);
+    EXPECT_EQ(tile.cols, 9u);
+    EXPECT_EQ(tile.valid, 81u);
+    EXPECT_EQ(tile.levels, 2u);
+    const auto info = read<scene::TensorImageGpu>(image, sizeof(scene::ImagesHeaderGpu) + tile.tensor * sizeof(scene::TensorImageGpu));
+    if (info.value_min >= 0) continue;  // Y: checked through X only
+    const size_t channel = t % 2;
+    auto half = [&](uint32_t i) { return model::half_to_float(read<uint16_t>(image, header.data_offset + 2 * size_t(i))); };
+    for (uint32_t i = 0; i < 81; ++i) EXPECT_EQ(half(tile.data + i), model::half_to_float(model::float_to_half(x[channel * 81 + i])));
+    // Level 1: 3 × 3 entries over 4 × 4 blocks; level 2: one entry, the strongest of the tile.
+    if (channel == 0) {
+      EXPECT_EQ(half(tile.pyramid + 4), -7.f);  // block (1, 1) holds element (4, 4)
+      EXPECT_EQ(half(tile.pyramid + 0), 0.f);
+      EXPECT_EQ(half(tile.pyramid + 9), -7.f);
+    } else {
+      EXPECT_EQ(half(tile.pyramid + 8), 3.5f);   // block (2, 2): element (8, 8) alone
+      EXPECT_EQ(half(tile.pyramid + 0), 0.75f);  // row 0, columns 0..3
+      EXPECT_EQ(half(tile.pyramid + 9), 3.5f);
+    }
+  }
+  // Quantiles of X's |a|: 161 zeros of 162, then 7 and 3.5 and 0.25 .. 2: q = 0 is 0; q = 1 keeps nothing.
+  for (uint32_t i = 0; i < 2; ++i) {
+    const auto info = read<scene::TensorImageGpu>(image, sizeof(scene::ImagesHeaderGpu) + i * sizeof(scene::TensorImageGpu));
+    EXPECT_EQ(info.computed, 1u);
+    EXPECT_EQ(info.quantiles[0], 0.f);
+    EXPECT_TRUE(std::isinf(info.quantiles[64]));
+    EXPECT_LE(info.quantiles[32], info.quantiles[54]);
+    // Entry 54 (q = 0.9962) keeps 162 − round(161.4) = 1 element: the strongest |a| of X, or of Y = Relu(X).
+    EXPECT_EQ(info.quantiles[54], i == 0 ? 7.f : 3.5f);
+    EXPECT_TRUE(std::isinf(info.quantiles[55]));
+  }
+}
+
+TEST(ActivationImages, UncomputedTensorsAreCountedButNotShown) {
+  const model::Graph g = relu_graph(1, 4, 4);
+  KnownRun run(g, std::vector<float>(16, 1.f));
+  run.acts[g.outputs[0]] = {};
+  const scene::Layout layout = scene::Layout::build(g, {});
+  scene::ImagesStats stats;
+  image_of(layout, run.acts, stats);
+  EXPECT_EQ(stats.activations_total, 32u);
+  EXPECT_EQ(stats.activations_shown, 16u);
+}
+
+constexpr uint32_t kSize = 128;
+
+class TilesRender : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env = test::VulkanEnv::create();
+    if (!env) GTEST_SKIP();
+    buffers = std::make_unique<SceneBuffers>(*env->device, SceneBufferConfig{.element_budget = 1024, .max_segments = 16});
+    renderer = std::make_unique<Renderer>(*env->device, *buffers, RendererConfig{});
+    offscreen = std::make_unique<Offscreen>(*env->device, RendererConfig{}, VkExtent2D{kSize, kSize});
+    params = test::side_view();
+    params.neuron_size = 0.01f;  // the images' depth offset stays well inside a layer
+  }
+  void TearDown() override {
+    if (!env) return;
+    env->device->wait_idle();
+    offscreen.reset();
+    renderer.reset();
+    buffers.reset();
+    EXPECT_EQ(env->validation_errors(), 0u) << "Vulkan validation errors (printed above)";
+  }
+  RgbaImage render() { return offscreen->render(*renderer, *buffers, params); }
+  const uint8_t* at(const RgbaImage& image, glm::vec3 p) const {
+    auto [x, y] = test::pixel_of(params, p, kSize);
+    EXPECT_LT(x, image.width);
+    EXPECT_LT(y, image.height);
+    return image.at(std::min(x, image.width - 1), std::min(y, image.height - 1));
+  }
+
+  std::unique_ptr<test::VulkanEnv> env;
+  std::unique_ptr<SceneBuffers> buffers;
+  std::unique_ptr<Renderer> renderer;
+  std::unique_ptr<Offscreen> offscreen;
+  FrameParams params;
+};
+
+std::string describe(const uint8_t* p) {
+  return "(" + std::to_string(p[0]) + "," + std::to_string(p[1]) + "," + std::to_string(p[2]) + ")";
+}
+
+bool is_grey(const uint8_t* p) {
+  return std::abs(int(p[0]) - int(p[2])) < 20 && p[0] > 60 && p[0] < 140;
+}
+
+TEST_F(TilesRender, KnownValuesGiveTheKnownImage) {
+  // A 4 × 4 feature map, 0.25 m between elements: columns +4, −4, 0, +1 (row 3: +4 everywhere).
+  const model::Graph g = relu_graph(1, 4, 4);
+  std::vector<float> x(16);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) x[size_t(r * 4 + c)] = r == 3 ? 4.f : (c == 0 ? 4.f : c == 1 ? -4.f : c == 2 ? 0.f : 1.f);
+  const KnownRun run(g, x);
+  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.25f});
+  const scene::ImagesStats stats = scene::publish_images(layout, run.acts, buffers->images());
+  EXPECT_EQ(stats.activations_shown, 32u);
+  EXPECT_EQ(buffers->images().generation(), 1u);
+  RgbaImage image = render();
+  const scene::Block& b = *layout.block(g.inputs[0]);
+  auto centre = [&](int r, int c) {
+    const auto p = layout.position(b.tensor, r * 4 + c);
+    return glm::vec3(p[0], p[1], p[2]);
+  };
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(test::is_red(at(image, centre(r, 0)))) << describe(at(image, centre(r, 0))) << " " << test::save_failure_image(image, "tiles_known");
+    EXPECT_TRUE(test::is_blue(at(image, centre(r, 1)))) << describe(at(image, centre(r, 1))) << " " << test::save_failure_image(image, "tiles_known");
+    EXPECT_TRUE(is_grey(at(image, centre(r, 2)))) << describe(at(image, centre(r, 2))) << " " << test::save_failure_image(image, "tiles_known");
+    // +1 of a range of 4: red, but darker than +4.
+    const uint8_t* weak = at(image, centre(r, 3));
+    EXPECT_TRUE(test::is_red(weak)) << describe(weak);
+    EXPECT_LT(weak[0], at(image, centre(r, 0))[0]);
+  }
+  for (int c = 0; c < 4; ++c) EXPECT_TRUE(test::is_red(at(image, centre(3, c)))) << describe(at(image, centre(3, c)));
+  // Outside the tile: background.
+  uint8_t corner[4];
+  std::memcpy(corner, image.at(0, 0), 4);
+  EXPECT_TRUE(test::near_colour(at(image, centre(0, 0) + glm::vec3(0, 0.5f, 0)), corner, 2));
+  EXPECT_TRUE(test::near_colour(at(image, centre(0, 3) + glm::vec3(0, 0, 0.5f)), corner, 2));
+
+  // The neuron threshold as an absolute |a| of 0.5: the zeros are not drawn, the rest is.
+  params.image_threshold_absolute = true;
+  params.image_threshold = 0.5f;
+  image = render();
+  EXPECT_TRUE(test::near_colour(at(image, centre(1, 2)), corner, 2)) << describe(at(image, centre(1, 2))) << describe(corner);
+  EXPECT_TRUE(test::is_red(at(image, centre(1, 3))));
+  // As a quantile: q = 0.75 keeps the strongest quarter of each tensor (the +4 and −4 of X).
+  params.image_threshold_absolute = false;
+  params.image_threshold = 0.75f;
+  image = render();
+  EXPECT_TRUE(test::is_red(at(image, centre(1, 0))));
+  EXPECT_TRUE(test::is_blue(at(image, centre(1, 1))));
+  EXPECT_TRUE(test::near_colour(at(image, centre(1, 3)), corner, 2)) << describe(at(image, centre(1, 3)));
+  // Images off: nothing.
+  params.images = false;
+  image = render();
+  EXPECT_TRUE(test::near_colour(at(image, centre(1, 0)), corner, 2)) << describe(at(image, centre(1, 0))) << describe(corner);
+}
+
+TEST_F(TilesRender, MinifiedTileKeepsASingleStrongValueVisible) {
+  // 512 × 512 zeros but one −9 at (300, 77): the map is about 20 pixels wide, so a pixel covers
+  // some 25 × 25 elements and the one strong value must still colour one of them.
+  const int n = 512;
+  const model::Graph g = relu_graph(1, n, n);
+  std::vector<float> x(size_t(n) * n, 0.f);
+  x[size_t(300 * n + 77)] = -9.f;
+  const KnownRun run(g, x);
+  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 1.f / 512});
+  scene::publish_images(layout, run.acts, buffers->images());
+  const RgbaImage image = render();
+  const scene::Block& b = *layout.block(g.inputs[0]);
+  const auto p = layout.position(b.tensor, 300 * n + 77);
+  int blue = 0, grey = 0;
+  for (uint32_t y = 0; y < kSize; ++y)
+    for (uint32_t xx = 0; xx < kSize; ++xx) {
+      blue += test::is_blue(image.at(xx, y)) ? 1 : 0;
+      grey += is_grey(image.at(xx, y)) ? 1 : 0;
+    }
+  EXPECT_GE(blue, 1) << test::save_failure_image(image, "tiles_minified");
+  EXPECT_LE(blue, 4) << test::save_failure_image(image, "tiles_minified");  // one pixel (two where the footprint straddles)
+  EXPECT_GT(grey, 200) << test::save_failure_image(image, "tiles_minified");  // the zeros
+  EXPECT_TRUE(test::is_blue(at(image, {p[0], p[1], p[2]}))) << describe(at(image, {p[0], p[1], p[2]})) << " " << test::save_failure_image(image, "tiles_minified");
+}
+
+}  // namespace
+}  // namespace nnxr::engine
