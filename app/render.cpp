@@ -1,6 +1,8 @@
 // `nnxr render [MODEL] --out FILE.png [--width W] [--height H] [--camera PRESET] [--input FILE]
-//  [--random SEED] [--neuron-threshold Q] [--connection-threshold Q] [--budget N]`: runs the model,
-// lays the network out, builds the scene and renders it offscreen to a PNG (no window needed).
+//  [--random SEED] [--neuron-threshold Q] [--connection-threshold Q] [--budget N]
+//  [--focus TENSOR[,TENSOR...]|all]`: runs the model, lays the network out, draws every activation
+// as images, builds points and connections for the focus (by default the tensors nearest the
+// camera and in view, up to 500,000 neurons) and renders it offscreen to a PNG (no window needed).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +24,7 @@
 #include "model/runtime/runtime.h"
 #include "model/scene/compare.h"
 #include "model/scene/scene.h"
+#include "model/scene/focus.h"
 #include "model/scene/tiles.h"
 
 namespace nnxr::app {
@@ -82,6 +85,7 @@ int render_command(Args& args) {
   const uint64_t budget = uint64_t(args.int_option("--budget", 1, 1'000'000'000).value_or(20'000'000));
   const int threads = int(args.int_option("--threads", 0, 256).value_or(1));
   const FilterArgs filter_args = parse_filter_args(args);
+  const std::optional<std::string> focus_arg = args.option("--focus");
   const auto compare = args.option("--compare");
   const auto show_text = args.option("--show");
   auto pos = args.positionals();
@@ -150,35 +154,6 @@ int render_command(Args& args) {
     if (*show == scene::CompareShow::B) values = values_b;
     if (*show == scene::CompareShow::Difference) values = scene::difference(g, values, values_b, difference);
   }
-  const uint64_t limit = engine::max_element_budget(device);
-  uint64_t resident = budget;
-  if (resident > limit) {
-    std::cerr << "render: budget " << budget << " lowered to " << limit << ", the most " << device.name()
-              << " can address\n";
-    resident = limit;
-  }
-  engine::SceneBuffers buffers(device, {.element_budget = resident,
-                                        .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)),
-                                        .frames_in_flight = 1,
-                                        .image_regions = 1});
-  const scene::ImagesStats images = scene::publish_images(layout, values, buffers.images(), std::max(threads, 1));
-  scene::SceneOptions scene_options;
-  scene_options.budget = resident;
-  scene_options.threads = std::max(threads, 1);
-  scene_options.progress = [&](float f) { progress.fraction(f); };
-  const scene::Scene scene = scene::Scene::build(g, layout, values, scene_options, buffers);
-  filter.neuron_threshold = neuron_q;
-  filter.connection_threshold = connection_q;
-  const scene::DrawCounts counts = scene.counts(filter);
-  buffers.write_counts(counts);
-  uint64_t shown_neurons = 0, shown_connections = 0;
-  for (uint32_t n : counts.neurons) shown_neurons += n;
-  for (uint32_t c : counts.connections) shown_connections += c;
-
-  progress.stage("rendering " + std::to_string(width) + "x" + std::to_string(height));
-  const engine::RendererConfig config{.frames_in_flight = 1};
-  engine::Renderer renderer(device, buffers, config);
-  engine::Offscreen offscreen(device, config, {width, height});
   // Frames the blocks the filter shows (all of them when it dims the rest or shows none).
   auto shown = [&](const scene::Block& b) {
     if (b.layer < filter.layer_min || b.layer > filter.layer_max) return false;
@@ -204,6 +179,59 @@ int render_command(Args& args) {
   }
   const float aspect = float(width) / float(height);
   const engine::Camera camera = engine::frame_points(*preset, corners, aspect);
+  // Points and connections for the focus only: --focus, or the tensors nearest the camera and in
+  // view up to kFocusPoints neurons (--focus all: every tensor, within the budget).
+  constexpr uint64_t kFocusPoints = 500'000;
+  std::vector<std::string> focus;
+  if (focus_arg && *focus_arg != "all") {
+    for (size_t from = 0; from <= focus_arg->size();) {
+      const size_t comma = std::min(focus_arg->find(',', from), focus_arg->size());
+      if (comma > from) focus.push_back(focus_arg->substr(from, comma - from));
+      from = comma + 1;
+    }
+    for (const std::string& name : focus)
+      if (std::none_of(g.tensors.begin(), g.tensors.end(), [&](const model::Tensor& t) { return t.name == name; }))
+        throw UsageError("--focus: no tensor named '" + name + "'");
+  } else if (!focus_arg) {
+    const glm::mat4 view_projection = camera.projection(aspect) * camera.view();
+    focus = scene::choose_focus(g, layout, {camera.eye.x, camera.eye.y, camera.eye.z},
+                                [&](std::array<float, 3> p) {
+                                  const glm::vec4 c = view_projection * glm::vec4(p[0], p[1], p[2], 1);
+                                  return c.w > 0 && std::abs(c.x) <= c.w && std::abs(c.y) <= c.w;
+                                },
+                                kFocusPoints);
+  }
+  const uint64_t limit = engine::max_element_budget(device);
+  const scene::SceneOptions defaults;
+  uint64_t resident = std::max<uint64_t>(1, std::min(budget, scene::focus_elements(g, layout, focus, defaults.top_k)));
+  if (resident > limit) {
+    std::cerr << "render: budget " << resident << " lowered to " << limit << ", the most " << device.name()
+              << " can address\n";
+    resident = limit;
+  }
+  engine::SceneBuffers buffers(device, {.element_budget = resident,
+                                        .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)),
+                                        .frames_in_flight = 1,
+                                        .image_regions = 1});
+  const scene::ImagesStats images = scene::publish_images(layout, values, buffers.images(), std::max(threads, 1));
+  scene::SceneOptions scene_options;
+  scene_options.budget = resident;
+  scene_options.focus = focus;
+  scene_options.threads = std::max(threads, 1);
+  scene_options.progress = [&](float f) { progress.fraction(f); };
+  const scene::Scene scene = scene::Scene::build(g, layout, values, scene_options, buffers);
+  filter.neuron_threshold = neuron_q;
+  filter.connection_threshold = connection_q;
+  const scene::DrawCounts counts = scene.counts(filter);
+  buffers.write_counts(counts);
+  uint64_t shown_neurons = 0, shown_connections = 0;
+  for (uint32_t n : counts.neurons) shown_neurons += n;
+  for (uint32_t c : counts.connections) shown_connections += c;
+
+  progress.stage("rendering " + std::to_string(width) + "x" + std::to_string(height));
+  const engine::RendererConfig config{.frames_in_flight = 1};
+  engine::Renderer renderer(device, buffers, config);
+  engine::Offscreen offscreen(device, config, {width, height});
   engine::FrameParams params;
   params.view[0] = camera.view();
   params.projection[0] = camera.projection(aspect);
@@ -211,6 +239,10 @@ int render_command(Args& args) {
   params.min_neuron_pixels = 2.5f;
   params.connection_alpha = 0.35f;
   params.image_threshold = neuron_q;
+  params.point_fade_pixels = 3;
+  params.image_layer_min = filter.layer_min;
+  params.image_layer_max = filter.layer_max;
+  params.image_dim_outside = filter.outside == scene::Filter::Outside::Dim;
   const float distance = glm::length(camera.eye - camera.target);
   params.fog_start = distance;
   params.fog_end = distance * 4;

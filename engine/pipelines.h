@@ -21,7 +21,7 @@ struct FrameUniforms {
   glm::mat4 world;
   glm::vec4 background;
   glm::vec4 sizes;  // neuron radius (world m), min radius (px), viewport height (px), connection alpha
-  glm::vec4 fog;    // start, end
+  glm::vec4 fog;    // start, end, point fade-in diameter (px; 0: off)
 };
 
 // Mirror of Push in shaders/scene.glsl.
@@ -46,9 +46,11 @@ struct TilePushConstants {
   float dim = 1;
   uint32_t threshold_mode = 0;  // 0: quantile, 1: absolute
   float threshold = 0;
-  uint32_t pad = 0;
+  uint32_t outside = 0;  // tensors outside the layer window: 0 hidden, 1 dimmed
+  int32_t layer_min = 0, layer_max = 0;
+  uint32_t pad[2]{};
 };
-static_assert(sizeof(TilePushConstants) == 32);
+static_assert(sizeof(TilePushConstants) == 48);
 
 // Header of the highlight storage buffer; the indices follow.
 struct HighlightHeader {

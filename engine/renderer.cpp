@@ -176,7 +176,7 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
   u.background = glm::vec4(params.background, 1.0f);
   u.sizes = glm::vec4(0.5f * params.neuron_size * world_scale, 0.5f * params.min_neuron_pixels,
                       float(target.extent.height), params.connection_alpha);
-  u.fog = glm::vec4(params.fog_start, params.fog_end, 0, 0);
+  u.fog = glm::vec4(params.fog_start, params.fog_end, params.point_fade_pixels, 0);
   std::memcpy(slot.uniforms.mapped, &u, sizeof u);
 
   const bool highlighted = scene.generation != 0 && m.highlight.generation == scene.generation &&
@@ -218,6 +218,9 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
     push.dim = highlighted ? params.dim_unselected : 1.0f;
     push.threshold_mode = params.image_threshold_absolute ? 1 : 0;
     push.threshold = params.image_threshold;
+    push.outside = params.image_dim_outside ? 1 : 0;
+    push.layer_min = params.image_layer_min;
+    push.layer_max = params.image_layer_max;
     vkCmdPushConstants(cmd, m.pipelines.tiles_layout.get(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
                        sizeof push, &push);
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.tiles.get());

@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -83,6 +84,13 @@ struct FrameParams {
   // Activation images (engine/tiles.h), drawn behind the neurons. Texels below the neuron
   // threshold are not drawn: a quantile of each tensor's |a|, or an absolute |a|.
   bool images = true;
+  // Neurons (not the highlight) grow in from nothing while their diameter on screen goes from
+  // half this many pixels to this many, so that far away the images show (0: always drawn).
+  float point_fade_pixels = 0;
+  // The filter's layer window for the images: tensors outside it are hidden, or dimmed.
+  int image_layer_min = 0;
+  int image_layer_max = std::numeric_limits<int>::max();
+  bool image_dim_outside = false;
   bool image_threshold_absolute = false;
   float image_threshold = 0;
   // When a highlight is shown, the rest of the scene is dimmed by this factor (1: no dimming).

@@ -193,6 +193,11 @@ FrameParams ViewerState::frame_params(float aspect) const {
   p.world = interaction_.world().matrix();
   p.neuron_size = neuron_spacing_ * 0.75f;
   p.image_threshold = interaction_.thresholds().neuron();  // the images follow the neuron filter
+  p.point_fade_pixels = 3;
+  const scene::Filter f = interaction_.filter();
+  p.image_layer_min = f.layer_min;
+  p.image_layer_max = f.layer_max;
+  p.image_dim_outside = f.outside == scene::Filter::Outside::Dim;
   // Fog scaled to the network as seen: it starts beyond the network's far side at the home view.
   const float extent = interaction_.extent() * interaction_.world().scale;
   p.fog_start = extent * 2;

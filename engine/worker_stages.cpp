@@ -186,7 +186,7 @@ class SceneStages final : public Stages {
                     .infer_ms = infer_ms_,
                     .build_ms = ms_since(start),
                     .stats = st,
-                    .compare = session_b_ && b_inferred_ ? std::optional(compare_summary_) : std::nullopt},
+                    .compare = session_b_ && b_inferred_ ? std::optional(compare_summary_) : std::nullopt,
                     .images = images_});
     post(CountsApplied{filter_serial, generation_, sum(counts.neurons), sum(counts.connections)});
     return true;

@@ -36,6 +36,12 @@ void main() {
   float scale = kHighlight ? 1.8 : 1.0;
   float min_px = kHighlight ? max(frame.sizes.y * 2.0, 3.0) : frame.sizes.y;
   float radius = max(frame.sizes.x * scale * abs(p[1][1]), min_px * 2.0 / frame.sizes.z * clip.w);
+  // Points fade in over the activation images as the viewer approaches: they grow from nothing
+  // while their own diameter goes from half of frame.fog.z pixels to frame.fog.z (0: always shown).
+  if (!kHighlight && frame.fog.z > 0.0) {
+    float px = frame.sizes.x * abs(p[1][1]) / max(clip.w, 1e-9) * frame.sizes.z;
+    radius *= smoothstep(0.5 * frame.fog.z, frame.fog.z, px);
+  }
   clip.xy += corner * radius * vec2(abs(p[0][0] / p[1][1]), 1.0);
   gl_Position = clip;
 

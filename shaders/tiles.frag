@@ -11,6 +11,7 @@ layout(location = 1) in float in_fog;
 layout(location = 2) flat in uint in_tile;
 layout(location = 3) flat in float in_scale;
 layout(location = 4) flat in float in_threshold;
+layout(location = 5) flat in float in_dim;
 
 layout(location = 0) out vec4 out_colour;
 
@@ -59,6 +60,6 @@ void main() {
       }
   }
   if (!found || !(abs(best) >= in_threshold)) discard;
-  vec3 colour = diverging(best / in_scale) * push.dim;
+  vec3 colour = diverging(best / in_scale) * in_dim;
   out_colour = vec4(mix(colour, frame.background.rgb, in_fog), 1.0);
 }

@@ -14,7 +14,9 @@ layout(push_constant) uniform TilePush {
   float dim;            // colour factor (highlight shown elsewhere)
   uint threshold_mode;  // 0: quantile of |a| per tensor, 1: absolute |a|
   float threshold;
-  uint pad;
+  uint outside;         // tensors outside [layer_min, layer_max]: 0 hidden, 1 dimmed
+  int layer_min, layer_max;
+  uint pad0, pad1;
 } push;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ImageHeader {

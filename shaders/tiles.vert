@@ -11,6 +11,7 @@ layout(location = 1) out float out_fog;
 layout(location = 2) flat out uint out_tile;
 layout(location = 3) flat out float out_scale;
 layout(location = 4) flat out float out_threshold;
+layout(location = 5) flat out float out_dim;
 
 const vec2 kCorners[6] = vec2[](vec2(0, 0), vec2(1, 0), vec2(1, 1), vec2(0, 0), vec2(1, 1), vec2(0, 1));
 
@@ -31,6 +32,14 @@ void main() {
   out_tile = t;
 
   TensorImage tensor = tensor_at(tile.shape.z);
+  out_dim = push.dim;
+  if (int(tensor.layer) < push.layer_min || int(tensor.layer) > push.layer_max) {
+    if (push.outside == 0u) {
+      gl_Position = vec4(0.0, 0.0, 0.0, 1.0);  // hidden by the layer filter: no area
+      return;
+    }
+    out_dim *= 0.18;  // as shaders/scene.glsl kFilterDim
+  }
   float range;
   if (push.colour_range == 1u) range = push.value_range > 0.0 ? push.value_range : image_header().value_abs_max;
   else range = max(abs(tensor.value_min), abs(tensor.value_max));

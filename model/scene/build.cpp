@@ -146,10 +146,27 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   };
   progress(0);
 
+  // ---- the focus: its tensors, and those feeding them ----------------------------------------
+  std::vector<uint8_t> focus;  // by tensor: 0 out, 1 a source of the focus, 2 in the focus
+  if (!options.focus.empty()) {
+    focus.assign(graph.tensors.size(), 0);
+    for (const std::string& name : options.focus) {
+      const auto it = std::find_if(graph.tensors.begin(), graph.tensors.end(),
+                                   [&](const model::Tensor& t) { return t.name == name; });
+      if (it == graph.tensors.end()) throw std::invalid_argument("no tensor named '" + name + "' to focus on");
+      const auto id = model::TensorId(it - graph.tensors.begin());
+      focus[id] = 2;
+      if (it->producer != model::kNone && it->producer < graph.nodes.size())
+        for (model::TensorId in : graph.nodes[it->producer].inputs)
+          if (in != model::kNone && in < focus.size()) focus[in] = std::max<uint8_t>(focus[in], 1);
+    }
+  }
+
   // ---- segments: one per laid-out tensor with values ------------------------------------------
   im.segment_of.assign(graph.tensors.size(), -1);
   for (const Block& b : layout.blocks()) {
     if (b.tensor >= graph.tensors.size() || b.tensor >= values.size()) continue;
+    if (!focus.empty() && focus[b.tensor] == 0) continue;
     const model::Tensor& t = graph.tensors[b.tensor];
     const TensorValue& v = values[b.tensor];
     if (v.data.empty()) continue;
@@ -206,6 +223,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   for (size_t i = 0; i < S; ++i) {
     const model::Tensor& t = graph.tensors[im.segments[i].tensor];
     if (t.producer == model::kNone || t.producer >= graph.nodes.size()) continue;
+    if (!focus.empty() && focus[im.segments[i].tensor] != 2) continue;  // a source only
     const model::Node& node = graph.nodes[t.producer];
     const ConnectFn fn = lookup ? lookup(node.domain, node.op_type) : nullptr;
     if (!fn) {

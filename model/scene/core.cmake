@@ -9,6 +9,7 @@ target_sources(nnxr_scene PRIVATE
   compare.cpp
   contribution.cpp
   filter.cpp
+  focus.cpp
   labels.cpp
   layout.cpp
   sink.cpp

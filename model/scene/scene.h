@@ -151,6 +151,11 @@ struct SceneOptions {
   uint64_t budget = 20'000'000;
   int threads = 1;                    // threads for scoring and sorting, the caller's included
   std::function<void(float)> progress;  // 0..1, called from the building thread; may be empty
+  // Points and connections only around a focus (DESIGN.md "Levels of detail"; the activation
+  // images show every tensor anyway): these tensors (by name) with their incoming connections,
+  // and the tensors feeding them as the connections' sources. Empty: every tensor. build()
+  // throws std::invalid_argument for a name the graph lacks.
+  std::vector<std::string> focus;
 };
 
 // One tensor's elements in an element array, sorted by descending score. Neuron segments and

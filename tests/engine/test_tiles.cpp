@@ -11,6 +11,7 @@
 #include "engine/scene_buffers.h"
 #include "model/half.h"
 #include "model/load.h"
+#include "model/scene/focus.h"
 #include "model/scene/tiles.h"
 #include "tests/engine/vulkan_env.h"
 
@@ -127,6 +128,52 @@ TEST(ActivationImages, UncomputedTensorsAreCountedButNotShown) {
   image_of(layout, run.acts, stats);
   EXPECT_EQ(stats.activations_total, 32u);
   EXPECT_EQ(stats.activations_shown, 16u);
+}
+
+// X → A = Relu(X) → B = Sigmoid(A), each [1, 2, 4, 4].
+model::Graph chain_graph() {
+  return model::load_model_from_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,2,4,4] X) => (float[1,2,4,4] B) {
+      A = Relu(X)
+      B = Sigmoid(A)
+    })");
+}
+
+std::vector<std::string> segment_names(const model::Graph& g, const scene::Scene& s) {
+  std::vector<std::string> names;
+  for (const scene::Segment& seg : s.segments()) names.push_back(g.tensors[seg.tensor].name + (seg.connection_count ? "+" : ""));
+  return names;
+}
+
+TEST(Focus, PointsAndConnectionsOnlyForTheFocusAndItsSources) {
+  const model::Graph g = chain_graph();
+  std::vector<std::vector<float>> storage(g.tensors.size());
+  scene::Activations acts(g.tensors.size());
+  for (size_t i = 0; i < g.tensors.size(); ++i)
+    if (g.tensors[i].dtype == model::DType::Float && g.tensors[i].elements()) {
+      storage[i].resize(32);
+      for (size_t e = 0; e < 32; ++e) storage[i][e] = float(e % 7) - 3.f + 0.1f * float(i);
+      acts[i] = {g.tensors[i].shape, storage[i]};
+    }
+  const scene::Layout layout = scene::Layout::build(g, {});
+  scene::InMemorySink sink;
+  const scene::Scene all = scene::Scene::build(g, layout, acts, {}, sink);
+  EXPECT_EQ(segment_names(g, all), (std::vector<std::string>{"X", "A+", "B+"}));
+  // Focus on B: B with its connections, A as their source, nothing of X.
+  const scene::Scene on_b = scene::Scene::build(g, layout, acts, {.focus = {"B"}}, sink);
+  EXPECT_EQ(segment_names(g, on_b), (std::vector<std::string>{"A", "B+"}));
+  EXPECT_EQ(on_b.stats().neurons, 64u);
+  EXPECT_EQ(scene::focus_elements(g, layout, {"B"}, 8), 32u * 9 + 32u);
+  // The focus moves to A: A and X resident, B not.
+  const scene::Scene on_a = scene::Scene::build(g, layout, acts, {.focus = {"A"}}, sink);
+  EXPECT_EQ(segment_names(g, on_a), (std::vector<std::string>{"X", "A+"}));
+  EXPECT_THROW(scene::Scene::build(g, layout, acts, {.focus = {"nope"}}, sink), std::invalid_argument);
+  // Chosen by where the viewer is: from beyond the last layer, B is nearest.
+  const auto far = layout.bounds_max();
+  EXPECT_EQ(scene::choose_focus(g, layout, {far[0] + 1, 0, 0}, nullptr, 40), (std::vector<std::string>{"B"}));
+  EXPECT_EQ(scene::choose_focus(g, layout, {-1, 0, 0}, nullptr, 64), (std::vector<std::string>{"X", "A"}));
+  EXPECT_EQ(scene::choose_focus(g, layout, {-1, 0, 0}, [](std::array<float, 3> p) { return p[0] > 0; }, 1),
+            (std::vector<std::string>{"A"}));
 }
 
 constexpr uint32_t kSize = 128;
