@@ -1,6 +1,5 @@
 #include "app/inputs.h"
 
-#include <stb_image.h>
 #include <stb_image_resize.h>
 
 #include <algorithm>
@@ -11,7 +10,9 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "app/image_decode.h"
 #include "assets/assets.h"
+#include "model/file_io.h"
 #include "model/tensor_io.h"
 
 namespace nnxr::app {
@@ -57,17 +58,16 @@ model::TensorData decode_image(std::span<const std::byte> bytes, const std::stri
   const bool nchw = s[o] >= 1 && s[o] <= 4 && !(s[o + 2] >= 1 && s[o + 2] <= 4 && s[o] > s[o + 2]);
   const int64_t c = nchw ? s[o] : s[o + 2], h = nchw ? s[o + 1] : s[o], w = nchw ? s[o + 2] : s[o + 1];
   if (c < 1 || c > 4 || h < 1 || w < 1 || h > 16384 || w > 16384) throw fail("input '" + input.name + "' has shape " + model::shape_string(s) + ", not an image shape");
-  int iw = 0, ih = 0, ic = 0;
-  unsigned char* pixels = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &iw, &ih, &ic, static_cast<int>(c));
-  if (!pixels) throw fail(std::string("not a readable image (") + stbi_failure_reason() + ")");
-  std::vector<unsigned char> resized(static_cast<size_t>(h * w * c));
+  DecodedImage image = decode_image_file(bytes, source, static_cast<int>(c));
+  const int iw = static_cast<int>(image.width), ih = static_cast<int>(image.height);
+  std::vector<unsigned char> resized;
   if (iw == w && ih == h) {
-    std::memcpy(resized.data(), pixels, resized.size());
+    resized = std::move(image.pixels);
   } else {
-    stbir_resize_uint8(pixels, iw, ih, 0, resized.data(), static_cast<int>(w), static_cast<int>(h), 0, static_cast<int>(c));
+    resized.resize(static_cast<size_t>(h * w * c));
+    stbir_resize_uint8(image.pixels.data(), iw, ih, 0, resized.data(), static_cast<int>(w), static_cast<int>(h), 0, static_cast<int>(c));
     std::cerr << "note: " << source << ": resized " << iw << "x" << ih << " to " << w << "x" << h << '\n';
   }
-  stbi_image_free(pixels);
 
   float scale = 1.0f / 255.0f;
   std::vector<float> mean(static_cast<size_t>(c), 0.0f), stdev(static_cast<size_t>(c), 1.0f);
@@ -107,15 +107,8 @@ model::TensorData decode_image(std::span<const std::byte> bytes, const std::stri
   return t;
 }
 
-std::vector<std::byte> read_file(const std::string& file) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) throw model::ModelError(file + ": no such file");
-  std::ifstream f(file, std::ios::binary);
-  std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(raw.size());
-  std::memcpy(out.data(), raw.data(), raw.size());
-  return out;
-}
+// Read once (no second copy), a regular file only, its size checked first.
+std::vector<std::byte> read_file(const std::string& file) { return model::read_regular_file(file, kMaxImageFileBytes, "for images"); }
 
 }  // namespace
 

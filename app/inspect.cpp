@@ -16,6 +16,7 @@
 #include "app/compare.h"
 #include "app/filter_args.h"
 #include "app/inputs.h"
+#include "app/limits.h"
 #include "model/runtime/runtime.h"
 #include "model/scene/compare.h"
 #include "model/scene/scene.h"
@@ -207,8 +208,10 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   const FilterArgs filter_args = parse_filter_args(args);
   const auto compare = args.option("--compare");
   const auto show_text = args.option("--show");
+  const Limits limits = parse_limits(args);
   auto pos = args.positionals();
   args.finish();
+  install(limits);
   if (show_text && !compare) throw UsageError("--show needs --compare FILE");
   const auto show = scene::parse_compare_show(show_text.value_or("diff"));
   if (!show) throw UsageError("--show takes a, b or diff, got '" + *show_text + "'");
@@ -230,7 +233,9 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
   for (const auto& [name, t] : feeds) session.set_input(name, t.dtype, t.shape, t.bytes);
   runtime::RunStats run;
   try {
-    run = session.run();
+    run = session.run(run_options(limits));
+  } catch (const runtime::CancelledError& e) {
+    return report_cancelled(e);
   } catch (const runtime::RuntimeError& e) {  // show what was computed
     std::cerr << "warning: " << e.what() << "; the scene shows the tensors computed\n";
   }
@@ -250,7 +255,7 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
     session_b.emplace(plan, runtime::SessionOptions{.threads = threads});
     for (const auto& [name, t] : feeds_b) session_b->set_input(name, t.dtype, t.shape, t.bytes);
     try {
-      inference_b_ms = session_b->run().milliseconds;
+      inference_b_ms = session_b->run(run_options(limits)).milliseconds;
     } catch (const runtime::RuntimeError& e) {
       std::cerr << "warning: " << *compare << ": " << e.what() << "; the scene shows the tensors computed\n";
     }

@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "model/graph.h"
+#ifdef NNXR_HAVE_RUNTIME
+#include "app/limits.h"
+#endif
 
 namespace {
 
@@ -125,7 +129,15 @@ render    runs the model, lays the network out and renders it offscreen to a PNG
           --filter-mode hide|dim   what happens to the rest (default hide)
                                 (the camera frames what is shown)
 
-exit status: 0 success, 1 the model or input is at fault, 2 the command line is at fault.
+limits (run, render, view and inspect --scene):
+          --max-memory SIZE     ceiling on the bytes the runtime's tensors hold, e.g. 4G or 512M
+                                (default a third of MemAvailable); beyond it the node is refused
+          --timeout S           give up after S seconds (exit status 1)
+          --max-loop-iterations N  iterations of one Loop node (default 1000000)
+          Ctrl-C stops a run between nodes and exits with status 130 within a second.
+
+exit status: 0 success, 1 the model or input is at fault, 2 the command line is at fault,
+130 interrupted.
 )";
 
 // The help of one command: its usage line and its section of kHelp.
@@ -203,11 +215,20 @@ int main(int argc, char** argv) {
   } catch (const nnxr::app::UsageError& e) {
     std::cerr << "nnxr: " << e.what() << '\n';
     return 2;
+#ifdef NNXR_HAVE_RUNTIME
+  } catch (const nnxr::runtime::CancelledError& e) {
+    return nnxr::app::report_cancelled(e);
+#endif
   } catch (const std::runtime_error& e) {  // ModelError, RuntimeError: the model or input at fault
-    std::cerr << "nnxr: " << e.what() << '\n';
+    // Names from the file are escaped where the message is built; this bounds the whole line.
+    std::cerr << "nnxr: " << nnxr::model::display_name(e.what(), 2000) << '\n';
     return 1;
   } catch (const std::bad_alloc&) {
-    std::cerr << "nnxr: out of memory\n";
+    std::cerr << "nnxr: out of memory while loading or preparing '" << command
+              << "' (the model or an input needs more memory than is free)\n";
+    return 1;
+  } catch (const std::length_error& e) {
+    std::cerr << "nnxr: a size in the model or an input is too large to allocate (" << e.what() << ")\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "nnxr: " << e.what() << '\n';

@@ -3,6 +3,8 @@
 //  [--focus TENSOR[,TENSOR...]|all]`: runs the model, lays the network out, draws every activation
 // as images, builds points and connections for the focus (by default the tensors nearest the
 // camera and in view, up to 500,000 neurons) and renders it offscreen to a PNG (no window needed).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +16,8 @@
 #include "app/compare.h"
 #include "app/filter_args.h"
 #include "app/inputs.h"
+#include "app/limits.h"
+#include "model/file_io.h"
 #include "engine/annotations.h"
 #include "engine/camera.h"
 #include "engine/device.h"
@@ -40,12 +44,19 @@ float parse_quantile(Args& args, std::string_view name, float fallback) {
   return q;
 }
 
-// Progress on stderr for work that takes a while: one line per stage, and percentages for the
-// scene build when it is slow.
+// Progress on stderr for work that takes a while, only on a terminal: one status line per stage
+// (with percentages for the scene build when it is slow), each overwriting the last, cleared
+// when the command ends, so that an error or the result is the one line left.
 class Progress {
  public:
+  Progress() : tty_(isatty(STDERR_FILENO) == 1) {}
+  ~Progress() { clear(); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   void stage(const std::string& what) {
-    std::cerr << "render: " << what << '\n';
+    check_stop(what.c_str());
+    stage_ = what;
+    show(what);
     start_ = std::chrono::steady_clock::now();
     last_percent_ = -10;
   }
@@ -54,10 +65,22 @@ class Progress {
     if (percent < last_percent_ + 10) return;
     if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
     last_percent_ = percent;
-    std::cerr << "render:   " << percent << "%\n";
+    show(stage_ + " " + std::to_string(percent) + "%");
+  }
+  void clear() {
+    if (tty_ && shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
   }
 
  private:
+  void show(const std::string& line) {
+    if (!tty_) return;
+    std::cerr << "\r\033[Krender: " << line << std::flush;
+    shown_ = true;
+  }
+  bool tty_ = false;
+  bool shown_ = false;
+  std::string stage_;
   std::chrono::steady_clock::time_point start_;
   int last_percent_ = 0;
 };
@@ -88,12 +111,16 @@ int render_command(Args& args) {
   const std::optional<std::string> focus_arg = args.option("--focus");
   const auto compare = args.option("--compare");
   const auto show_text = args.option("--show");
+  const Limits limits = parse_limits(args);
   auto pos = args.positionals();
   args.finish();
   if (show_text && !compare) throw UsageError("--show needs --compare FILE");
   const auto show = scene::parse_compare_show(show_text.value_or("diff"));
   if (!show) throw UsageError("--show takes a, b or diff, got '" + *show_text + "'");
   if (!out) throw UsageError("render needs --out FILE.png");
+  // Before any work: a folder that does not exist or a target that is not a regular file.
+  model::check_output_file(*out);
+  install(limits);
   if (pos.size() > 1) throw UsageError("render takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
   add_default_input(model_path.has_value(), seed, specs);
@@ -114,8 +141,12 @@ int render_command(Args& args) {
   runtime::Session session(plan, {.threads = threads});
   for (const auto& [name, t] : feeds) session.set_input(name, t.dtype, t.shape, t.bytes);
   try {
-    session.run();
+    session.run(run_options(limits));
+  } catch (const runtime::CancelledError& e) {
+    progress.clear();
+    return report_cancelled(e);
   } catch (const runtime::UnsupportedError& e) {
+    progress.clear();
     std::cerr << "nnxr: warning: " << e.what() << "; showing the tensors that were computed\n";
   }
   const model::Graph& g = plan->graph();
@@ -130,7 +161,7 @@ int render_command(Args& args) {
     session_b.emplace(plan, runtime::SessionOptions{.threads = threads});
     for (const auto& [name, t] : feeds_b) session_b->set_input(name, t.dtype, t.shape, t.bytes);
     try {
-      session_b->run();
+      session_b->run(run_options(limits));
     } catch (const runtime::UnsupportedError& e) {
       std::cerr << "nnxr: warning: " << *compare << ": " << e.what() << "; showing the tensors that were computed\n";
     }
@@ -268,6 +299,7 @@ int render_command(Args& args) {
   buffers.text().publish(text.glyphs());
   const engine::RgbaImage picture = offscreen.render(renderer, buffers, params);
   device.wait_idle();
+  progress.clear();
   engine::write_png(*out, picture);
   std::cout << "wrote " << *out << " (" << width << "x" << height << ", " << shown_neurons << " neurons, "
             << shown_connections << " connections shown";

@@ -10,11 +10,13 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <sstream>
 
 #include "app/classes.h"
 #include "app/commands.h"
 #include "app/inputs.h"
 #include "app/json.h"
+#include "app/limits.h"
 #include "model/runtime/runtime.h"
 #include "model/tensor_io.h"
 
@@ -64,8 +66,8 @@ void dump(const runtime::Session& session, const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw model::ModelError(dir.string() + ": cannot create the folder: " + ec.message());
-  std::ofstream index(dir / "index.json");
-  if (!index) throw model::ModelError((dir / "index.json").string() + ": cannot be written");
+  if (!fs::is_directory(dir, ec)) throw model::ModelError(dir.string() + ": is " + model::file_kind(dir) + ", not a directory");
+  std::ostringstream index;
   JsonWriter j(index);
   j.begin_array();
   int n = 0;
@@ -74,13 +76,15 @@ void dump(const runtime::Session& session, const fs::path& dir) {
     if (t.value->dtype() == model::DType::String) continue;
     std::ostringstream file;
     file << std::setw(4) << std::setfill('0') << n++ << '_' << safe_file_name(t.name) << ".npy";
-    model::write_npy(dir / file.str(), t.value->dtype(), t.value->shape(),
-                     std::span(t.value->data(), t.value->byte_size()));
+    model::write_npy(dir / file.str(), t.value->dtype(), t.value->shape(), std::span(t.value->data(), t.value->byte_size()),
+                     model::WriteMode::Fresh);
     j.begin_object().field("name", t.name).field("file", file.str()).key("shape").begin_array();
     for (int64_t d : t.value->shape()) j.value(d);
     j.end_array().field("dtype", model::dtype_name(t.value->dtype())).field("node", t.node).end_object();
   }
   j.end_array();
+  const std::string text = index.str();
+  model::write_file(dir / "index.json", std::as_bytes(std::span(text.data(), text.size())), model::WriteMode::Fresh);
   std::cerr << "dumped " << n << " tensors to " << dir.string() << '\n';
 }
 
@@ -136,8 +140,11 @@ int run_command(Args& args) {
   const int repeat = static_cast<int>(args.int_option("--repeat", 0, 100000).value_or(0));
   const auto dump_dir = args.option("--dump");
   const bool profile = args.flag("--profile");
+  const Limits limits = parse_limits(args);
   auto pos = args.positionals();
   args.finish();
+  install(limits);
+  const runtime::RunOptions run_opts = run_options(limits);
   if (pos.size() > 1) throw UsageError("run takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
   add_default_input(model_path.has_value(), seed, specs);
@@ -159,7 +166,9 @@ int run_command(Args& args) {
   runtime::RunStats stats;
   std::string failure;
   try {
-    stats = session.run();
+    stats = session.run(run_opts);
+  } catch (const runtime::CancelledError& e) {
+    return report_cancelled(e);
   } catch (const runtime::RuntimeError& e) {
     failure = e.what();
     exit_code = 1;
@@ -170,7 +179,12 @@ int run_command(Args& args) {
   if (repeat > 0 && exit_code == 0) {
     std::fill(node_ms.begin(), node_ms.end(), 0.0);
     for (int i = 0; i < repeat; ++i) {
-      const runtime::RunStats r = session.run();
+      runtime::RunStats r;
+      try {
+        r = session.run(run_opts);
+      } catch (const runtime::CancelledError& e) {
+        return report_cancelled(e);
+      }
       times.push_back(r.milliseconds);
       for (size_t n = 0; n < std::min(node_ms.size(), r.node_ms.size()); ++n) node_ms[n] += r.node_ms[n];
     }

@@ -21,6 +21,7 @@
 #include "app/filter_args.h"
 #include "app/inputs.h"
 #include "app/json.h"
+#include "app/limits.h"
 #include "assets/assets.h"
 #include "engine/desktop.h"
 #include "xr/session.h"
@@ -223,8 +224,11 @@ int view_command(Args& args) {
   const auto out_option = args.option("--out");
   const std::string out = out_option.value_or("nnxr-view.png");
   if (out_option) options.final_screenshot = *out_option;
+  // The memory ceiling applies to the worker's runs too; Ctrl-C exits within a second.
+  const Limits limits = parse_limits(args);
   auto pos = args.positionals();
   args.finish();
+  install(limits);
   if (pos.size() > 1) throw UsageError("view takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   if (xr && desktop) throw UsageError("--xr and --desktop exclude each other");
   if (stats && !frames) throw UsageError("--stats needs --frames N");

@@ -13,6 +13,29 @@ std::optional<int64_t> element_count(std::span<const int64_t> dims) {
   return n;
 }
 
+std::string display_name(std::string_view s, size_t max) {
+  std::string out;
+  size_t i = 0;
+  for (; i < s.size() && out.size() < max; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (i < s.size()) {
+    // Do not end inside a UTF-8 sequence.
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80) out.pop_back();
+    if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0xc0) out.pop_back();
+    out += "…";
+  }
+  return out;
+}
+
 std::string shape_string(std::span<const int64_t> dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) {

@@ -33,6 +33,10 @@ std::optional<int64_t> element_count(std::span<const int64_t> dims);
 
 // "[1, 3, 224, 224]", with "?" for unknown dims.
 std::string shape_string(std::span<const int64_t> dims);
+// A name or string taken from a model file, fit for a one-line message on a terminal: control
+// characters (NUL, ESC, newlines...) shown as \xNN, cut to `max` bytes (at a UTF-8 character
+// boundary) followed by "…".
+std::string display_name(std::string_view s, size_t max = 80);
 
 // Decoded constant data: little-endian elements packed as dtype_size(dtype) bytes each, or, for
 // DType::String, one std::string per element.

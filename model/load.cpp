@@ -1,6 +1,8 @@
 #include "model/load.h"
 
+#include "model/file_io.h"
 #include "model/legacy_ops.h"
+#include "model/tensor_io.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/checker.h>
@@ -45,17 +47,17 @@ std::string one_line(std::string_view text) {
     space = false;
     out += c;
   }
-  if (out.size() > kMaxDetail) out = out.substr(0, kMaxDetail) + "…";
-  return out;
+  return display_name(out, kMaxDetail);  // control characters escaped, cut
 }
 
-std::string q(std::string_view name) { return "'" + one_line(name) + "'"; }
+// A name from the file: control characters escaped, cut to 80 bytes.
+std::string q(std::string_view name) { return "'" + display_name(name) + "'"; }
 
 std::string normalize_domain(std::string_view d) { return d == "ai.onnx" ? std::string() : std::string(d); }
 
 std::string node_label(const onnx::NodeProto& n, int index) {
   std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
-  return q(name) + " (" + one_line(n.op_type()) + ")";
+  return q(name) + " (" + display_name(n.op_type(), 60) + ")";
 }
 
 class Loader {
@@ -91,13 +93,38 @@ class Loader {
     google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                               static_cast<int>(bytes.size()));
     in.SetTotalBytesLimit(INT_MAX);
-    if (!model_.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+    if (!model_.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+      // Protobuf stops at 100 nested messages (each If/Loop/Scan body nests three): if the file
+      // parses with a deeper limit, that was the cause.
+      google::protobuf::io::CodedInputStream deep(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+      deep.SetTotalBytesLimit(INT_MAX);
+      deep.SetRecursionLimit(1000);
+      onnx::ModelProto probe;
+      if (probe.ParseFromCodedStream(&deep) && deep.ConsumedEntireMessage())
+        fail("nests subgraphs (If/Loop/Scan bodies) deeper than protobuf's recursion limit of 100 messages (about 30 levels of bodies)");
       fail("not a valid ONNX file (protobuf parsing failed: truncated, corrupt or not a model)");
+    }
     if (!model_.has_graph() || model_.ir_version() <= 0)
       fail("not an ONNX model (no " + std::string(model_.has_graph() ? "ir_version" : "graph") +
            "; is it a text file or another kind of protobuf?)");
     if (model_.graph().node_size() == 0 && model_.graph().output_size() == 0)
       fail("the model's graph is empty (no nodes and no outputs)");
+    check_opsets();
+  }
+
+  // An opset of the ONNX domains newer than the operator definitions nnxr was built with is
+  // refused (as onnxruntime does): its operators may mean something else.
+  void check_opsets() const {
+    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    for (const auto& o : model_.opset_import()) {
+      const std::string domain = normalize_domain(o.domain());
+      if (domain != "" && domain != "ai.onnx.ml") continue;
+      const auto it = ranges.find(domain);
+      if (it == ranges.end() || o.version() <= it->second.second) continue;
+      const std::string name = domain.empty() ? "ai.onnx" : domain;
+      fail("imports " + name + " opset " + std::to_string(o.version()) + ", newer than the " + name + " opsets nnxr implements (up to " +
+           std::to_string(it->second.second) + ")");
+    }
   }
 
   // --- external data ------------------------------------------------------------------------
@@ -124,30 +151,50 @@ class Loader {
     fs::path rel(location);
     if (rel.is_absolute() || std::any_of(rel.begin(), rel.end(), [](const fs::path& p) { return p == ".."; }))
       fail(what + ", which is outside the model's folder");
-    fs::path path = base_dir_ / rel;
+    // The real path (symlinks resolved) must stay inside the model's real folder: a link such
+    // as etc -> /etc beside the model must not let "etc/passwd" through.
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) fail(what + ", which does not exist beside the model");
+    const fs::path base = fs::weakly_canonical(base_dir_, ec);
+    if (ec) fail(what + ", but the model's folder cannot be resolved: " + ec.message());
+    const fs::path path = fs::weakly_canonical(base_dir_ / rel, ec);
+    if (ec) fail(what + ", which cannot be resolved: " + ec.message());
+    const fs::path inside = path.lexically_relative(base);
+    if (inside.empty() || *inside.begin() == ".." || inside.is_absolute())
+      fail(what + ", which resolves to " + q(path.string()) + ", outside the model's folder");
+    const std::string kind = file_kind(path);
+    if (kind == "missing") fail(what + ", which does not exist beside the model");
+    if (kind != "a regular file") fail(what + ", which is " + kind + ", not a file");
     const auto file_size = static_cast<int64_t>(fs::file_size(path, ec));
     if (ec) fail(what + ", which cannot be read: " + ec.message());
     if (length < 0) length = file_size - offset;
     if (offset > file_size || length > file_size - offset)
       fail(what + " at offset " + std::to_string(offset) + " length " + std::to_string(length) +
            ", past the end of that file (" + std::to_string(file_size) + " bytes)");
-    std::string data(static_cast<size_t>(length), '\0');
-    std::ifstream f(path, std::ios::binary);
-    f.seekg(offset);
-    if (!f.read(data.data(), length)) fail(what + ", which could not be read");
+    std::vector<std::byte> bytes;
+    try {
+      bytes = read_file_range(path, static_cast<uint64_t>(offset), static_cast<uint64_t>(length));
+    } catch (const ModelError& e) {
+      fail(what + ": " + e.what());
+    }
+    std::string data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    bytes = {};
     t.clear_external_data();
     t.set_data_location(onnx::TensorProto::DEFAULT);
     t.set_raw_data(std::move(data));
   }
 
-  void inline_external_data() {
-    auto* g = model_.mutable_graph();
-    for (auto& t : *g->mutable_initializer()) inline_external(t);
-    for (auto& n : *g->mutable_node())
-      for (auto& a : *n.mutable_attribute())
+  // In the main graph and in every subgraph (If, Loop and Scan bodies are later loaded from
+  // memory, where a relative location could not be resolved).
+  void inline_external_data() { inline_external_data(*model_.mutable_graph()); }
+  void inline_external_data(onnx::GraphProto& g) {
+    for (auto& t : *g.mutable_initializer()) inline_external(t);
+    for (auto& n : *g.mutable_node())
+      for (auto& a : *n.mutable_attribute()) {
         if (a.has_t()) inline_external(*a.mutable_t());
+        for (auto& t : *a.mutable_tensors()) inline_external(t);
+        if (a.has_g()) inline_external_data(*a.mutable_g());
+        for (auto& sg : *a.mutable_graphs()) inline_external_data(sg);
+      }
   }
 
   // --- structure: names, dangling inputs, cycles, topological order ---------------------------
@@ -782,33 +829,25 @@ Graph load_model_from_memory(std::span<const std::byte> bytes, std::string_view 
 }
 
 Graph load_model(const fs::path& path, const LoadOptions& options) {
-  const std::string source = path.string();
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (!fs::exists(status)) throw ModelError(source + ": no such file");
-  if (fs::is_directory(status)) throw ModelError(source + ": is a directory, not an ONNX file");
-  if (!fs::is_regular_file(status)) throw ModelError(source + ": is not a regular file");
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) throw ModelError(source + ": cannot be opened for reading");
-  const auto size = static_cast<std::streamoff>(f.tellg());
-  if (size < 0) throw ModelError(source + ": cannot be read");
-  std::vector<std::byte> bytes(static_cast<size_t>(size));
-  f.seekg(0);
-  if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size)) throw ModelError(source + ": read failed");
-  return load_model_from_memory(bytes, source, options, path.parent_path().empty() ? fs::path(".") : path.parent_path());
+  // The size is checked before reading: a 9 GiB file is refused without being read.
+  const std::vector<std::byte> bytes =
+      read_regular_file(path, static_cast<uint64_t>(INT_MAX), "of protobuf; store the weights as external data");
+  return load_model_from_memory(bytes, path.string(), options, path.parent_path().empty() ? fs::path(".") : path.parent_path());
 }
 
 TensorData read_tensor_pb(const fs::path& path, std::string* name) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw ModelError(path.string() + ": no such file");
-  std::ifstream f(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return parse_tensor_pb(read_regular_file(path, static_cast<uint64_t>(INT_MAX), "of protobuf"), path.string(), name);
+}
+
+TensorData parse_tensor_pb(std::span<const std::byte> bytes, const std::string& source, std::string* name) {
   onnx::TensorProto t;
-  if (bytes.empty() || !t.ParseFromString(bytes) || (t.dims_size() == 0 && !t.has_data_type()))
-    throw ModelError(path.string() + ": not a serialized ONNX TensorProto");
+  if (bytes.empty() || bytes.size() > static_cast<size_t>(INT_MAX) || !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      (t.dims_size() == 0 && !t.has_data_type()))
+    throw ModelError(source + ": not a serialized ONNX TensorProto");
   if (name) *name = t.name();
   LoadOptions options;
-  Loader loader(path.string(), path.parent_path(), options);
+  const fs::path path(source);
+  Loader loader(source, path.parent_path().empty() ? fs::path(".") : path.parent_path(), options);
   return loader.tensor(t);
 }
 

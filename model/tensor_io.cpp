@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "model/file_io.h"
 #include "model/half.h"
 
 namespace nnxr::model {
@@ -23,14 +24,6 @@ constexpr NpyType kNpyTypes[] = {
 
 [[noreturn]] void fail(const std::filesystem::path& p, const std::string& what) { throw ModelError(p.string() + ": " + what); }
 
-std::string read_all(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
-  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a tensor file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(path, "cannot be opened for reading");
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 
 // Value of `key` in the header dict, e.g. 'descr': '<f4' -> "<f4".
 std::string header_field(const std::string& header, const std::string& key) {
@@ -55,7 +48,15 @@ std::string header_field(const std::string& header, const std::string& key) {
 }  // namespace
 
 TensorData read_npy(const std::filesystem::path& path) {
-  const std::string raw = read_all(path);
+  // Read once into the tensor's own buffer; the header is moved out of it afterwards.
+  return parse_npy(read_regular_file(path, kMaxTensorFileBytes, "for tensor files"), path.string());
+}
+
+TensorData parse_npy(std::vector<std::byte> bytes, const std::string& source) {
+  const std::filesystem::path path(source);
+  TensorData t;
+  t.bytes = std::move(bytes);
+  const std::string_view raw(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
   if (raw.size() < 10 || raw.compare(0, 6, "\x93NUMPY") != 0) fail(path, "not a .npy file (no \\x93NUMPY magic)");
   const int major = static_cast<unsigned char>(raw[6]);
   size_t header_len = 0, offset = 0;
@@ -71,12 +72,11 @@ TensorData read_npy(const std::filesystem::path& path) {
     fail(path, ".npy version " + std::to_string(major) + " is not supported");
   }
   if (header_len > raw.size() - offset) fail(path, "truncated .npy header");
-  const std::string header = raw.substr(offset, header_len);
+  const std::string header(raw.substr(offset, header_len));
   offset += header_len;
   std::string descr = header_field(header, "descr");
   if (descr.size() == 3 && descr[0] == '=') descr[0] = '<';
   if (descr == "<b1" || descr == "<i1" || descr == "<u1") descr[0] = '|';
-  TensorData t;
   for (const auto& n : kNpyTypes)
     if (descr == n.descr) t.dtype = n.dtype;
   if (t.dtype == DType::Undefined) fail(path, "unsupported .npy dtype '" + descr + "' (big-endian or object arrays are not)");
@@ -102,12 +102,11 @@ TensorData read_npy(const std::filesystem::path& path) {
   if (!n || static_cast<uint64_t>(*n) > (raw.size() - offset) / esize || static_cast<uint64_t>(*n) * esize != raw.size() - offset)
     fail(path, "holds " + std::to_string(raw.size() - offset) + " bytes of data, but its header says " +
                    std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape));
-  t.bytes.resize(raw.size() - offset);
-  std::memcpy(t.bytes.data(), raw.data() + offset, t.bytes.size());
+  t.bytes.erase(t.bytes.begin(), t.bytes.begin() + static_cast<std::ptrdiff_t>(offset));
   return t;
 }
 
-void write_npy(const std::filesystem::path& path, DType dtype, std::span<const int64_t> shape, std::span<const std::byte> bytes) {
+void write_npy(const std::filesystem::path& path, DType dtype, std::span<const int64_t> shape, std::span<const std::byte> bytes, WriteMode mode) {
   const char* descr = nullptr;
   for (const auto& n : kNpyTypes)
     if (n.dtype == dtype) descr = n.descr;
@@ -118,14 +117,9 @@ void write_npy(const std::filesystem::path& path, DType dtype, std::span<const i
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) fail(path, "cannot be written");
   const char preamble[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xff),
                              static_cast<char>(header.size() >> 8)};
-  f.write(preamble, sizeof preamble);
-  f.write(header.data(), static_cast<std::streamsize>(header.size()));
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!f) fail(path, "write failed (disk full?)");
+  write_file(path, {std::as_bytes(std::span(preamble)), std::as_bytes(std::span(header.data(), header.size())), bytes}, mode);
 }
 
 uint32_t Mulberry32::next() {

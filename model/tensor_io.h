@@ -8,21 +8,32 @@
 #include <string>
 #include <vector>
 
+#include "model/file_io.h"
 #include "model/graph.h"
 #include "model/load.h"
 
 namespace nnxr::model {
 
-// Reads a .npy file (version 1-3, little-endian or byte-order-free dtypes, C order).
-// Throws ModelError naming the file and the fault.
-TensorData read_npy(const std::filesystem::path& path);
+// Tensor files (.npy, .pb) larger than this are refused before they are read.
+inline constexpr uint64_t kMaxTensorFileBytes = uint64_t{2} << 30;
 
-// Writes `data` as a version-1 .npy file. Throws ModelError when the file cannot be written.
+// Reads a .npy file (version 1-3, little-endian or byte-order-free dtypes, C order): a regular
+// file (a FIFO or device is refused at once) of at most kMaxTensorFileBytes whose size matches
+// its header. Throws ModelError naming the file and the fault.
+TensorData read_npy(const std::filesystem::path& path);
+// The same from the file's content (`source` names it in messages); the header is moved out of
+// `bytes`, which become the tensor's.
+TensorData parse_npy(std::vector<std::byte> bytes, const std::string& source);
+
+// Writes `data` as a version-1 .npy file; WriteMode::Fresh (what --dump uses) never writes
+// through a symlink or hard link already at the path. Throws ModelError when the file cannot be written.
 void write_npy(const std::filesystem::path& path, DType dtype, std::span<const int64_t> shape,
-               std::span<const std::byte> bytes);
+               std::span<const std::byte> bytes, WriteMode mode = WriteMode::Replace);
 
 // Reads a serialized onnx.TensorProto (.pb); `name` receives its name (may be empty).
 TensorData read_tensor_pb(const std::filesystem::path& path, std::string* name = nullptr);
+// The same from the file's content; external data is resolved beside `source`.
+TensorData parse_tensor_pb(std::span<const std::byte> bytes, const std::string& source, std::string* name = nullptr);
 
 // The mulberry32 generator that ../shared/tools/ort-run.js uses for its generated inputs, so
 // that `nnxr run --random SEED` feeds onnxruntime's inputs bit for bit.

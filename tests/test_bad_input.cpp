@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <sys/stat.h>
+
 #include <random>
 
 #include "assets/assets.h"
@@ -256,6 +258,114 @@ TEST_F(BadInput, ExternalDataTooShortForTheShape) {
   test::write_file(dir_ / "weights.bin", std::string(8, '\0'));
   expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "weights.bin", nullptr); }),
                    "bytes of data");
+}
+
+TEST_F(BadInput, ExternalDataThroughASymlinkOutOfTheFolder) {
+  // A folder link etc -> /etc beside the model, and a tensor at etc/passwd: the real path is outside.
+  std::filesystem::create_directory_symlink("/etc", dir_ / "etc");
+  expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "etc/passwd", "16"); }),
+                   "outside the model's folder");
+  // A file link to a file outside the folder.
+  test::write_file(dir_.parent_path() / "secret.bin", std::string(16, '\0'));
+  std::filesystem::create_symlink(dir_.parent_path() / "secret.bin", dir_ / "w.bin");
+  expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "w.bin", nullptr); }),
+                   "outside the model's folder");
+  std::filesystem::remove(dir_.parent_path() / "secret.bin");
+  // A link that stays inside the folder is followed.
+  std::filesystem::create_directory(dir_ / "data");
+  test::write_file(dir_ / "data" / "real.bin", std::string(16, '\0'));
+  std::filesystem::create_symlink("data/real.bin", dir_ / "inside.bin");
+  const auto path = test::write_file(
+      dir_ / "ok.onnx", test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "inside.bin", nullptr); }));
+  EXPECT_NO_THROW(load_model(path));
+}
+
+TEST_F(BadInput, ExternalDataThatIsAFifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(mkfifo((dir_ / "w.bin").c_str(), 0600), 0);
+  expect_error_for(test::edited_model(kWithWeight, [](onnx::ModelProto& m) { make_external(m, "w.bin", "16"); }), "is a FIFO");
+}
+
+TEST_F(BadInput, ExternalDataInsideASubgraphIsReadBesideTheModel) {
+  // The Loop body's initializer keeps its data in w.bin: read like the main graph's.
+  const std::string bytes = test::edited_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[4] X) => (float[4] S) {
+      M = Constant <value = int64 {2}> ()
+      C = Constant <value = bool {1}> ()
+      S = Loop (M, C, X) <body = b (int64 i, bool c, float[4] s) => (bool co, float[4] so) <float[4] W = {0, 0, 0, 0}> {
+        co = Identity(c)
+        so = Add(s, W)
+      }>
+    })",
+      [](onnx::ModelProto& m) {
+        for (auto& n : *m.mutable_graph()->mutable_node())
+          for (auto& a : *n.mutable_attribute())
+            if (a.has_g()) {
+              auto* w = a.mutable_g()->mutable_initializer(0);
+              w->clear_float_data();
+              w->set_data_location(onnx::TensorProto::EXTERNAL);
+              auto* e = w->add_external_data();
+              e->set_key("location");
+              e->set_value("w.bin");
+            }
+      });
+  const float w[4] = {1, 2, 3, 4};
+  test::write_file(dir_ / "w.bin", std::string_view(reinterpret_cast<const char*>(w), sizeof w));
+  const auto path = test::write_file(dir_ / "model.onnx", bytes);
+  EXPECT_NO_THROW(load_model(path));
+  test::write_file(dir_ / "w.bin", "");
+  std::filesystem::remove(dir_ / "w.bin");
+  expect_error(path, "does not exist beside the model");
+}
+
+TEST_F(BadInput, OpsetNewerThanImplementedIsRefused) {
+  const std::string msg = expect_error_for(
+      test::edited_model(kRelu, [](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(999); }), "ai.onnx opset 999, newer than");
+  EXPECT_NE(msg.find("up to "), std::string::npos) << msg;
+}
+
+TEST_F(BadInput, SubgraphsNestedPastProtobufsRecursionLimitSaySo) {
+  // 40 If nodes, each the then_branch of the one outside it.
+  std::string bytes = test::edited_model(kRelu, [](onnx::ModelProto& m) {
+    onnx::GraphProto inner;
+    inner.set_name("g40");
+    for (int level = 39; level >= 0; --level) {
+      onnx::GraphProto outer;
+      outer.set_name("g" + std::to_string(level));
+      auto* n = outer.add_node();
+      n->set_op_type("If");
+      n->add_input("c");
+      n->add_output("y" + std::to_string(level));
+      auto* a = n->add_attribute();
+      a->set_name("then_branch");
+      a->set_type(onnx::AttributeProto::GRAPH);
+      *a->mutable_g() = inner;
+      inner = std::move(outer);
+    }
+    auto* n = m.mutable_graph()->add_node();
+    n->set_op_type("If");
+    n->add_input("X");
+    n->add_output("Z");
+    auto* a = n->add_attribute();
+    a->set_name("then_branch");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = inner;
+  });
+  expect_error_for(bytes, "recursion limit");
+}
+
+TEST_F(BadInput, NamesFromTheFileAreEscapedAndShortened) {
+  // A node name with a NUL and a terminal escape, and an op_type of 100 KB.
+  const std::string msg = expect_error_for(test::edited_model(kRelu, [](onnx::ModelProto& m) {
+    auto* n = m.mutable_graph()->mutable_node(0);
+    n->set_name(std::string("evil\0name\x1b[2J", sizeof("evil\0name\x1b[2J") - 1));
+    n->add_input("nowhere");
+    n->set_op_type(std::string(100000, 'A'));
+  }), "");
+  EXPECT_EQ(msg.find('\x1b'), std::string::npos) << msg;
+  EXPECT_NE(msg.find("evil\\x00name\\x1b[2J"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\0'), std::string::npos);
+  EXPECT_LT(msg.size(), 1000u) << msg.size();
 }
 
 TEST_F(BadInput, NotAModelButAnotherProtobuf) {

@@ -1,6 +1,10 @@
 // The nnxr executable end to end: default model, --json, --dim, usage errors and bad files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+
+#include <chrono>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -200,6 +204,203 @@ TEST(CliRun, BadInputsAreOneLineErrors) {
     EXPECT_EQ(lines(r.err), 1) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find(c.fragment), std::string::npos) << c.args << ": " << r.err;
   }
+  fs::remove_all(dir);
+}
+
+
+// ---- hostile models and inputs (issue 20): each ends in one clean line, never a hang or a signal
+
+// Seconds `nnxr ARGS` took.
+double timed(Result& r, const std::string& args, const std::string& env = "") {
+  const auto t0 = std::chrono::steady_clock::now();
+  r = nnxr::test::run_nnxr(args, env);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string write_model(const fs::path& dir, const std::string& name, const char* text) {
+  return nnxr::test::write_file(dir / name, nnxr::test::edited_model(text, nullptr)).string();
+}
+
+// A Loop whose trip count is 1e9 (or absent) and whose condition stays true.
+constexpr const char* kEndlessLoop = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[2] X) => (float[2] S) {
+    M = Constant <value = int64 {1000000000}> ()
+    C = Constant <value = bool {1}> ()
+    S = Loop (M, C, X) <body = b (int64 i, bool c, float[2] s) => (bool co, float[2] so) {
+      co = Identity(c)
+      so = Neg(s)
+    }>
+  })";
+
+TEST(CliLimits, LoopWithTripCount1e9StopsAtTheIterationCap) {
+  const fs::path dir = nnxr::test::temp_dir("cli-loop-cap");
+  const std::string m = write_model(dir, "loop.onnx", kEndlessLoop);
+  Result r;
+  const double s = timed(r, "run '" + m + "' --random 1 --max-loop-iterations 5000");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("stopped after 5000 iterations"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--max-loop-iterations"), std::string::npos) << r.err;
+  EXPECT_LT(s, 30);
+  // The default cap ends it too, well within 30 s.
+  const double d = timed(r, "run '" + m + "' --random 1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("stopped after 1000000 iterations"), std::string::npos) << r.err;
+  EXPECT_LT(d, 30);
+  Result bad = nnxr("run --max-loop-iterations 0");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  fs::remove_all(dir);
+}
+
+TEST(CliLimits, TimeoutEndsARunCleanly) {
+  const fs::path dir = nnxr::test::temp_dir("cli-timeout");
+  const std::string m = write_model(dir, "loop.onnx", kEndlessLoop);
+  Result r;
+  const double s = timed(r, "run '" + m + "' --random 1 --max-loop-iterations 2000000000 --timeout 0.5");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("timed out after 0.5 s (--timeout)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(Loop)"), std::string::npos) << r.err;
+  EXPECT_LT(s, 3);
+  EXPECT_EQ(nnxr("run --timeout -1").exit_code, 2);
+  fs::remove_all(dir);
+}
+
+TEST(CliLimits, CtrlCEndsARunInsideALoopWithinASecond) {
+  const fs::path dir = nnxr::test::temp_dir("cli-sigint");
+  const std::string m = write_model(dir, "loop.onnx", kEndlessLoop);
+  // timeout(1) sends SIGINT after 0.5 s and passes nnxr's own exit status on.
+  Result r;
+  const double s = timed(r, "run '" + m + "' --random 1 --max-loop-iterations 2000000000", "exec timeout --preserve-status -s INT 0.5");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("nnxr: interrupted", 0), 0u) << r.err;
+  EXPECT_LT(s, 1.5);
+  fs::remove_all(dir);
+}
+
+TEST(CliLimits, MemoryCeilingNamesTheNodeOfALoopThatDoublesATensor) {
+  const fs::path dir = nnxr::test::temp_dir("cli-doubling");
+  const std::string m = write_model(dir, "double.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1] X) => (float[?] S) {
+      M = Constant <value = int64 {64}> ()
+      C = Constant <value = bool {1}> ()
+      S = Loop (M, C, X) <body = b (int64 i, bool c, float[?] s) => (bool co, float[?] so) {
+        co = Identity(c)
+        so = Concat <axis = 0> (s, s)
+      }>
+    })");
+  Result r = nnxr("run '" + m + "' --random 1 --max-memory 256M");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("memory ceiling of 256.0 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(Loop)"), std::string::npos) << r.err;
+  EXPECT_EQ(nnxr("run --max-memory lots").exit_code, 2);
+  fs::remove_all(dir);
+}
+
+TEST(CliInputs, SpecialFilesAreRefusedAtOnce) {
+  const fs::path dir = nnxr::test::temp_dir("cli-special");
+  ASSERT_EQ(mkfifo((dir / "fifo.npy").c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", dir / "zero.npy");
+  fs::create_directory(dir / "folder.pb");
+  fs::create_symlink("/dev/zero", dir / "zero.png");
+  struct Case {
+    std::string path;
+    const char* fragment;
+  } cases[] = {
+      {(dir / "fifo.npy").string(), "is a FIFO, not a file"},
+      {(dir / "zero.npy").string(), "is a character device, not a file"},
+      {(dir / "folder.pb").string(), "is a directory, not a file"},
+      {(dir / "zero.png").string(), "is a character device, not a file"},
+  };
+  for (const Case& c : cases) {
+    Result r;
+    const double s = timed(r, "run --input '" + c.path + "'");
+    EXPECT_EQ(r.exit_code, 1) << c.path << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.fragment), std::string::npos) << r.err;
+    EXPECT_LT(s, 10);
+  }
+  // As a model as well.
+  Result r = nnxr("inspect '" + (dir / "fifo.npy").string() + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is a FIFO"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+TEST(CliRun, DumpNeverWritesThroughAPlantedSymlink) {
+  const fs::path dir = nnxr::test::temp_dir("cli-dump-link");
+  const fs::path victim = nnxr::test::write_file(dir / "victim.txt", "precious\n");
+  fs::create_directories(dir / "dump");
+  fs::create_symlink(victim, dir / "dump" / "0000_conv1.npy");
+  fs::create_symlink(victim, dir / "dump" / "index.json");
+  Result r = nnxr("run --dump '" + (dir / "dump").string() + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(victim), "precious\n");
+  EXPECT_FALSE(fs::is_symlink(dir / "dump" / "index.json"));
+  const std::string index = slurp(dir / "dump" / "index.json");
+  EXPECT_NE(index.find("0000_"), std::string::npos) << index;
+  fs::remove_all(dir);
+}
+
+TEST(CliRender, OutputPathIsCheckedBeforeAnyWork) {
+  const fs::path dir = nnxr::test::temp_dir("cli-render-out");
+  struct Case {
+    std::string out;
+    const char* fragment;
+  } cases[] = {
+      {(dir / "missing" / "x.png").string(), "does not exist"},
+      {"/dev/full", "is a character device, not a regular file"},
+      {dir.string(), "is a directory, not a regular file"},
+  };
+  for (const Case& c : cases) {
+    Result r;
+    const double s = timed(r, "render --out '" + c.out + "'");
+    if (r.err.find("not available") != std::string::npos) GTEST_SKIP() << "built without the engine";
+    EXPECT_EQ(r.exit_code, 1) << c.out << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(c.fragment), std::string::npos) << r.err;
+    EXPECT_LT(s, 5);
+  }
+  fs::remove_all(dir);
+}
+
+
+TEST(CliInputs, ImagesArePngOrJpegByContentAndSixteenBitPngsKeepTheirValues) {
+  const fs::path dir = nnxr::test::temp_dir("cli-images");
+  const fs::path seeds = NNXR_SOURCE_DIR "/tests/fuzz/inputs";
+  // A 16-bit PGM (CVE-2021-42716 in stb_image 2.27) and a Radiance HDR file whose RLE scanline
+  // ends at EOF (CVE-2021-42715: an endless loop there), named .png: refused by their content.
+  fs::copy_file(seeds / "gray16_4x4.pgm", dir / "pgm.png");
+  fs::copy_file(seeds / "rle_cut.hdr", dir / "hdr.png");
+  fs::copy_file(seeds / "tiny.gif", dir / "gif.jpg");
+  for (const auto& [file, kind] : {std::pair{"pgm.png", "a PNM/PAM image"}, {"hdr.png", "a Radiance HDR image"}, {"gif.jpg", "a GIF image"}}) {
+    Result r;
+    const double s = timed(r, "run --input '" + (dir / file).string() + "'");
+    EXPECT_EQ(r.exit_code, 1) << file << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(std::string("only PNG and JPEG are read, and this is ") + kind), std::string::npos) << r.err;
+    EXPECT_LT(s, 10);
+  }
+  // A 16-bit grey PNG into a 4x4 input: each value is its high byte / 255.
+  const std::string m = write_model(dir, "id.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1, 1, 4, 4] X) => (float[1, 1, 4, 4] Y) { Y = Identity(X) })");
+  Result r = nnxr("run '" + m + "' --input '" + (seeds / "gray16_4x4.png").string() + "' --dump '" + (dir / "d").string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string npy = slurp(dir / "d" / "0000_Y.npy");
+  ASSERT_GE(npy.size(), 64u);
+  float v[16];
+  std::memcpy(v, npy.data() + npy.size() - sizeof v, sizeof v);
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) EXPECT_FLOAT_EQ(v[y * 4 + x], static_cast<float>(((x + y) * 8000) >> 8) / 255.0f) << x << "," << y;
+  // A JPEG decodes (RGB into the default model's grey input).
+  r = nnxr("run --input '" + (seeds / "rgb16x12.jpg").string() + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   fs::remove_all(dir);
 }
 

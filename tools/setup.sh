@@ -13,6 +13,8 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
   libglfw3-dev libglm-dev libstb-dev fonts-dejavu-core
   libopenxr-dev libopenxr-loader1 openxr-layer-corevalidation
+  # app/: image inputs
+  libpng-dev libjpeg62-turbo-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev xvfb xauth clang libclang-rt-14-dev
   python3-onnx python3-numpy libonnx-testdata tesseract-ocr

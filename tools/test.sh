@@ -2,7 +2,8 @@
 # Sets up, builds and runs the whole test suite:
 #   1. the normal build (warnings as errors) and every ctest suite;
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/);
-#   3. a short run of the loader's fuzzer over its seed corpus (clang, build-fuzz/).
+#   3. a short run of the fuzzers over their seed corpora (clang, build-fuzz/): the model loader
+#      for 30 s, the .npy/.pb/image input readers for 15 s.
 # Integration tests use ../shared/models when present and skip with a message otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +32,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "^(engine|xr)$"
 
-echo "== fuzz smoke (loader, 30 s)"
-if ! tools/fuzz.sh 30 >build-fuzz.log 2>&1; then
+echo "== fuzz smoke (loader 30 s, input readers 15 s)"
+if ! tools/fuzz.sh 45 >build-fuzz.log 2>&1; then
   tail -n 40 build-fuzz.log
   echo "fuzzer failed (log: build-fuzz.log, inputs: build-fuzz/findings/)"
   exit 1

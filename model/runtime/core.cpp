@@ -1,6 +1,8 @@
 // Value, KernelContext, the registry and the shared helpers.
 #include <algorithm>
+#include <atomic>
 #include <bit>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -10,6 +12,40 @@
 #include "model/runtime/kernels_more.h"
 
 namespace nnxr::runtime {
+
+// ---- memory ceiling --------------------------------------------------------------------------
+
+namespace {
+std::atomic<uint64_t> g_memory_limit{0};
+std::atomic<uint64_t> g_memory_held{0};
+}  // namespace
+
+void set_memory_limit(uint64_t bytes) { g_memory_limit.store(bytes, std::memory_order_relaxed); }
+uint64_t memory_limit() { return g_memory_limit.load(std::memory_order_relaxed); }
+uint64_t memory_held() { return g_memory_held.load(std::memory_order_relaxed); }
+
+void memory_acquire(uint64_t bytes) {
+  const uint64_t held = g_memory_held.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  const uint64_t limit = g_memory_limit.load(std::memory_order_relaxed);
+  if (limit != 0 && held > limit) {
+    g_memory_held.fetch_sub(bytes, std::memory_order_relaxed);
+    throw MemoryLimitError("a buffer of " + byte_string(bytes) + " would pass the memory ceiling of " + byte_string(limit) + " (" +
+                           byte_string(held - bytes) + " already held; see --max-memory)");
+  }
+}
+
+void memory_release(uint64_t bytes) noexcept { g_memory_held.fetch_sub(bytes, std::memory_order_relaxed); }
+
+std::string byte_string(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
 
 // ---- RunOptions ------------------------------------------------------------------------------
 
@@ -75,8 +111,8 @@ void Value::clear() {
 
 // ---- messages --------------------------------------------------------------------------------
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-std::string node_label(const model::Node& node) { return quoted(node.name) + " (" + node.op_type + ")"; }
+std::string quoted(std::string_view s) { return "'" + model::display_name(s) + "'"; }
+std::string node_label(const model::Node& node) { return quoted(node.name) + " (" + model::display_name(node.op_type, 60) + ")"; }
 std::string shape_str(std::span<const int64_t> s) { return model::shape_string(s); }
 
 void KernelInit::fail(const std::string& msg) const { throw RuntimeError("node " + node_label(node) + ": " + msg); }

@@ -81,6 +81,13 @@ class KernelContext {
   std::string output_name(size_t i) const;
   ThreadPool& pool() const { return pool_; }
 
+  // The limits of the run this node is part of (Loop, Scan and If pass them to their bodies and
+  // call check_run() at every iteration).
+  const RunOptions& run_options() const { return *run_options_; }
+  void set_run_options(const RunOptions* o) { run_options_ = o; }
+  // Throws CancelledError when the run was cancelled or passed its deadline.
+  void check_run() const { run_options_->check(); }
+
   [[noreturn]] void fail(const std::string& msg) const;
   // Checks input i's dtype is one of `allowed`.
   void expect_dtype(size_t i, std::initializer_list<DType> allowed) const;
@@ -97,6 +104,8 @@ class KernelContext {
   Value* epilogue_out_[2] = {nullptr, nullptr};
   const Value* epilogue_addend_ = nullptr;
   bool epilogue_declined_ = false;
+  static inline const RunOptions kNoLimits{};
+  const RunOptions* run_options_ = &kNoLimits;
 };
 
 class Kernel {

@@ -64,7 +64,13 @@ class Body {
     Session s(plan);
     const model::Graph& g = plan->graph();
     for (size_t i = 0; i < all.size(); ++i) s.set_input(i, all[i]->dtype(), all[i]->shape(), {all[i]->data(), all[i]->byte_size()});
-    s.run();
+    try {
+      s.run(ctx.run_options());
+    } catch (const CancelledError&) {
+      throw;
+    } catch (const RuntimeError& e) {
+      ctx.fail("body " + runtime::quoted(name_) + ": " + e.what());
+    }
     std::vector<Value> out(g.outputs.size());
     for (size_t k = 0; k < g.outputs.size(); ++k) {
       const Value* v = s.value(g.outputs[k]);
@@ -183,6 +189,7 @@ void scan_once(KernelContext& ctx, const Body& body, const ScanAttrs& at, const 
   std::vector<std::vector<Value>> parts(K);
   std::vector<Value> slices(M);
   for (int64_t t = 0; t < len; ++t) {
+    ctx.check_run();
     std::vector<const Value*> in;
     for (size_t i = 0; i < N; ++i) in.push_back(&cur[i]);
     for (size_t j = 0; j < M; ++j) {
@@ -245,8 +252,13 @@ void register_control(Registry& r) {
       const size_t K = body->outputs() - 1 - N;
       std::vector<std::vector<Value>> parts(K);
       Value iter, cond_v;
+      const int64_t cap = ctx.run_options().max_loop_iterations;
       for (int64_t i = 0; (max_trip < 0 || i < max_trip) && cond; ++i) {
         if (max_trip < 0 && !ctx.has_input(1)) ctx.fail("neither M nor cond is given: the loop would not end");
+        ctx.check_run();
+        if (cap > 0 && i >= cap)
+          ctx.fail("stopped after " + std::to_string(cap) + " iterations, the cap on Loop iterations (trip count " +
+                   (max_trip < 0 ? std::string("unbounded") : std::to_string(max_trip)) + "; raise the cap with --max-loop-iterations)");
         iter.reset(DType::Int64, {});
         iter.mutable_as<int64_t>()[0] = i;
         cond_v.reset(DType::Bool, {});

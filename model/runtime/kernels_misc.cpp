@@ -385,8 +385,9 @@ void register_misc(Registry& r) {
         y.reset(t, {n});
         T* p = y.mutable_as<T>().data();
         if constexpr (std::is_integral_v<T>) {
-          const auto s = static_cast<T>(start), dl = static_cast<T>(delta);
-          for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<T>(i) * dl);
+          // In unsigned 64-bit arithmetic: values past T's range wrap instead of overflowing.
+          const auto s = static_cast<uint64_t>(static_cast<T>(start)), dl = static_cast<uint64_t>(static_cast<T>(delta));
+          for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<uint64_t>(i) * dl);
         } else {
           for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + static_cast<double>(i) * delta);
         }

@@ -56,7 +56,7 @@ Shape reshape_target(const KernelContext& ctx, const Shape& in, const std::vecto
     }
     if (d < -1) ctx.fail("shape " + shape_str(spec) + " has a negative dim");
     out[i] = d;
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known)) ctx.fail("shape " + shape_str(spec) + " has more elements than a tensor can hold");
   }
   const int64_t total = product(in);
   if (infer >= 0) {
@@ -84,11 +84,13 @@ SliceDim slice_dim(int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    return {start, step, end > start ? (end - start + step - 1) / step : 0};
+    return {start, step, end > start ? 1 + (end - start - 1) / step : 0};
   }
   start = std::clamp<int64_t>(start, 0, dim - 1);
   end = std::clamp<int64_t>(end, -1, dim - 1);
-  return {start, step, start > end ? (start - end + (-step) - 1) / (-step) : 0};
+  // -step overflows for INT64_MIN: count in unsigned.
+  const uint64_t down = step == std::numeric_limits<int64_t>::min() ? uint64_t{1} << 63 : static_cast<uint64_t>(-step);
+  return {start, step, start > end ? static_cast<int64_t>(1 + static_cast<uint64_t>(start - end - 1) / down) : 0};
 }
 
 std::vector<int64_t> axes_arg(const KernelContext& ctx, const KernelInit* init_dummy, size_t input, const std::vector<int64_t>& attr, bool from_input) {

@@ -98,14 +98,18 @@ struct SessionOptions {
   bool profile = false;
 };
 
-// Limits of one run, checked between nodes. A kernel that is already running finishes first, so
-// a single long node delays the stop by its own time.
+// Limits of one run, checked between nodes and at every iteration of a Loop or Scan (inside
+// their bodies too). A kernel that is already running finishes first, so a single long node
+// delays the stop by its own time.
 struct RunOptions {
   // When it becomes true (e.g. from a signal handler or another thread), run() throws
   // CancelledError (Reason::Cancelled).
   const std::atomic<bool>* cancel = nullptr;
   // When it passes, run() throws CancelledError (Reason::TimedOut).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Iterations of one Loop node in one run (0: no cap); beyond it run() throws RuntimeError naming
+  // the node. A trip count of 1e9 or a condition that stays true ends here.
+  int64_t max_loop_iterations = 0;
 
   // Throws CancelledError when cancel is set or the deadline passed (node: what was running).
   void check(const std::string& node = {}) const;

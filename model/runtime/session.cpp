@@ -393,6 +393,7 @@ RunStats Session::run(const RunOptions& options) {
     for (Value* o : outputs)
       if (o && o != nullptr && n.op_type != "Constant") o->clear();
     KernelContext ctx(g, n, inputs, outputs, *s.pool);
+    ctx.set_run_options(&options);
     // The fused activation's outputs (float temporaries when the node computes float16 in float).
     Value* fused_out[2] = {nullptr, nullptr};
     Value* fused_dst[2] = {nullptr, nullptr};
@@ -409,8 +410,20 @@ RunStats Session::run(const RunOptions& options) {
     const auto node_t0 = std::chrono::steady_clock::now();
     try {
       pn.kernel->run(ctx);
+    } catch (const CancelledError& e) {
+      throw CancelledError(e.reason(), node_label(n));  // the outermost node: the one the user knows
     } catch (const RuntimeError&) {
       throw;
+    } catch (const MemoryLimitError& e) {
+      std::string outs;
+      for (auto t : n.outputs)
+        if (t != model::kNone) outs += (outs.empty() ? "" : ", ") + quoted(g.tensors[t].name);
+      throw RuntimeError("node " + node_label(n) + (outs.empty() ? "" : " computing " + outs) + ": " + e.what());
+    } catch (const std::bad_alloc&) {
+      throw RuntimeError("node " + node_label(n) + ": out of memory computing its outputs (" + byte_string(memory_held()) +
+                         " held by tensors)");
+    } catch (const std::length_error& e) {
+      throw RuntimeError("node " + node_label(n) + ": a buffer is too large (" + e.what() + ")");
     } catch (const std::exception& e) {
       throw RuntimeError("node " + node_label(n) + ": " + e.what());
     }
@@ -443,7 +456,7 @@ RunStats Session::run(const RunOptions& options) {
   if (!p.unsupported.empty()) {
     std::string list;
     for (const auto& u : p.unsupported)
-      list += (list.empty() ? "" : ", ") + (u.domain.empty() ? "" : u.domain + ".") + u.op_type + " x" + std::to_string(u.count);
+      list += (list.empty() ? "" : ", ") + model::display_name((u.domain.empty() ? "" : u.domain + ".") + u.op_type, 60) + " x" + std::to_string(u.count);
     throw UnsupportedError(g.source + ": unsupported ops: " + list + " (" + std::to_string(stats.nodes_run) + " nodes ran, " +
                                std::to_string(stats.nodes_skipped) + " skipped)",
                            p.unsupported);

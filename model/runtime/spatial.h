@@ -62,20 +62,39 @@ struct SpatialAttrs {
         if (pb[i] < 0 || pe[i] < 0) ctx.fail("negative pads");
       }
     }
+    // Checked arithmetic: pads, strides or dilations near INT64_MAX fail the node instead of
+    // wrapping into a wrong (often empty) output.
+    auto checked = [&](bool overflow) {
+      if (overflow) ctx.fail("pads " + shape_str(pads) + ", strides " + shape_str(stride) + ", dilations " + shape_str(dil) + " and kernel " +
+                             shape_str(k) + " overflow the output size");
+    };
+    for (size_t i = 0; i < n; ++i) {
+      if (stride[i] < 1) ctx.fail("strides must be at least 1, got " + shape_str(stride));
+      if (dil[i] < 1) ctx.fail("dilations must be at least 1, got " + shape_str(dil));
+      if (k[i] < 1) ctx.fail("kernel " + shape_str(k) + " has an empty dimension");
+    }
     out.assign(n, 0);
     for (size_t i = 0; i < n; ++i) {
-      const int64_t ek = (k[i] - 1) * dil[i] + 1;
+      int64_t ek = 0;
+      checked(__builtin_mul_overflow(k[i] - 1, dil[i], &ek) || __builtin_add_overflow(ek, int64_t{1}, &ek));
       if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        out[i] = (in[i] + stride[i] - 1) / stride[i];
-        const int64_t total = std::max<int64_t>(0, (out[i] - 1) * stride[i] + ek - in[i]);
+        out[i] = in[i] / stride[i] + (in[i] % stride[i] != 0 ? 1 : 0);
+        int64_t total = 0;
+        checked(__builtin_mul_overflow(std::max<int64_t>(out[i] - 1, 0), stride[i], &total) || __builtin_add_overflow(total, ek, &total));
+        total = std::max<int64_t>(0, total - in[i]);
         pb[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
         pe[i] = total - pb[i];
         continue;
       }
-      const int64_t span = in[i] + pb[i] + pe[i] - ek;
+      int64_t span = 0;
+      checked(__builtin_add_overflow(in[i], pb[i], &span) || __builtin_add_overflow(span, pe[i], &span));
+      span -= ek;
       if (span < 0)
         ctx.fail("kernel " + shape_str(k) + " (dilated) is larger than the padded input " + shape_str(in));
-      out[i] = (ceil_mode ? (span + stride[i] - 1) / stride[i] : span / stride[i]) + 1;
+      out[i] = (ceil_mode ? span / stride[i] + (span % stride[i] != 0 ? 1 : 0) : span / stride[i]) + 1;
+      // Every output position, padded, must stay addressable.
+      int64_t last = 0;
+      checked(__builtin_mul_overflow(out[i], stride[i], &last) || __builtin_add_overflow(last, ek, &last));
       // With ceil_mode the last window must start inside the input or the left padding.
       if (ceil_mode && (out[i] - 1) * stride[i] >= in[i] + pb[i]) --out[i];
     }

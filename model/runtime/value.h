@@ -11,12 +11,31 @@
 #include <memory>
 #include <new>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "model/dtype.h"
 #include "model/graph.h"
 
 namespace nnxr::runtime {
+
+// The bytes held by every tensor buffer of the runtime in this process (CacheAligned storage:
+// Values, Loop and Scan parts, kernel scratch), and a ceiling on them. A buffer that would take
+// the total past the ceiling is refused before it is allocated: MemoryLimitError.
+class MemoryLimitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// 0: no ceiling (the default).
+void set_memory_limit(uint64_t bytes);
+uint64_t memory_limit();
+uint64_t memory_held();
+// Counts `bytes` as held; throws MemoryLimitError (and counts nothing) beyond the ceiling.
+void memory_acquire(uint64_t bytes);
+void memory_release(uint64_t bytes) noexcept;
+// "1.5 GiB", "12.0 MiB", "512 bytes"
+std::string byte_string(uint64_t bytes);
 
 // Storage aligned to a cache line, so that kernels can use aligned (and streaming) vector stores.
 template <class T>
@@ -26,8 +45,19 @@ struct CacheAligned {
   CacheAligned() = default;
   template <class U>
   CacheAligned(const CacheAligned<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
-  void deallocate(T* p, size_t) { ::operator delete(p, kAlign); }
+  T* allocate(size_t n) {
+    memory_acquire(n * sizeof(T));
+    try {
+      return static_cast<T*>(::operator new(n * sizeof(T), kAlign));
+    } catch (...) {
+      memory_release(n * sizeof(T));
+      throw;
+    }
+  }
+  void deallocate(T* p, size_t n) {
+    memory_release(n * sizeof(T));
+    ::operator delete(p, kAlign);
+  }
   template <class U>
   bool operator==(const CacheAligned<U>&) const {
     return true;

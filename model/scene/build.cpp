@@ -33,6 +33,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 
 #include "model/scene/build.h"
@@ -319,15 +320,21 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   t0 = Clock::now();
   std::vector<NodeValues> node_values;
   std::vector<int32_t> node_values_of(S, -1);
+  std::unordered_map<const model::Node*, int32_t> node_values_by_node;
   std::vector<Task> tasks;
   for (size_t i = 0; i < S; ++i) {
     if (!sources[i].fn || im.segments[i].neuron_count == 0) continue;
     const model::Node& node = *sources[i].node;
-    NodeValues nv{graph, node, {}, {}};
-    for (model::TensorId in : node.inputs) nv.inputs.push_back(in != model::kNone && in < values.size() ? values[in] : TensorValue{});
-    for (model::TensorId out : node.outputs) nv.outputs.push_back(out != model::kNone && out < values.size() ? values[out] : TensorValue{});
-    node_values_of[i] = int32_t(node_values.size());
-    node_values.push_back(std::move(nv));
+    // One NodeValues per node, shared by its output segments: a Split into N outputs would
+    // otherwise copy all N outputs' values for each of them (N^2).
+    const auto [known, added] = node_values_by_node.try_emplace(&node, int32_t(node_values.size()));
+    node_values_of[i] = known->second;
+    if (added) {
+      NodeValues nv{graph, node, {}, {}};
+      for (model::TensorId in : node.inputs) nv.inputs.push_back(in != model::kNone && in < values.size() ? values[in] : TensorValue{});
+      for (model::TensorId out : node.outputs) nv.outputs.push_back(out != model::kNone && out < values.size() ? values[out] : TensorValue{});
+      node_values.push_back(std::move(nv));
+    }
     for (int64_t b = 0; b < im.segments[i].neuron_total; b += kChunk) {
       const int64_t e = std::min(im.segments[i].neuron_total, b + kChunk);
       tasks.push_back({i, b, e, tasks.empty() ? 0 : tasks.back().counts_first + uint64_t(tasks.back().end - tasks.back().begin)});

@@ -2,6 +2,10 @@
 // errors of a bad condition.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "support.h"
 
 using namespace nnxr;
@@ -70,4 +74,103 @@ TEST(RuntimeControl, ScanCumulativeSumBothDirections) {
     EXPECT_EQ(test::values<float>(s, "S"), (std::vector<float>{9, 12}));
     EXPECT_EQ(test::values<float>(s, "T"), dir == 0 ? (std::vector<float>{1, 2, 4, 6, 9, 12}) : (std::vector<float>{5, 6, 8, 10, 9, 12}));
   }
+}
+
+namespace {
+// A Loop of trip count M whose condition stays true, doubling nothing: only the limits end it early.
+std::shared_ptr<const Plan> counting_loop() {
+  return test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (int64 M, float[2] X) => (float[2] S) {
+      C = Constant <value = bool {1}> ()
+      S = Loop (M, C, X) <body = b (int64 i, bool c, float[2] s) => (bool co, float[2] so) {
+        co = Identity(c)
+        so = Neg(s)
+      }>
+    })");
+}
+}  // namespace
+
+TEST(RuntimeControl, LoopStopsAtTheIterationCap) {
+  Session s(counting_loop());
+  test::feed_i64(s, "M", {}, {1000000000});
+  test::feed_f(s, "X", {2}, {1, 2});
+  RunOptions o;
+  o.max_loop_iterations = 100;
+  try {
+    s.run(o);
+    FAIL() << "a trip count of 1e9 ran past the cap";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("stopped after 100 iterations"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(Loop)"), std::string::npos) << e.what();
+  }
+  // Under the cap the loop runs to its trip count (an even count: S = X).
+  test::feed_i64(s, "M", {}, {100});
+  s.run(o);
+  EXPECT_EQ(test::values<float>(s, "S"), (std::vector<float>{1, 2}));
+}
+
+TEST(RuntimeControl, CancelAndDeadlineStopALoopBetweenIterations) {
+  Session s(counting_loop());
+  test::feed_i64(s, "M", {}, {1000000000});
+  test::feed_f(s, "X", {2}, {1, 2});
+  std::atomic<bool> cancel{false};
+  RunOptions o;
+  o.cancel = &cancel;
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cancel = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    s.run(o);
+    FAIL() << "not cancelled";
+  } catch (const CancelledError& e) {
+    EXPECT_EQ(e.reason(), CancelledError::Reason::Cancelled);
+    EXPECT_NE(e.node().find("(Loop)"), std::string::npos) << e.what();
+  }
+  setter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+
+  RunOptions d;
+  d.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  try {
+    s.run(d);
+    FAIL() << "the deadline passed unnoticed";
+  } catch (const CancelledError& e) {
+    EXPECT_EQ(e.reason(), CancelledError::Reason::TimedOut);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4));
+  // Already cancelled: the run stops before its first node.
+  cancel = true;
+  EXPECT_THROW(s.run(o), CancelledError);
+}
+
+TEST(RuntimeControl, MemoryCeilingNamesTheNodeOfALoopThatDoublesATensor) {
+  auto plan = test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (int64 M, float[1] X) => (float[?] S) {
+      C = Constant <value = bool {1}> ()
+      S = Loop (M, C, X) <body = b (int64 i, bool c, float[?] s) => (bool co, float[?] so) {
+        co = Identity(c)
+        so = Concat <axis = 0> (s, s)
+      }>
+    })");
+  Session s(plan);
+  test::feed_i64(s, "M", {}, {60});
+  test::feed_f(s, "X", {1}, {1});
+  const uint64_t before = memory_limit();
+  set_memory_limit(memory_held() + (64u << 20));
+  try {
+    s.run();
+    set_memory_limit(before);
+    FAIL() << "2^60 floats computed";
+  } catch (const RuntimeError& e) {
+    set_memory_limit(before);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("memory ceiling"), std::string::npos) << m;
+    EXPECT_NE(m.find("(Loop)"), std::string::npos) << m;
+  }
+  // Within the ceiling the same loop computes: 2^10 ones.
+  test::feed_i64(s, "M", {}, {10});
+  s.run();
+  EXPECT_EQ(test::shape_of(s, "S"), (std::vector<int64_t>{1024}));
 }
