@@ -256,6 +256,8 @@ int inspect_scene(Args& args, bool json, model::LoadOptions options) {
     for (const auto& [name, t] : feeds_b) session_b->set_input(name, t.dtype, t.shape, t.bytes);
     try {
       inference_b_ms = session_b->run(run_options(limits)).milliseconds;
+    } catch (const runtime::CancelledError& e) {
+      return report_cancelled(e);
     } catch (const runtime::RuntimeError& e) {
       std::cerr << "warning: " << *compare << ": " << e.what() << "; the scene shows the tensors computed\n";
     }
