@@ -37,6 +37,7 @@ struct TextPush {
   float viewport[2] = {1, 1};
   float world_scale = 1;
   uint32_t atlas_width = 1;
+  uint32_t screen = 1;  // 0: screen-space glyphs (panels) are not drawn
 };
 // Mirror of TilePush in shaders/tiles.glsl.
 struct TilePushConstants {

@@ -285,6 +285,7 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
     push.viewport[1] = float(target.extent.height);
     push.world_scale = world_scale;
     push.atlas_width = m.atlas_width;
+    push.screen = params.screen_text ? 1u : 0u;
     vkCmdPushConstants(cmd, m.pipelines.text_layout.get(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
                        sizeof push, &push);
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.text.get());

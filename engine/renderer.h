@@ -102,6 +102,10 @@ struct FrameParams {
   // Draw the scene's text (SceneFrame::text: labels, legend, panels; engine/text.h) last, over
   // everything, without depth test.
   bool text = true;
+  // Draw the screen-space panels (title, prediction, legend, selection) in the viewport's
+  // corners. Off in the headset: text fixed to the corners of each eye is neither readable nor
+  // comfortable there (the headset shows its own in-view feedback); world labels still draw.
+  bool screen_text = true;
 };
 
 // Elements to emphasise (e.g. a selected neuron's trace). Indices are into the neuron and

@@ -199,7 +199,8 @@ void SceneBuffers::publish(std::span<const scene::Segment> segments, const scene
     lock.unlock();
   }
   std::memcpy(r.table.mapped, &header, sizeof header);
-  std::memcpy(static_cast<std::byte*>(r.table.mapped) + sizeof header, gpu.data(), gpu.size() * sizeof(SegmentGpu));
+  if (!gpu.empty())  // memcpy from an empty vector's null data() is undefined
+    std::memcpy(static_cast<std::byte*>(r.table.mapped) + sizeof header, gpu.data(), gpu.size() * sizeof(SegmentGpu));
 
   lock.lock();
   current_region_ = region;

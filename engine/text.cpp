@@ -219,7 +219,7 @@ void TextBuffer::publish(std::span<const GlyphGpu> glyphs) {
   if (stopped_) throw std::runtime_error("stopped");
   lock.unlock();  // the slot is neither current nor pinned: only this thread touches it
   auto* base = static_cast<GlyphGpu*>(buffer_.mapped) + size_t(slot) * kMaxGlyphs;
-  std::memcpy(base, glyphs.data(), size_t(count) * sizeof(GlyphGpu));
+  if (count > 0) std::memcpy(base, glyphs.data(), size_t(count) * sizeof(GlyphGpu));  // data() may be null
   lock.lock();
   slots_[slot].count = count;
   current_ = slot;

@@ -24,4 +24,5 @@ layout(push_constant) uniform TextPush {
   vec2 viewport;      // pixels
   float world_scale;  // of frame.world
   uint atlas_width;   // texels
+  uint screen;        // 0: screen-space glyphs (panels) are not drawn
 } push;

@@ -25,6 +25,10 @@ void main() {
   out_colour = unpackUnorm4x8(g.uv_rgba_flags.z);
   out_fill = (flags >> 3) & 3u;
   if ((flags & 1u) != 0u) {
+    if (push.screen == 0u) {
+      gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // panels are off for this target: nothing is drawn
+      return;
+    }
     const uint corner = (flags >> 1) & 3u;
     const vec2 origin = vec2((corner & 1u) != 0u ? push.viewport.x : 0.0, (corner & 2u) != 0u ? push.viewport.y : 0.0);
     const vec2 dir = vec2((corner & 1u) != 0u ? -1.0 : 1.0, (corner & 2u) != 0u ? -1.0 : 1.0);

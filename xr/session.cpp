@@ -477,6 +477,7 @@ struct XrViewer::Impl {
     const SceneFrame scene_frame = scene->acquire(slot.serial);
 
     FrameParams params = state->frame_params(1.0f);
+    params.screen_text = false;  // no panels fixed to the eyes' corners (engine/renderer.h)
     for (size_t v = 0; v < 2; ++v) {
       params.view[v] = view_of(xv[v].pose);
       params.projection[v] = projection(xv[v].fov);
