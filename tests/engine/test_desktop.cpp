@@ -20,7 +20,7 @@
 #include "engine/desktop.h"
 #include "model/load.h"
 #include "model/scene/scene.h"
-#include "tests/engine/xvfb.h"
+#include "tests/engine/xvfb_environment.h"
 #include "tests/support/json_line.h"
 #include "tests/support/run_nnxr.h"
 
@@ -29,18 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-test::Xvfb* g_xvfb = nullptr;
-
-class XvfbEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_xvfb = new test::Xvfb(); }
-  void TearDown() override {
-    delete g_xvfb;
-    g_xvfb = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new XvfbEnvironment);
 
 model::Graph digits() {
   return model::load_model_from_memory(assets::default_model().bytes, "digits.onnx");
@@ -78,11 +66,6 @@ ViewerOptions test_options() {
   o.worker.scene.budget = 200'000;
   return o;
 }
-
-#define REQUIRE_DISPLAY()                                                       \
-  do {                                                                          \
-    if (!g_xvfb || !g_xvfb->ok()) GTEST_SKIP() << "Xvfb could not be started"; \
-  } while (0)
 
 // Draws frames until `done` holds (at most 30 s).
 template <class Done>

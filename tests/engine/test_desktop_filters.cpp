@@ -17,25 +17,13 @@
 #include "engine/desktop.h"
 #include "model/load.h"
 #include "model/scene/scene.h"
-#include "tests/engine/xvfb.h"
+#include "tests/engine/xvfb_environment.h"
 
 namespace nnxr::engine {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-test::Xvfb* g_xvfb = nullptr;
-
-class XvfbEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_xvfb = new test::Xvfb(); }
-  void TearDown() override {
-    delete g_xvfb;
-    g_xvfb = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new XvfbEnvironment);
 
 model::Graph digits() { return model::load_model_from_memory(assets::default_model().bytes, "digits.onnx"); }
 
@@ -69,11 +57,6 @@ ViewerOptions test_options() {
   o.worker.scene.budget = 200'000;
   return o;
 }
-
-#define REQUIRE_DISPLAY()                                                       \
-  do {                                                                          \
-    if (!g_xvfb || !g_xvfb->ok()) GTEST_SKIP() << "Xvfb could not be started"; \
-  } while (0)
 
 template <class Done>
 bool frames_until(DesktopViewer& v, Done done) {

@@ -13,7 +13,7 @@
 #include "assets/assets.h"
 #include "engine/desktop.h"
 #include "model/load.h"
-#include "tests/engine/xvfb.h"
+#include "tests/engine/xvfb_environment.h"
 #include "tests/support/run_nnxr.h"
 
 namespace nnxr::engine {
@@ -21,23 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-test::Xvfb* g_xvfb = nullptr;
-
-class XvfbEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_xvfb = new test::Xvfb(); }
-  void TearDown() override {
-    delete g_xvfb;
-    g_xvfb = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new XvfbEnvironment);
-
-#define REQUIRE_DISPLAY()                                                       \
-  do {                                                                          \
-    if (!g_xvfb || !g_xvfb->ok()) GTEST_SKIP() << "Xvfb could not be started"; \
-  } while (0)
 
 model::Graph digits() { return model::load_model_from_memory(assets::default_model().bytes, "digits.onnx"); }
 
