@@ -1,6 +1,7 @@
 // Interaction: camera and world-transform math, every desktop binding, threshold ladder.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -533,7 +534,7 @@ TEST(FrameTimes, PercentilesOfAMillionFramesInFixedMemory) {
   std::vector<double> exact;
   for (int i = 0; i < 1'000'000; ++i) {
     // 1..100 ms, with one frame in 200 a 25 s hitch.
-    const double ms = i % 200 == 199 ? 25'000.0 : 1.0 + (i * 7919 % 100'000) / 1'000.0;
+    const double ms = i % 200 == 199 ? 25'000.0 : 1.0 + double(int64_t{i} * 7919 % 100'000) / 1'000.0;
     m.add(ms);
     exact.push_back(ms);
   }
