@@ -17,7 +17,7 @@
 #include "engine/desktop.h"
 #include "model/load.h"
 #include "model/scene/scene.h"
-#include "tests/engine/xvfb_environment.h"
+#include "tests/engine/desktop_support.h"
 
 namespace nnxr::engine {
 namespace {
@@ -47,26 +47,9 @@ Feeds random_feeds(const model::Graph& g) {
   return feeds;
 }
 
-ViewerOptions test_options() {
-  ViewerOptions o;
-  o.width = 640;
-  o.height = 400;
-  o.validation = true;
-  o.vsync = false;
-  o.worker.print_progress = false;
-  o.worker.scene.budget = 200'000;
-  return o;
-}
+ViewerOptions test_options() { return test::desktop_test_options(640, 400, 200'000); }
 
-template <class Done>
-bool frames_until(DesktopViewer& v, Done done) {
-  const auto limit = std::chrono::steady_clock::now() + 30s;
-  while (std::chrono::steady_clock::now() < limit) {
-    if (!v.frame()) return false;
-    if (done()) return true;
-  }
-  return false;
-}
+using test::frames_until;
 
 bool settle(DesktopViewer& v) { return frames_until(v, [&] { return v.state().settled(); }); }
 bool filtered(DesktopViewer& v) {

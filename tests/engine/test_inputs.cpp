@@ -13,7 +13,7 @@
 #include "assets/assets.h"
 #include "engine/desktop.h"
 #include "model/load.h"
-#include "tests/engine/xvfb_environment.h"
+#include "tests/engine/desktop_support.h"
 #include "tests/support/run_nnxr.h"
 
 namespace nnxr::engine {
@@ -42,26 +42,9 @@ InputSource constant_input(float level, int* calls = nullptr) {
   };
 }
 
-ViewerOptions test_options() {
-  ViewerOptions o;
-  o.width = 480;
-  o.height = 300;
-  o.validation = true;
-  o.vsync = false;
-  o.worker.print_progress = false;
-  o.worker.scene.budget = 100'000;
-  return o;
-}
+ViewerOptions test_options() { return test::desktop_test_options(480, 300, 100'000); }
 
-template <class Done>
-bool frames_until(DesktopViewer& v, Done done) {
-  const auto limit = std::chrono::steady_clock::now() + 30s;
-  while (std::chrono::steady_clock::now() < limit) {
-    if (!v.frame()) return false;
-    if (done()) return true;
-  }
-  return false;
-}
+using test::frames_until;
 
 // Frames until the worker is idle and a frame has drawn its newest scene.
 bool settle(DesktopViewer& v) {
