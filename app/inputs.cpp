@@ -1,5 +1,7 @@
 #include "app/inputs.h"
 
+#include "model/scene/labels.h"
+
 #include <stb_image_resize.h>
 
 #include <algorithm>
@@ -47,6 +49,33 @@ std::string metadata(const model::Graph& g, const std::string& key) {
   return {};
 }
 
+// The preprocessing in effect for an image fed to `input`: the model's metadata, then the flags.
+Preprocessing preprocessing_for(const model::Graph& graph, const model::Tensor& input, const ImageOptions& flags, int64_t c) {
+  float scale = 1.0f / 255.0f;
+  std::vector<float> mean(static_cast<size_t>(c), 0.0f), stdev(static_cast<size_t>(c), 1.0f);
+  auto from_meta = [&](const std::string& key, std::vector<float>& v) {
+    const std::string text = metadata(graph, key);
+    if (text.empty()) return;
+    auto values = parse_floats(text, "model metadata " + key);
+    if (values.size() == 1) values.assign(static_cast<size_t>(c), values[0]);
+    if (values.size() == static_cast<size_t>(c)) v = values;
+  };
+  if (auto m = metadata(graph, "nnxr.image.scale"); !m.empty()) scale = parse_floats(m, "model metadata nnxr.image.scale").at(0);
+  from_meta("nnxr.image.mean", mean);
+  from_meta("nnxr.image.std", stdev);
+  if (flags.scale) scale = *flags.scale;
+  auto from_flag = [&](const std::vector<float>& f, std::vector<float>& v, const char* name) {
+    if (f.empty()) return;
+    if (f.size() == 1) v.assign(static_cast<size_t>(c), f[0]);
+    else if (f.size() == static_cast<size_t>(c)) v = f;
+    else throw UsageError(std::string(name) + " needs 1 or " + std::to_string(c) + " values for input '" + input.name + "'");
+  };
+  from_flag(flags.mean, mean, "--image-mean");
+  from_flag(flags.std, stdev, "--image-std");
+
+  return {scale, std::move(mean), std::move(stdev), flags.bgr && c >= 3};
+}
+
 // Decodes an image into the input's layout: [N, C, H, W] or [N, H, W, C] with C in {1, 3, 4}.
 model::TensorData decode_image(std::span<const std::byte> bytes, const std::string& source, const model::Tensor& input,
                                const model::Graph& graph, const ImageOptions& flags) {
@@ -69,27 +98,10 @@ model::TensorData decode_image(std::span<const std::byte> bytes, const std::stri
     std::cerr << "note: " << source << ": resized " << iw << "x" << ih << " to " << w << "x" << h << '\n';
   }
 
-  float scale = 1.0f / 255.0f;
-  std::vector<float> mean(static_cast<size_t>(c), 0.0f), stdev(static_cast<size_t>(c), 1.0f);
-  auto from_meta = [&](const std::string& key, std::vector<float>& v) {
-    const std::string text = metadata(graph, key);
-    if (text.empty()) return;
-    auto values = parse_floats(text, "model metadata " + key);
-    if (values.size() == 1) values.assign(static_cast<size_t>(c), values[0]);
-    if (values.size() == static_cast<size_t>(c)) v = values;
-  };
-  if (auto m = metadata(graph, "nnxr.image.scale"); !m.empty()) scale = parse_floats(m, "model metadata nnxr.image.scale").at(0);
-  from_meta("nnxr.image.mean", mean);
-  from_meta("nnxr.image.std", stdev);
-  if (flags.scale) scale = *flags.scale;
-  auto from_flag = [&](const std::vector<float>& f, std::vector<float>& v, const char* name) {
-    if (f.empty()) return;
-    if (f.size() == 1) v.assign(static_cast<size_t>(c), f[0]);
-    else if (f.size() == static_cast<size_t>(c)) v = f;
-    else throw UsageError(std::string(name) + " needs 1 or " + std::to_string(c) + " values for input '" + input.name + "'");
-  };
-  from_flag(flags.mean, mean, "--image-mean");
-  from_flag(flags.std, stdev, "--image-std");
+  const Preprocessing pre = preprocessing_for(graph, input, flags, c);
+  const float scale = pre.scale;
+  const std::vector<float>& mean = pre.mean;
+  const std::vector<float>& stdev = pre.std;
 
   model::TensorData t;
   t.dtype = model::DType::Float;
@@ -180,6 +192,29 @@ InputSet::InputSet(std::vector<InputSpec> specs, const std::vector<std::string>&
     e.spec = std::move(s);
     entries_.push_back(std::move(e));
   }
+}
+
+Preprocessing image_preprocessing(const model::Graph& graph, const std::string& input, const ImageOptions& flags) {
+  const model::TensorId id = graph.find(input);
+  if (id == model::kNone) throw UsageError("the model has no input '" + input + "'");
+  const auto shape = scene::image_shape(graph.tensors[id].shape);
+  return preprocessing_for(graph, graph.tensors[id], flags, shape ? shape->channels : 3);
+}
+
+std::vector<std::string> InputSet::image_inputs() const {
+  std::vector<std::string> names;
+  for (const Entry& e : entries_)
+    if (!e.tensor) names.push_back(e.input);
+  return names;
+}
+
+std::vector<std::string> InputSet::random_inputs(const model::Graph& graph) const {
+  std::vector<std::string> names;
+  for (model::TensorId id : graph.inputs) {
+    const std::string& n = graph.tensors[id].name;
+    if (std::none_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.input == n; })) names.push_back(n);
+  }
+  return names;
 }
 
 bool InputSet::has_image() const {

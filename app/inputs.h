@@ -31,6 +31,17 @@ struct ImageOptions {
   bool bgr = false;    // feed channels as B, G, R
 };
 
+// The preprocessing in effect: value = (pixel · scale − mean[c]) / std[c], channels fed as BGR
+// when `bgr`.
+struct Preprocessing {
+  float scale = 1.0f / 255.0f;
+  std::vector<float> mean, std;
+  bool bgr = false;
+};
+// For an image fed to the graph input `input` (its metadata, then the flags). Throws UsageError
+// for an unknown input or a flag with the wrong number of values.
+Preprocessing image_preprocessing(const model::Graph& graph, const std::string& input, const ImageOptions& flags);
+
 // Parses the repeated --input options, and the image flags.
 std::vector<InputSpec> parse_input_specs(Args& args);
 ImageOptions parse_image_options(Args& args);
@@ -46,6 +57,8 @@ class InputSet {
 
   void add_shapes(model::LoadOptions& options) const;
   bool has_image() const;  // some input is an image (preprocessing applies)
+  std::vector<std::string> image_inputs() const;  // graph inputs fed by image files
+  std::vector<std::string> random_inputs(const model::Graph& graph) const;  // graph inputs given no file
   // Every graph input gets a tensor: the given file, else random values from `seed`
   // (ort-run.js's generator; 42 when no seed is given, with a note on stderr).
   std::map<std::string, model::TensorData> resolve(const model::Graph& graph, std::optional<uint32_t> seed,

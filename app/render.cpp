@@ -291,12 +291,18 @@ int render_command(Args& args) {
   }
   notes.words.class_names = classes.names;
   notes.words.class_list = classes.source;
+  if (const auto random = inputs.random_inputs(g); !random.empty())
+    notes.words.title += "  (random input, seed " + std::to_string(seed.value_or(42)) + ")";
+  if (const auto pictures = inputs.image_inputs(); !pictures.empty()) {
+    const Preprocessing pre = image_preprocessing(g, pictures.front(), image);
+    notes.words.picture = engine::InputPicture{pictures.front(), {pre.scale, pre.mean, pre.std, pre.bgr}};
+  }
   notes.view_projection = params.projection[0] * params.view[0];
   notes.viewport = {float(width), float(height)};
   notes.panels = width >= 640 && height >= 360;
   engine::TextBuilder text(engine::Font::builtin());
   engine::annotate(text, g, layout, values, notes);
-  buffers.text().publish(text.glyphs());
+  buffers.text().publish(text);
   const engine::RgbaImage picture = offscreen.render(renderer, buffers, params);
   device.wait_idle();
   progress.clear();

@@ -195,21 +195,10 @@ int view_command(Args& args) {
   const auto show_text = args.option("--show");
   engine::ViewerOptions options;
   options.worker.layout.constants = show_constants;
-  const bool image_input = std::any_of(specs.begin(), specs.end(), [](const InputSpec& s) {
-    return s.file.ends_with(".png") || s.file.ends_with(".jpg") || s.file.ends_with(".jpeg") || s.file.ends_with(".bmp");
-  });
-  // The view's words: the model's name, the preprocessing in effect and the class names.
-  options.worker.words.complete = [labels, image, image_input](const model::Graph& g, int64_t classes, engine::ViewWords& w) {
-    w.title = std::filesystem::path(g.source).filename().string();
-    const ClassList list = choose_classes(g, classes, labels);
-    w.class_names = list.names;
-    w.class_list = list.source;
-    if (image_input) {
-      bool guessed = false;
-      w.notes = {describe_preprocessing(g, image, guessed)};
-      if (guessed) w.warnings = {"preprocessing guessed"};
-    }
+  auto is_image_file = [](const std::string& f) {
+    return f.ends_with(".png") || f.ends_with(".jpg") || f.ends_with(".jpeg") || f.ends_with(".bmp");
   };
+  const bool image_input = std::any_of(specs.begin(), specs.end(), [&](const InputSpec& s) { return is_image_file(s.file); });
   const auto budget = args.int_option("--budget", 1, 1'000'000'000);
   options.worker.scene.budget = static_cast<uint64_t>(budget.value_or(2'000'000));
   options.budget_explicit = budget.has_value();
@@ -237,6 +226,36 @@ int view_command(Args& args) {
   if (!show) throw UsageError("--show takes a, b or diff, got '" + *show_text + "'");
   const std::optional<std::string> path = pos.empty() ? std::nullopt : std::optional(pos[0]);
   specs = split_input_list(expand_input_directories(std::move(specs)), seed, image, options.worker.inputs);
+  // The view's words: the model's name (and whether its input is random), the preprocessing in
+  // effect, the class names and the input picture.
+  std::string picture_input;  // the image-fed input ("": the first graph input)
+  for (const InputSpec& s : specs)
+    if (is_image_file(s.file)) {
+      picture_input = s.name;
+      break;
+    }
+  const bool random_input = (path.has_value() || seed.has_value()) && specs.empty();
+  const bool picture = image_input || (!path && specs.empty() && !seed);  // or the default model's digit
+  options.worker.words.complete = [labels, image, image_input, picture, picture_input, random_input, seed](
+                                      const model::Graph& g, int64_t classes, engine::ViewWords& w) {
+    w.title = std::filesystem::path(g.source).filename().string();
+    if (random_input) w.title += "  (random input, seed " + std::to_string(seed.value_or(42)) + ")";
+    const ClassList list = choose_classes(g, classes, labels);
+    w.class_names = list.names;
+    w.class_list = list.source;
+    if (image_input) {
+      bool guessed = false;
+      w.notes = {describe_preprocessing(g, image, guessed)};
+      if (guessed) w.warnings = {"preprocessing guessed"};
+    }
+    if (picture) {
+      const std::string input = !picture_input.empty() ? picture_input : g.inputs.empty() ? std::string() : g.tensors[g.inputs[0]].name;
+      if (!input.empty()) {
+        const Preprocessing pre = image_preprocessing(g, input, image);
+        w.picture = engine::InputPicture{input, {pre.scale, pre.mean, pre.std, pre.bgr}};
+      }
+    }
+  };
   if (compare) {
     // B: the compared file for its input (unnamed: the first), the other inputs as A has them.
     const InputSpec b = parse_input_argument(*compare, "--compare");

@@ -103,6 +103,46 @@ glm::vec2 panel(TextBuilder& out, glm::vec2 at, Corner corner, const std::vector
   return size;
 }
 
+const glm::vec4 kBox{0.25f, 1.0f, 0.35f, 1};
+
+// A picture with a heading, `side` pixels on its longer side, at `at` from a top corner, with
+// detection boxes over it. Returns the panel's size.
+glm::vec2 picture_panel(TextBuilder& out, glm::vec2 at, Corner corner, const std::string& heading,
+                        const scene::Picture& picture, float side, std::span<const scene::Detection> boxes) {
+  constexpr float kPad = 10, kHead = 16;
+  const float scale = side / float(std::max(picture.width, picture.height));
+  const glm::vec2 image{std::round(float(picture.width) * scale), std::round(float(picture.height) * scale)};
+  const float head_h = out.font().line_height() * kHead;
+  const glm::vec2 size{std::max(image.x, out.font().width(heading) * kHead) + 2 * kPad, head_h + 4 + image.y + 2 * kPad};
+  const bool right = corner == Corner::TopRight || corner == Corner::BottomRight;
+  // x of a point `dx` pixels right of the panel's left edge, counted from the corner.
+  auto x_of = [&](float dx) { return right ? at.x + size.x - dx : at.x + dx; };
+  out.screen_rect({x_of(0), at.y}, size, {.colour = kPanel, .corner = corner});
+  out.screen({x_of(kPad), at.y + kPad}, heading, {.em = kHead, .colour = kDim, .corner = corner});
+  const glm::vec2 top_left{kPad, at.y + kPad + head_h + 4};
+  out.screen_image({x_of(top_left.x), top_left.y}, image, {.corner = corner}, picture.width, picture.height, picture.rgba);
+  for (const scene::Detection& d : boxes) {
+    const float x0 = std::clamp(d.x0, 0.0f, 1.0f) * image.x, x1 = std::clamp(d.x1, 0.0f, 1.0f) * image.x;
+    const float y0 = std::clamp(d.y0, 0.0f, 1.0f) * image.y, y1 = std::clamp(d.y1, 0.0f, 1.0f) * image.y;
+    if (x1 - x0 < 1 || y1 - y0 < 1) continue;
+    const float t = 2;
+    const TextStyle box{.colour = kBox, .corner = corner};
+    out.screen_rect({x_of(top_left.x + x0), top_left.y + y0}, {x1 - x0, t}, box);
+    out.screen_rect({x_of(top_left.x + x0), top_left.y + y1 - t}, {x1 - x0, t}, box);
+    out.screen_rect({x_of(top_left.x + x0), top_left.y + y0}, {t, y1 - y0}, box);
+    out.screen_rect({x_of(top_left.x + x1 - t), top_left.y + y0}, {t, y1 - y0}, box);
+    char score[16];
+    std::snprintf(score, sizeof score, "%.0f%%", 100.0 * d.score);
+    out.screen({x_of(top_left.x + x0 + 2), top_left.y + y0 + 2}, score, {.em = 12, .colour = kBox, .corner = corner});
+  }
+  return size;
+}
+
+// "3 faces", "1 face", "no faces".
+std::string count_of(size_t n, const std::string& noun) {
+  return (n == 0 ? std::string("no") : std::to_string(n)) + " " + noun + (n == 1 ? "" : "s");
+}
+
 // Fixed to the corners: title, prediction, legend, selection. Returns the pixel rectangles they cover.
 std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
                          const scene::Activations& values, const AnnotationOptions& options) {
@@ -119,9 +159,31 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
   std::vector<Line> title{{options.words.title, 26, kText}};
   for (const std::string& n : options.words.notes) title.push_back({n, 16, kDim});
   for (const std::string& w : options.words.warnings) title.push_back({"warning: " + w, 16, kWarn});
-  cover(Corner::TopLeft, {14, 14}, panel(out, {14, 14}, Corner::TopLeft, title));
+  const glm::vec2 title_size = panel(out, {14, 14}, Corner::TopLeft, title);
+  cover(Corner::TopLeft, {14, 14}, title_size);
+  // Pictures: the longer side a third of the view's height (at most 300 px).
+  const float picture_side = std::clamp(0.3f * vp.y, 64.0f, 300.0f);
+
+  // ---- detections (over the input picture) ---------------------------------------------------
+  const auto detections = scene::detect(graph, values, options.words.class_names);
+
+  // ---- the input in its true colours (under the title) ----------------------------------------
+  if (options.words.picture) {
+    const model::TensorId input = graph.find(options.words.picture->input);
+    if (input != model::kNone && input < values.size()) {
+      if (auto p = scene::picture_of(values[input], options.words.picture->mapping, uint32_t(picture_side))) {
+        const std::string heading = "Input " + scene::shape_text(graph.tensors[input].shape.empty() ? values[input].shape : std::span<const int64_t>(graph.tensors[input].shape)) +
+                                    (options.words.picture->mapping.bgr ? "  (shown as RGB)" : "");
+        const glm::vec2 at{14, 14 + title_size.y + 10};
+        std::span<const scene::Detection> boxes;
+        if (detections) boxes = detections->boxes;
+        cover(Corner::TopLeft, at, picture_panel(out, at, Corner::TopLeft, heading, *p, picture_side, boxes));
+      }
+    }
+  }
 
   // ---- prediction (top right) -----------------------------------------------------------------
+  float right_top = 14;  // the next free y on the right
   const auto prediction = scene::predict(graph, values, options.words.class_names, 5);
   if (prediction) {
     std::vector<Line> lines;
@@ -136,7 +198,37 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
       first = false;
     }
     lines.push_back({std::string(prediction->softmax ? "softmax of " : "") + scene::short_name(graph.tensors[prediction->output].name, 32), 14, kDim});
-    cover(Corner::TopRight, {14, 14}, panel(out, {14, 14}, Corner::TopRight, lines));
+    const glm::vec2 size = panel(out, {14, right_top}, Corner::TopRight, lines);
+    cover(Corner::TopRight, {14, right_top}, size);
+    right_top += size.y + 10;
+  } else if (detections) {
+    // A detector: what it found, not an argmax over anchors.
+    const std::string noun = detections->noun;
+    std::vector<Line> lines{{"Detections", 18, kDim}, {count_of(detections->boxes.size(), noun), 30, kText}};
+    for (size_t i = 0; i < detections->boxes.size() && i < 5; ++i) {
+      const scene::Detection& d = detections->boxes[i];
+      char line[96];
+      std::snprintf(line, sizeof line, "%5.1f%%  %s", 100.0 * d.score, d.name.c_str());
+      lines.push_back({line, 20, kDim});
+    }
+    lines.push_back({std::to_string(detections->candidates) + " candidates of " +
+                         scene::short_name(graph.tensors[detections->output].name, 24) + " (" + detections->format + ")",
+                     14, kDim});
+    const glm::vec2 size = panel(out, {14, right_top}, Corner::TopRight, lines);
+    cover(Corner::TopRight, {14, right_top}, size);
+    right_top += size.y + 10;
+  }
+
+  // ---- an image output (style transfer, super-resolution) in its true colours ------------------
+  if (const auto id = scene::image_output(graph, values); id && !detections) {
+    // In the input's channel order (a model fed BGR gives BGR).
+    const scene::PictureMapping mapping{.bgr = options.words.picture && options.words.picture->mapping.bgr, .from_values = true};
+    if (auto p = scene::picture_of(values[*id], mapping, uint32_t(std::max(picture_side, 256.0f)))) {
+      const std::string heading = "Output " + scene::short_name(graph.tensors[*id].name, 24) + "  " + scene::shape_text(values[*id].shape);
+      const glm::vec2 size = picture_panel(out, {14, right_top}, Corner::TopRight, heading, *p, std::max(picture_side, 256.0f), {});
+      cover(Corner::TopRight, {14, right_top}, size);
+      right_top += size.y + 10;
+    }
   }
 
   // ---- legend (bottom left) -------------------------------------------------------------------
@@ -243,7 +335,7 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
     }
   }
 
-  out.append(fixed_text.glyphs());
+  out.append(fixed_text);
 }
 
 // SceneBuffers' WordsSink (declared in engine/scene_buffers.h): composes here so that the scene
@@ -266,7 +358,7 @@ void SceneBuffers::publish_words(const WordsContext& c) {
   }
   TextBuilder text(Font::builtin());
   annotate(text, c.graph, c.layout, c.values, o);
-  text_.publish(text.glyphs());
+  text_.publish(text);
 }
 
 }  // namespace nnxr::engine

@@ -179,6 +179,52 @@ void TextBuilder::screen_rect(glm::vec2 at, glm::vec2 size, const TextStyle& sty
   glyphs_.push_back(q);
 }
 
+bool TextBuilder::screen_image(glm::vec2 at, glm::vec2 size, const TextStyle& style, uint32_t width, uint32_t height,
+                               std::span<const uint32_t> rgba) {
+  if (glyphs_.size() >= kMaxGlyphs || width == 0 || height == 0 || width > 0xffff || height > 0xffff) return false;
+  if (rgba.size() != size_t(width) * height || pixels_.size() + rgba.size() > kMaxImagePixels) return false;
+  GlyphGpu q;
+  const auto first = uint32_t(pixels_.size());
+  float bits = 0;
+  std::memcpy(&bits, &first, sizeof bits);
+  q.anchor = glm::vec3(at, bits);
+  q.em = 1;
+  q.offset = {0, 0};
+  q.extent = size;
+  q.uv[0] = 0;
+  q.uv[1] = width | height << 16;
+  q.rgba = pack_colour(style.colour);
+  q.flags = glyph_flags::kScreen | uint32_t(style.corner) << glyph_flags::kCornerShift |
+            uint32_t(Fill::Image) << glyph_flags::kFillShift;
+  glyphs_.push_back(q);
+  pixels_.insert(pixels_.end(), rgba.begin(), rgba.end());
+  return true;
+}
+
+namespace {
+bool is_image(const GlyphGpu& g) { return ((g.flags >> glyph_flags::kFillShift) & 3u) == uint32_t(Fill::Image); }
+uint32_t image_first(const GlyphGpu& g) {
+  uint32_t first = 0;
+  std::memcpy(&first, &g.anchor.z, sizeof first);
+  return first;
+}
+void set_image_first(GlyphGpu& g, uint32_t first) { std::memcpy(&g.anchor.z, &first, sizeof first); }
+}  // namespace
+
+void TextBuilder::append(const TextBuilder& other) {
+  const auto base = uint32_t(pixels_.size());
+  const bool pictures_fit = pixels_.size() + other.pixels_.size() <= kMaxImagePixels;
+  if (pictures_fit) pixels_.insert(pixels_.end(), other.pixels_.begin(), other.pixels_.end());
+  for (GlyphGpu g : other.glyphs_) {
+    if (glyphs_.size() >= kMaxGlyphs) break;
+    if (is_image(g)) {
+      if (!pictures_fit) continue;
+      set_image_first(g, image_first(g) + base);
+    }
+    glyphs_.push_back(g);
+  }
+}
+
 void TextBuilder::world_rect(glm::vec3 at, glm::vec2 offset, glm::vec2 size, const TextStyle& style) {
   if (glyphs_.size() >= kMaxGlyphs) return;
   GlyphGpu q;
@@ -199,11 +245,13 @@ void TextBuilder::world_rect(glm::vec3 at, glm::vec2 offset, glm::vec2 size, con
 
 TextBuffer::TextBuffer(const Device& device, uint32_t frames_in_flight) {
   slots_.resize(frames_in_flight + 2);
-  buffer_ = create_mapped_buffer(device, VkDeviceSize(kMaxGlyphs) * sizeof(GlyphGpu) * slots_.size(),
+  buffer_ = create_mapped_buffer(device,
+                                 (VkDeviceSize(kMaxGlyphs) * sizeof(GlyphGpu) + VkDeviceSize(kMaxImagePixels) * 4) * slots_.size(),
                                  VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
 }
 
-void TextBuffer::publish(std::span<const GlyphGpu> glyphs) {
+void TextBuffer::publish(std::span<const GlyphGpu> glyphs, std::span<const uint32_t> pixels) {
+  const bool pictures = pixels.size() <= kMaxImagePixels;
   const uint32_t count = uint32_t(std::min<size_t>(glyphs.size(), kMaxGlyphs));
   std::unique_lock lock(mutex_);
   uint32_t slot = 0;
@@ -220,6 +268,19 @@ void TextBuffer::publish(std::span<const GlyphGpu> glyphs) {
   lock.unlock();  // the slot is neither current nor pinned: only this thread touches it
   auto* base = static_cast<GlyphGpu*>(buffer_.mapped) + size_t(slot) * kMaxGlyphs;
   if (count > 0) std::memcpy(base, glyphs.data(), size_t(count) * sizeof(GlyphGpu));  // data() may be null
+  // The slot's pictures, after every slot's glyphs; Image quads get the index of their first pixel
+  // in 32-bit words of the whole buffer (shaders/text.glsl's Pixels), or become empty quads.
+  const size_t pixel_base = size_t(slots_.size()) * kMaxGlyphs * (sizeof(GlyphGpu) / 4) + size_t(slot) * kMaxImagePixels;
+  if (pictures && !pixels.empty())
+    std::memcpy(static_cast<uint32_t*>(buffer_.mapped) + pixel_base, pixels.data(), pixels.size() * 4);
+  for (uint32_t i = 0; i < count; ++i) {  // read from `glyphs`, not the mapped memory
+    if (!is_image(glyphs[i])) continue;
+    GlyphGpu g = glyphs[i];
+    const uint32_t first = image_first(g), w = g.uv[1] & 0xffffu, h = g.uv[1] >> 16;
+    if (pictures && size_t(first) + size_t(w) * h <= pixels.size()) set_image_first(g, uint32_t(pixel_base + first));
+    else g.extent = {0, 0};  // its pixels are missing: nothing to draw
+    base[i] = g;
+  }
   lock.lock();
   slots_[slot].count = count;
   current_ = slot;

@@ -13,7 +13,8 @@
 // height is clamped to [min_px, max_px]: below min_px a label is not drawn at all (labels thin out
 // with distance, and less important ones, given a higher min_px, go first).
 //
-// TextBuffer is the persistently mapped glyph buffer: frames_in_flight + 2 slots of kMaxGlyphs;
+// TextBuffer is the persistently mapped glyph buffer: frames_in_flight + 2 slots of kMaxGlyphs
+// (and, after all of them, as many slots of kMaxImagePixels for the pictures);
 // publish() (writer thread) fills a slot that no unretired frame reads and makes it current,
 // acquire()/retire() (frame thread; SceneBuffers forwards its own) pin a slot to a frame, so a
 // frame never sees half-written text. The frame thread's cost is one draw.
@@ -63,9 +64,12 @@ inline constexpr uint32_t kMaxPxShift = 16;       // bits 16-23: world labels ne
 }  // namespace glyph_flags
 
 enum class Corner : uint32_t { TopLeft = 0, TopRight = 1, BottomLeft = 2, BottomRight = 3 };
-enum class Fill : uint32_t { Glyph = 0, Solid = 1, ColourMap = 2 };  // ColourMap: diverging map across the quad
+// ColourMap: the diverging map across the quad. Image: RGBA8 pixels (a picture: the input in its
+// true colours, an image output) stored after the glyphs, sampled bilinearly across the quad.
+enum class Fill : uint32_t { Glyph = 0, Solid = 1, ColourMap = 2, Image = 3 };
 
-inline constexpr uint32_t kMaxGlyphs = 32768;  // per published text
+inline constexpr uint32_t kMaxGlyphs = 32768;        // per published text
+inline constexpr uint32_t kMaxImagePixels = 1u << 18;  // per published text, all pictures together
 
 class Font {
  public:
@@ -121,20 +125,33 @@ class TextBuilder {
   // Screen-space rectangles (pixels from the style's corner): solid, or the colour map from −1 on
   // the left to +1 on the right.
   void screen_rect(glm::vec2 at, glm::vec2 size, const TextStyle& style, Fill fill = Fill::Solid);
+  // A picture of width × height RGBA8 pixels (R in the low byte, row-major, top row first) drawn
+  // over `size` pixels from the style's corner. Dropped (false) when the pixels would exceed
+  // kMaxImagePixels together with the pictures already added.
+  bool screen_image(glm::vec2 at, glm::vec2 size, const TextStyle& style, uint32_t width, uint32_t height,
+                    std::span<const uint32_t> rgba);
   // A solid world billboard rectangle at `at`, `offset` and `size` in em (as a glyph's quad):
   // a plate behind a label, scaled and thinned like it.
   void world_rect(glm::vec3 at, glm::vec2 offset, glm::vec2 size, const TextStyle& style);
 
   std::span<const GlyphGpu> glyphs() const { return glyphs_; }
+  // The pictures' pixels; an Image quad's anchor.z holds (as float bits) the index of its first
+  // pixel here, which TextBuffer::publish() turns into an index into its buffer.
+  std::span<const uint32_t> pixels() const { return pixels_; }
   void append(std::span<const GlyphGpu> glyphs) {
     glyphs_.insert(glyphs_.end(), glyphs.begin(), glyphs.begin() + std::ptrdiff_t(std::min(glyphs.size(), kMaxGlyphs - std::min(glyphs_.size(), size_t(kMaxGlyphs)))));
   }
-  void clear() { glyphs_.clear(); }
+  void append(const TextBuilder& other);  // its glyphs and pictures
+  void clear() {
+    glyphs_.clear();
+    pixels_.clear();
+  }
 
  private:
   glm::vec2 add(glm::vec3 at, std::string_view text, const TextStyle& style, uint32_t flags);
   const Font& font_;
   std::vector<GlyphGpu> glyphs_;
+  std::vector<uint32_t> pixels_;
 };
 
 // Measures `text` (lines separated by '\n') in em.
@@ -151,7 +168,9 @@ class TextBuffer {
   // Writer thread: copies at most kMaxGlyphs (the rest is dropped) into a free slot and makes it
   // current. Blocks while every other slot is pinned by an unretired frame; throws
   // std::runtime_error("stopped") after stop().
-  void publish(std::span<const GlyphGpu> glyphs);
+  // With pictures (TextBuilder::pixels()): at most kMaxImagePixels; Image quads point into them.
+  void publish(std::span<const GlyphGpu> glyphs, std::span<const uint32_t> pixels = {});
+  void publish(const TextBuilder& text) { publish(text.glyphs(), text.pixels()); }
 
   struct Frame {
     uint32_t first = 0, count = 0;  // glyph indices into buffer()

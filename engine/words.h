@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/graph.h"
+#include "model/scene/labels.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::engine {
@@ -22,12 +23,20 @@ struct SelectionText {
   std::vector<std::string> fed_by;  // tensors that feed it
 };
 
+// An input fed by an image file, shown as the picture it is: the input's name and how to undo
+// its preprocessing for display.
+struct InputPicture {
+  std::string input;
+  scene::PictureMapping mapping;
+};
+
 struct ViewWords {
   std::string title;                      // the model's name
   std::vector<std::string> notes;         // lines under the title (preprocessing in effect, ...)
   std::vector<std::string> warnings;      // lines in amber under the notes
   std::vector<std::string> class_names;   // for the prediction; empty: "class N"
   std::string class_list;                 // where they came from ("ImageNet-1k"), shown in the panel
+  std::optional<InputPicture> picture;    // the input in its true colours, with detections over it
   // Called (worker thread) with the loaded graph and its class count before each compose, to fill
   // what depends on the model. May be empty.
   std::function<void(const model::Graph& graph, int64_t classes, ViewWords& words)> complete;

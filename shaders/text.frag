@@ -10,6 +10,7 @@ layout(location = 0) in vec2 in_uv;
 layout(location = 1) in vec2 in_local;
 layout(location = 2) flat in vec4 in_colour;
 layout(location = 3) flat in uint in_fill;
+layout(location = 4) flat in uvec2 in_image;
 layout(location = 0) out vec4 out_colour;
 
 float texel(ivec2 p) {
@@ -33,7 +34,29 @@ vec3 diverging(float t) {
   return mix(zero, t >= 0.0 ? positive : negative, a);
 }
 
+vec3 pixel(ivec2 p, uint width) { return unpackUnorm4x8(pixels[in_image.x + uint(p.y) * width + uint(p.x)]).rgb; }
+
+// A picture's pixel at texel coordinates uv (0..width, 0..height), bilinear.
+vec3 picture(vec2 uv) {
+  const uint width = in_image.y & 0xffffu, height = in_image.y >> 16;
+  const vec2 top = vec2(float(width) - 1.0, float(height) - 1.0);
+  const vec2 p = clamp(uv - 0.5, vec2(0.0), top);
+  const ivec2 i = ivec2(floor(p));
+  const ivec2 j = min(i + ivec2(1), ivec2(top));
+  const vec2 f = p - vec2(i);
+  return mix(mix(pixel(i, width), pixel(ivec2(j.x, i.y), width), f.x),
+             mix(pixel(ivec2(i.x, j.y), width), pixel(j, width), f.x), f.y);
+}
+
+// Pictures hold sRGB-encoded bytes (as image files do); the targets are sRGB, so decode here and
+// the target encodes them back to the same bytes.
+vec3 srgb_to_linear(vec3 c) { return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), greaterThan(c, vec3(0.04045))); }
+
 void main() {
+  if (in_fill == 3u) {
+    out_colour = vec4(srgb_to_linear(picture(in_local * vec2(float(in_image.y & 0xffffu), float(in_image.y >> 16)))), 1.0);
+    return;
+  }
   if (in_fill == 1u) {
     out_colour = in_colour;
     return;

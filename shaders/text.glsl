@@ -19,6 +19,8 @@ struct Glyph {
 };
 layout(set = 1, binding = 0, std430) readonly buffer Glyphs { Glyph glyphs[]; };
 layout(set = 1, binding = 1, std430) readonly buffer Atlas { uint texels[]; };
+// The same buffer as 32-bit words: pictures (Fill::Image) are RGBA8 pixels after the glyph slots.
+layout(set = 1, binding = 0, std430) readonly buffer Pixels { uint pixels[]; };
 
 layout(push_constant) uniform TextPush {
   vec2 viewport;      // pixels

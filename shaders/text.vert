@@ -10,6 +10,7 @@ layout(location = 0) out vec2 out_uv;         // atlas texels
 layout(location = 1) out vec2 out_local;      // 0..1 across the quad
 layout(location = 2) flat out vec4 out_colour;
 layout(location = 3) flat out uint out_fill;
+layout(location = 4) flat out uvec2 out_image;  // pictures: first pixel, width | height << 16
 
 const vec2 kCorners[6] = vec2[](vec2(0, 0), vec2(1, 0), vec2(1, 1), vec2(0, 0), vec2(1, 1), vec2(0, 1));
 
@@ -24,6 +25,7 @@ void main() {
   out_local = q;
   out_colour = unpackUnorm4x8(g.uv_rgba_flags.z);
   out_fill = (flags >> 3) & 3u;
+  out_image = uvec2(floatBitsToUint(g.anchor_em.z), g.uv_rgba_flags.y);
   if ((flags & 1u) != 0u) {
     if (push.screen == 0u) {
       gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // panels are off for this target: nothing is drawn

@@ -215,4 +215,241 @@ std::optional<Prediction> predict(const model::Graph& graph, const Activations& 
   return p;
 }
 
+// ---- pictures ------------------------------------------------------------------------------------
+
+std::optional<ImageShape> image_shape(std::span<const int64_t> s) {
+  if (s.size() != 3 && s.size() != 4) return std::nullopt;
+  const size_t o = s.size() - 3;
+  if (o == 1 && s[0] < 1) return std::nullopt;
+  const bool nchw = s[o] >= 1 && s[o] <= 4 && !(s[o + 2] >= 1 && s[o + 2] <= 4 && s[o] > s[o + 2]);
+  ImageShape r{nchw ? s[o] : s[o + 2], nchw ? s[o + 1] : s[o], nchw ? s[o + 2] : s[o + 1], nchw};
+  if (r.channels != 1 && r.channels != 3 && r.channels != 4) return std::nullopt;
+  if (r.height < 8 || r.width < 8 || r.height > 65535 || r.width > 65535) return std::nullopt;
+  return r;
+}
+
+std::optional<Picture> picture_of(const TensorValue& value, const PictureMapping& mapping, uint32_t max_side) {
+  const auto shape = image_shape(value.shape);
+  if (!shape || max_side == 0) return std::nullopt;
+  const int64_t c = shape->channels, h = shape->height, w = shape->width;
+  if (value.data.size() < size_t(c * h * w)) return std::nullopt;
+  const std::span<const float> v = value.data.first(size_t(c * h * w));
+  auto at = [&](int64_t ch, int64_t y, int64_t x) {
+    return v[size_t(shape->nchw ? (ch * h + y) * w + x : (y * w + x) * c + ch)];
+  };
+  // value → byte, per channel of the tensor.
+  std::vector<float> mul(size_t(c), 255.0f), add(size_t(c), 0.0f);
+  if (!mapping.from_values) {
+    const float scale = mapping.scale != 0 ? mapping.scale : 1.0f;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float m = size_t(ch) < mapping.mean.size() ? mapping.mean[size_t(ch)] : mapping.mean.empty() ? 0.0f : mapping.mean[0];
+      const float d = size_t(ch) < mapping.std.size() ? mapping.std[size_t(ch)] : mapping.std.empty() ? 1.0f : mapping.std[0];
+      mul[size_t(ch)] = d / scale;
+      add[size_t(ch)] = m / scale;
+    }
+  } else {
+    float lo = 0, hi = 0;
+    bool any = false;
+    for (float x : v)
+      if (std::isfinite(x)) {
+        lo = any ? std::min(lo, x) : x, hi = any ? std::max(hi, x) : x;
+        any = true;
+      }
+    if (hi > 1.5f) std::fill(mul.begin(), mul.end(), 1.0f);
+    else if (lo < -0.05f) std::fill(mul.begin(), mul.end(), 127.5f), std::fill(add.begin(), add.end(), 127.5f);
+  }
+  // The display channel of each of R, G, B.
+  int64_t from[3] = {0, 0, 0};
+  if (c >= 3) {
+    const bool bgr = mapping.bgr;
+    for (int i = 0; i < 3; ++i) from[i] = bgr ? 2 - i : i;
+  }
+  const int64_t side = std::max(h, w);
+  const int64_t factor = (side + max_side - 1) / int64_t(max_side);  // integer box filter
+  Picture p;
+  p.shape = *shape;
+  p.width = uint32_t(std::max<int64_t>(1, w / factor));
+  p.height = uint32_t(std::max<int64_t>(1, h / factor));
+  p.rgba.resize(size_t(p.width) * p.height);
+  for (uint32_t py = 0; py < p.height; ++py)
+    for (uint32_t px = 0; px < p.width; ++px) {
+      uint32_t packed = 0xff000000u;
+      for (int i = 0; i < 3; ++i) {
+        const int64_t ch = from[i];
+        double sum = 0;
+        int64_t n = 0;
+        for (int64_t y = int64_t(py) * factor; y < std::min(h, int64_t(py + 1) * factor); ++y)
+          for (int64_t x = int64_t(px) * factor; x < std::min(w, int64_t(px + 1) * factor); ++x) {
+            const float b = at(ch, y, x) * mul[size_t(ch)] + add[size_t(ch)];
+            if (std::isfinite(b)) sum += std::clamp(b, 0.0f, 255.0f);
+            ++n;
+          }
+        const auto byte = uint32_t(std::lround(n ? sum / double(n) : 0.0));
+        packed |= std::min(byte, 255u) << (8 * i);
+      }
+      p.rgba[size_t(py) * p.width + px] = packed;
+    }
+  return p;
+}
+
+std::optional<model::TensorId> image_output(const model::Graph& graph, const Activations& values) {
+  for (model::TensorId id : graph.outputs) {
+    if (id >= values.size() || values[id].data.empty()) continue;
+    const auto s = image_shape(values[id].shape);
+    if (s && s->height >= 16 && s->width >= 16) return id;
+  }
+  return std::nullopt;
+}
+
+// ---- detections ----------------------------------------------------------------------------------
+
+namespace {
+
+float iou(const Detection& a, const Detection& b) {
+  const float w = std::min(a.x1, b.x1) - std::max(a.x0, b.x0), h = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
+  if (w <= 0 || h <= 0) return 0;
+  const float inter = w * h;
+  const float u = (a.x1 - a.x0) * (a.y1 - a.y0) + (b.x1 - b.x0) * (b.y1 - b.y0) - inter;
+  return u > 0 ? inter / u : 0;
+}
+
+std::vector<Detection> suppress(std::vector<Detection> found, float overlap, size_t max_boxes) {
+  std::stable_sort(found.begin(), found.end(), [](const Detection& a, const Detection& b) { return a.score > b.score; });
+  std::vector<Detection> kept;
+  for (const Detection& d : found) {
+    if (kept.size() >= max_boxes) break;
+    if (std::none_of(kept.begin(), kept.end(), [&](const Detection& k) { return k.label == d.label && iou(k, d) > overlap; }))
+      kept.push_back(d);
+  }
+  return kept;
+}
+
+// [1, N, K] or [N, K]: N, else 0.
+int64_t rows_of(std::span<const int64_t> s, int64_t k) {
+  if (s.size() == 3 && s[0] == 1 && s[2] == k) return s[1];
+  if (s.size() == 2 && s[1] == k) return s[0];
+  return 0;
+}
+int64_t cols_of(std::span<const int64_t> s) { return s.size() == 3 && s[0] == 1 ? s[2] : s.size() == 2 ? s[1] : 0; }
+
+}  // namespace
+
+std::optional<Detections> detect(const model::Graph& graph, const Activations& values,
+                                 std::span<const std::string> names, std::optional<float> threshold, size_t max_boxes) {
+  auto computed = [&](model::TensorId id) { return id < values.size() && !values[id].data.empty(); };
+  const std::string file = [&] {
+    std::string f = graph.source;
+    std::transform(f.begin(), f.end(), f.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    const size_t slash = f.find_last_of('/');
+    return slash == std::string::npos ? f : f.substr(slash + 1);
+  }();
+  auto name_of = [&](int64_t label, int64_t classes, Detections& d) {
+    if (int64_t(names.size()) == classes && label < classes) return names[size_t(label)];
+    if (int64_t(names.size()) == classes + 1 && label + 1 < int64_t(names.size())) return names[size_t(label + 1)];
+    return classes == 1 ? d.noun : "class " + std::to_string(label);
+  };
+
+  // Scores [1, N, C] with boxes [1, N, 4].
+  for (model::TensorId s : graph.outputs) {
+    if (!computed(s)) continue;
+    const int64_t classes = cols_of(values[s].shape), n = rows_of(values[s].shape, classes);
+    if (classes < 2 || classes == 4 || n < 1) continue;
+    for (model::TensorId b : graph.outputs) {
+      if (b == s || !computed(b) || rows_of(values[b].shape, 4) != n) continue;
+      const std::span<const float> sv = values[s].data, bv = values[b].data;
+      if (sv.size() < size_t(n * classes) || bv.size() < size_t(n * 4)) continue;
+      Detections d;
+      d.format = "scores+boxes";
+      d.output = s;
+      d.candidates = n;
+      d.noun = classes == 2 && file.find("face") != std::string::npos ? "face" : "object";
+      // Probabilities when every row lies in [0, 1] and sums to 1.
+      bool probabilities = true;
+      for (int64_t i = 0; i < n && probabilities; ++i) {
+        double sum = 0;
+        for (int64_t k = 0; k < classes; ++k) {
+          const float x = sv[size_t(i * classes + k)];
+          probabilities = probabilities && x >= 0 && x <= 1;
+          sum += x;
+        }
+        probabilities = probabilities && std::abs(sum - 1.0) < 1e-2;
+      }
+      const float t = threshold.value_or(0.7f);
+      std::vector<Detection> found;
+      std::vector<float> row(static_cast<size_t>(classes));
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t k = 0; k < classes; ++k) row[size_t(k)] = sv[size_t(i * classes + k)];
+        if (!probabilities) {
+          const float m = *std::max_element(row.begin(), row.end());
+          double total = 0;
+          for (float& x : row) total += x = std::isfinite(x) ? std::exp(x - m) : 0.0f;
+          for (float& x : row) x = total > 0 ? float(x / total) : 0.0f;
+        }
+        for (int64_t k = 1; k < classes; ++k) {
+          if (!(row[size_t(k)] >= t)) continue;
+          Detection det;
+          det.x0 = bv[size_t(i * 4)], det.y0 = bv[size_t(i * 4 + 1)];
+          det.x1 = bv[size_t(i * 4 + 2)], det.y1 = bv[size_t(i * 4 + 3)];
+          if (!(det.x1 > det.x0 && det.y1 > det.y0)) continue;
+          det.score = row[size_t(k)];
+          det.label = k - 1;
+          found.push_back(det);
+        }
+      }
+      d.boxes = suppress(std::move(found), 0.3f, max_boxes);
+      for (Detection& det : d.boxes) det.name = name_of(det.label, classes - 1, d);
+      return d;
+    }
+  }
+
+  // YOLOX: [1, N, 5 + C] over the grids of strides 8, 16 and 32 of the (first) input.
+  if (graph.inputs.empty()) return std::nullopt;
+  const auto in = image_shape(values.size() > graph.inputs[0] && !values[graph.inputs[0]].shape.empty()
+                                  ? values[graph.inputs[0]].shape
+                                  : std::span<const int64_t>(graph.tensors[graph.inputs[0]].shape));
+  if (!in) return std::nullopt;
+  int64_t cells = 0;
+  for (int64_t stride : {8, 16, 32}) cells += (in->height / stride) * (in->width / stride);
+  for (model::TensorId o : graph.outputs) {
+    if (!computed(o)) continue;
+    const int64_t k = cols_of(values[o].shape);
+    if (k < 6 || rows_of(values[o].shape, k) != cells) continue;
+    const std::span<const float> v = values[o].data;
+    if (v.size() < size_t(cells * k)) continue;
+    Detections d;
+    d.format = "yolox";
+    d.output = o;
+    d.candidates = cells;
+    d.noun = "object";
+    const int64_t classes = k - 5;
+    const float t = threshold.value_or(0.3f);
+    std::vector<Detection> found;
+    int64_t i = 0;
+    for (int64_t stride : {8, 16, 32}) {
+      const int64_t gh = in->height / stride, gw = in->width / stride;
+      for (int64_t gy = 0; gy < gh; ++gy)
+        for (int64_t gx = 0; gx < gw; ++gx, ++i) {
+          const float* r = v.data() + i * k;
+          int64_t best = 0;
+          for (int64_t c = 1; c < classes; ++c)
+            if (r[5 + c] > r[5 + best]) best = c;
+          const float score = r[4] * r[5 + best];
+          if (!(score >= t)) continue;
+          const float cx = (r[0] + float(gx)) * float(stride), cy = (r[1] + float(gy)) * float(stride);
+          const float bw = std::exp(std::min(r[2], 20.0f)) * float(stride), bh = std::exp(std::min(r[3], 20.0f)) * float(stride);
+          Detection det;
+          det.x0 = (cx - 0.5f * bw) / float(in->width), det.x1 = (cx + 0.5f * bw) / float(in->width);
+          det.y0 = (cy - 0.5f * bh) / float(in->height), det.y1 = (cy + 0.5f * bh) / float(in->height);
+          det.score = score;
+          det.label = best;
+          found.push_back(det);
+        }
+    }
+    d.boxes = suppress(std::move(found), 0.45f, max_boxes);
+    for (Detection& det : d.boxes) det.name = name_of(det.label, classes, d);
+    return d;
+  }
+  return std::nullopt;
+}
+
 }  // namespace nnxr::scene

@@ -79,4 +79,71 @@ std::optional<Prediction> predict(const model::Graph& graph, const Activations& 
 // The class count predict() would see (0: no score vector output).
 int64_t class_count(const model::Graph& graph, const Activations& values);
 
+// ---- pictures: image tensors in their true colours ---------------------------------------------
+
+// An image tensor's layout: [N, C, H, W] or [N, H, W, C] (also without N), C in {1, 3, 4},
+// H and W at least 8 (the same rule as the image decoder's).
+struct ImageShape {
+  int64_t channels = 0, height = 0, width = 0;
+  bool nchw = true;
+};
+std::optional<ImageShape> image_shape(std::span<const int64_t> shape);
+
+// How values become bytes: byte = (value · std[c] + mean[c]) / scale (the image preprocessing
+// undone), channels swapped back when the model takes BGR. Empty mean/std: 0 and 1.
+struct PictureMapping {
+  float scale = 1.0f / 255.0f;
+  std::vector<float> mean, std;
+  bool bgr = false;
+  // Instead of scale, mean and std, the range from the values: [0, 255] when they exceed 1.5,
+  // [-1, 1] when they go below -0.05, else [0, 1] (an image output).
+  bool from_values = false;
+};
+
+// sRGB bytes as in the image file, RGBA8 with R in the low byte, row-major from the top row.
+struct Picture {
+  uint32_t width = 0, height = 0;
+  std::vector<uint32_t> rgba;
+  ImageShape shape;  // of the tensor
+};
+
+// The first image of `value` (batch 0), box-filtered down so that neither side exceeds max_side.
+// One channel: grey; four: the alpha is dropped. nullopt when the tensor is not an image
+// (image_shape()) or was not computed.
+std::optional<Picture> picture_of(const TensorValue& value, const PictureMapping& mapping, uint32_t max_side);
+
+// The first graph output that is an image (fns-candy's stylised picture, super-resolution's
+// upscaled Y channel): image_shape() with H and W at least 16; nullopt when there is none.
+std::optional<model::TensorId> image_output(const model::Graph& graph, const Activations& values);
+
+// ---- detections --------------------------------------------------------------------------------
+
+struct Detection {
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // corners as fractions of the input's width and height
+  float score = 0;
+  int64_t label = 0;                     // class index (without the background class)
+  std::string name;
+};
+
+struct Detections {
+  std::string format;       // "scores+boxes" (SSD, UltraFace) or "yolox"
+  model::TensorId output = model::kNone;  // the scores (or the YOLOX output)
+  int64_t candidates = 0;   // anchors or grid cells scored
+  std::string noun;         // what was found, singular ("face", "object")
+  std::vector<Detection> boxes;  // after the score threshold and non-maximum suppression, best first
+};
+
+// Recognises a detector's outputs and decodes them:
+//  - scores [1, N, C] (C >= 2, class 0 the background; probabilities, else softmaxed) with boxes
+//    [1, N, 4] as corner fractions (UltraFace, SSD exports with the prior decoding inside);
+//  - YOLOX: one output [1, N, 5 + C] with N the grid cells of strides 8, 16 and 32 over the
+//    input (boxes as offsets in cells and log sizes, objectness times class score).
+// Boxes scoring at least `threshold` (default: 0.7 for scores+boxes, 0.3 for YOLOX) go through
+// greedy non-maximum suppression per class (IoU 0.3 for scores+boxes, 0.45 for YOLOX); at most
+// max_boxes are kept. `names` names the classes (with or without a background entry);
+// without them a two-class detector whose file name says "face" finds faces, else "object".
+std::optional<Detections> detect(const model::Graph& graph, const Activations& values,
+                                 std::span<const std::string> names, std::optional<float> threshold = std::nullopt,
+                                 size_t max_boxes = 50);
+
 }  // namespace nnxr::scene

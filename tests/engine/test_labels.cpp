@@ -3,8 +3,12 @@
 // the model, and the top-1 class ("bell cote" for squeezenet1.1-caffe2 on scikit-learn's
 // china.jpg with --image-preset caffe). The legend's colour bar runs from blue through grey to
 // red. Skipped, with a message, without tesseract, the shared models or the photo.
+// Pictures: an RGB input is drawn in its true colours (the preprocessing undone, BGR swapped
+// back), an image output beside it, and a detector's boxes over the input with a count of what
+// it found.
 #include <gtest/gtest.h>
 #include <stb_image.h>
+#include <stb_image_write.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/model_bytes.h"
 #include "tests/support/run_nnxr.h"
 
 namespace {
@@ -100,6 +105,112 @@ TEST(Labels, SqueezenetNamesBellCote) {
             3)
       << "OCR read: " << text << "\nimage: " << out;
   expect_colour_bar(out);
+}
+
+
+// ---- pictures ----------------------------------------------------------------------------------
+
+// A 32x32 PNG: yellow, magenta / cyan, grey quadrants.
+const Rgb kYellow{240, 220, 30}, kMagenta{200, 40, 220}, kCyan{30, 200, 210};
+fs::path quadrants_png(const fs::path& dir) {
+  std::vector<unsigned char> px(32 * 32 * 3);
+  for (int y = 0; y < 32; ++y)
+    for (int x = 0; x < 32; ++x) {
+      const Rgb c = y < 16 ? (x < 16 ? kYellow : kMagenta) : (x < 16 ? kCyan : Rgb{128, 128, 128});
+      unsigned char* p = &px[size_t(3 * (y * 32 + x))];
+      p[0] = (unsigned char)c.r, p[1] = (unsigned char)c.g, p[2] = (unsigned char)c.b;
+    }
+  const fs::path out = dir / "quadrants.png";
+  EXPECT_NE(stbi_write_png(out.c_str(), 32, 32, 3, px.data(), 32 * 3), 0);
+  return out;
+}
+
+struct Found {
+  int count = 0;
+  double x = 0, y = 0;  // centroid
+};
+
+// Pixels within 6 of `c` in the rectangle [x0, x1) x [y0, y1).
+Found find_colour(const fs::path& png, Rgb c, int x0, int y0, int x1, int y1) {
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load(png.c_str(), &w, &h, &n, 3);
+  Found f;
+  if (!px) return f;
+  for (int y = std::max(y0, 0); y < std::min(y1, h); ++y)
+    for (int x = std::max(x0, 0); x < std::min(x1, w); ++x) {
+      const unsigned char* p = px + 3 * (y * w + x);
+      if (std::abs(p[0] - c.r) <= 6 && std::abs(p[1] - c.g) <= 6 && std::abs(p[2] - c.b) <= 6) {
+        ++f.count;
+        f.x += x;
+        f.y += y;
+      }
+    }
+  stbi_image_free(px);
+  if (f.count) f.x /= f.count, f.y /= f.count;
+  return f;
+}
+
+// The input under the title and the image output at the top right, both in true colours: the
+// caffe preset's BGR order and mean are undone for the input, and the output (the input again,
+// minus the mean) is shown from its own range in the same channel order.
+TEST(Labels, InputAndImageOutputInTrueColours) {
+  const fs::path dir = nnxr::test::temp_dir("labels-pictures");
+  const fs::path png = quadrants_png(dir);
+  const fs::path model = nnxr::test::write_file(dir / "identity.onnx", nnxr::test::edited_model(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 3, 32, 32] x) => (float[1, 3, 32, 32] y) {
+  m = Constant<value = float[1, 3, 1, 1] {104, 117, 123}>()
+  y = Add(x, m)
+}
+)", [](auto&) {}));
+  const fs::path out = dir / "pictures.png";
+  const auto r = nnxr::test::run_nnxr("render '" + model.string() + "' --input '" + png.string() +
+                                      "' --image-preset caffe --out '" + out.string() + "' --width 1600 --height 900");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Input: the left third, under the title; output: the right third.
+  for (const bool right : {false, true}) {
+    const int x0 = right ? 1100 : 0, x1 = right ? 1600 : 500;
+    const Found yellow = find_colour(out, kYellow, x0, 60, x1, 600), magenta = find_colour(out, kMagenta, x0, 60, x1, 600),
+                cyan = find_colour(out, kCyan, x0, 60, x1, 600);
+    SCOPED_TRACE(right ? "output" : "input");
+    // Quadrants of about 120x120 pixels each (the picture's longer side is 270 px at 900 high).
+    EXPECT_GT(yellow.count, 5000) << out;
+    EXPECT_GT(magenta.count, 5000) << out;
+    EXPECT_GT(cyan.count, 5000) << out;
+    EXPECT_LT(yellow.x, magenta.x - 80);  // magenta right of yellow
+    EXPECT_LT(yellow.y, cyan.y - 80);     // cyan below yellow
+    EXPECT_NEAR(yellow.x, cyan.x, 10);
+  }
+}
+
+// A detector's outputs (scores [1, N, 2] with corner boxes [1, N, 4]): boxes over the input, and
+// the panel counts the faces instead of giving an argmax over anchors.
+TEST(Labels, DetectorBoxesOverTheInput) {
+  if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
+  const fs::path dir = nnxr::test::temp_dir("labels-detector");
+  const fs::path png = quadrants_png(dir);
+  // Three separate boxes above 0.7, one suppressed by overlap, one below the threshold.
+  const fs::path model = nnxr::test::write_file(dir / "tiny-face-detector.onnx", nnxr::test::edited_model(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 3, 32, 32] x) => (float[1, 5, 2] scores, float[1, 5, 4] boxes, float[1, 3, 32, 32] y) {
+  scores = Constant<value = float[1, 5, 2] {0.05, 0.95, 0.1, 0.9, 0.2, 0.8, 0.15, 0.85, 0.6, 0.4}>()
+  boxes = Constant<value = float[1, 5, 4] {0.1, 0.1, 0.4, 0.4, 0.6, 0.1, 0.9, 0.4, 0.1, 0.6, 0.4, 0.9, 0.11, 0.1, 0.41, 0.4, 0.6, 0.6, 0.9, 0.9}>()
+  y = Relu(x)
+}
+)", [](auto&) {}));
+  const fs::path out = dir / "detector.png";
+  const auto r = nnxr::test::run_nnxr("render '" + model.string() + "' --input '" + png.string() +
+                                      "' --image-preset unit --out '" + out.string() + "' --width 1600 --height 900");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The boxes' green (linear 0.25, 1, 0.35) over the input picture, in three places.
+  const Rgb green{137, 255, 160};
+  const Found top_left = find_colour(out, green, 0, 60, 160, 600), top_right = find_colour(out, green, 160, 60, 500, 250),
+              bottom_left = find_colour(out, green, 0, 250, 160, 600);
+  EXPECT_GT(top_left.count, 100) << out;
+  EXPECT_GT(top_right.count, 100) << out;
+  EXPECT_GT(bottom_left.count, 100) << out;
+  const std::string text = ocr(out);
+  EXPECT_NE(text.find("3 faces"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The words of the view, model side: short names and groups from exported names, the prediction
 // (probabilities kept, logits through softmax, a background class), tensor statistics, and the
-// layout leaving out what weights alone compute and Dropout masks.
+// layout leaving out what weights alone compute and Dropout masks; pictures of image tensors with
+// the preprocessing undone, image outputs, and detections decoded from a detector's outputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -108,6 +109,172 @@ TEST(Labels, LayoutLeavesOutWhatWeightsAloneComputeUnlessAsked) {
   bool saw_matmul = false;
   for (const TensorLabel& l : labels.tensors) saw_matmul = saw_matmul || (l.op == "MatMul" && l.shape == "2");
   EXPECT_TRUE(saw_matmul);
+}
+
+
+// ---- pictures --------------------------------------------------------------------------------
+
+TEST(Labels, ImageShapes) {
+  const std::vector<int64_t> nchw{1, 3, 240, 320}, nhwc{1, 32, 32, 3}, grey{1, 1, 28, 28}, scores{1, 1000, 1, 1},
+      small{1, 3, 4, 4};
+  ASSERT_TRUE(image_shape(nchw));
+  EXPECT_TRUE(image_shape(nchw)->nchw);
+  EXPECT_EQ(image_shape(nchw)->width, 320);
+  ASSERT_TRUE(image_shape(nhwc));
+  EXPECT_FALSE(image_shape(nhwc)->nchw);
+  EXPECT_EQ(image_shape(nhwc)->channels, 3);
+  ASSERT_TRUE(image_shape(grey));
+  EXPECT_EQ(image_shape(grey)->channels, 1);
+  EXPECT_FALSE(image_shape(scores));
+  EXPECT_FALSE(image_shape(small));
+}
+
+uint32_t rgb(uint32_t r, uint32_t g, uint32_t b) { return r | g << 8 | b << 16 | 0xff000000u; }
+
+TEST(Labels, PictureUndoesThePreprocessing) {
+  // A 16x8 image: left half (200, 100, 50), right half (10, 20, 30), fed as caffe does it
+  // (BGR, 0-255 minus the mean 104/117/123) in NCHW.
+  const int64_t h = 8, w = 16;
+  const float mean[3] = {104, 117, 123};  // of B, G, R
+  std::vector<float> v(size_t(3 * h * w));
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      const float r = x < w / 2 ? 200 : 10, g = x < w / 2 ? 100 : 20, b = x < w / 2 ? 50 : 30;
+      const float bgr[3] = {b, g, r};
+      for (int64_t c = 0; c < 3; ++c) v[size_t((c * h + y) * w + x)] = bgr[c] - mean[c];
+    }
+  const std::vector<int64_t> shape{1, 3, h, w};
+  const TensorValue value{shape, v};
+  const PictureMapping caffe{.scale = 1.0f, .mean = {104, 117, 123}, .std = {1}, .bgr = true};
+  auto p = picture_of(value, caffe, 64);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->width, 16u);
+  EXPECT_EQ(p->height, 8u);
+  EXPECT_EQ(p->rgba[0], rgb(200, 100, 50));
+  EXPECT_EQ(p->rgba[15], rgb(10, 20, 30));
+  // Box-filtered to 8x4: each output pixel averages a 2x2 block.
+  p = picture_of(value, caffe, 8);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->width, 8u);
+  EXPECT_EQ(p->height, 4u);
+  EXPECT_EQ(p->rgba[0], rgb(200, 100, 50));
+  EXPECT_EQ(p->rgba[7], rgb(10, 20, 30));
+
+  // ImageNet normalisation in NHWC, one pixel colour: (0.5 - mean) / std per channel.
+  const float m[3] = {0.485f, 0.456f, 0.406f}, sd[3] = {0.229f, 0.224f, 0.225f};
+  std::vector<float> n(size_t(8 * 8 * 3));
+  for (size_t i = 0; i < n.size(); ++i) n[i] = ((i % 3 == 0 ? 255 : i % 3 == 1 ? 128 : 0) / 255.0f - m[i % 3]) / sd[i % 3];
+  const std::vector<int64_t> nhwc{1, 8, 8, 3};
+  p = picture_of({nhwc, n}, {.scale = 1 / 255.0f, .mean = {0.485f, 0.456f, 0.406f}, .std = {0.229f, 0.224f, 0.225f}}, 64);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->rgba[9], rgb(255, 128, 0));
+
+  // An output in [0, 255] (style transfer) and one in [0, 1] (super-resolution's Y), from the values.
+  std::vector<float> out255(size_t(3 * 16 * 16), 240.0f), unit(size_t(16 * 16), 0.5f);
+  const std::vector<int64_t> s3{1, 3, 16, 16}, s1{1, 1, 16, 16};
+  p = picture_of({s3, out255}, {.from_values = true}, 64);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->rgba[5], rgb(240, 240, 240));
+  p = picture_of({s1, unit}, {.from_values = true}, 64);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->rgba[5], rgb(128, 128, 128));
+  // Not an image: no picture.
+  const std::vector<int64_t> vec{1, 768};
+  EXPECT_FALSE(picture_of({vec, std::vector<float>(768)}, {}, 64));
+}
+
+constexpr const char* kImageToImage = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 3, 32, 32] x) => (float[1, 3, 32, 32] y, float[1, 3072] z) {
+  y = Identity(x)
+  z = Flatten(x)
+}
+)";
+
+TEST(Labels, ImageOutputIsFound) {
+  const model::Graph g = model::load_model_from_text(kImageToImage);
+  Activations acts(g.tensors.size());
+  EXPECT_FALSE(image_output(g, acts));  // not computed
+  std::vector<float> v(3 * 32 * 32, 0.25f);
+  const std::vector<int64_t> shape{1, 3, 32, 32};
+  acts[g.find("y")] = {shape, v};
+  ASSERT_TRUE(image_output(g, acts));
+  EXPECT_EQ(*image_output(g, acts), g.find("y"));
+}
+
+// ---- detections ----------------------------------------------------------------------------------
+
+constexpr const char* kFaceDetector = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 3, 240, 320] input) => (float[1, 6, 2] scores, float[1, 6, 4] boxes) {
+  scores = Constant<value = float[1, 6, 2] {0.9, 0.1, 0.05, 0.95, 0.1, 0.9, 0.2, 0.8, 0.02, 0.98, 0.5, 0.5}>()
+  boxes = Constant<value = float[1, 6, 4] {0, 0, 1, 1, 0.1, 0.1, 0.3, 0.3, 0.11, 0.1, 0.31, 0.3, 0.5, 0.5, 0.6, 0.6, 0.7, 0.1, 0.9, 0.4, 0.2, 0.2, 0.4, 0.4}>()
+}
+)";
+
+TEST(Labels, ScoresAndBoxesDecodeToFaces) {
+  model::Graph g = model::load_model_from_text(kFaceDetector);
+  g.source = "models/ultraface-RFB-320.onnx";
+  std::vector<float> scores{0.9f, 0.1f, 0.05f, 0.95f, 0.1f, 0.9f, 0.2f, 0.8f, 0.02f, 0.98f, 0.5f, 0.5f};
+  std::vector<float> boxes{0, 0, 1, 1, 0.1f, 0.1f, 0.3f, 0.3f, 0.11f, 0.1f, 0.31f, 0.3f,
+                           0.5f, 0.5f, 0.6f, 0.6f, 0.7f, 0.1f, 0.9f, 0.4f, 0.2f, 0.2f, 0.4f, 0.4f};
+  const std::vector<int64_t> ss{1, 6, 2}, bs{1, 6, 4};
+  Activations acts(g.tensors.size());
+  acts[g.find("scores")] = {ss, scores};
+  acts[g.find("boxes")] = {bs, boxes};
+  const auto d = detect(g, acts, {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->format, "scores+boxes");
+  EXPECT_EQ(d->candidates, 6);
+  EXPECT_EQ(d->noun, "face");
+  // Anchor 0 is background, 5 is below 0.7, 2 overlaps 1 (IoU 0.9) and goes: 4, 1, 3 remain.
+  ASSERT_EQ(d->boxes.size(), 3u);
+  EXPECT_FLOAT_EQ(d->boxes[0].score, 0.98f);
+  EXPECT_FLOAT_EQ(d->boxes[0].x0, 0.7f);
+  EXPECT_FLOAT_EQ(d->boxes[1].score, 0.95f);
+  EXPECT_FLOAT_EQ(d->boxes[2].score, 0.8f);
+  EXPECT_EQ(d->boxes[0].name, "face");
+  // A lower threshold keeps anchor 5 too (its IoU with anchor 1 is 1/7).
+  EXPECT_EQ(detect(g, acts, {}, 0.4f)->boxes.size(), 4u);
+  // Any other file name: objects.
+  g.source = "detector.onnx";
+  EXPECT_EQ(detect(g, acts, {})->noun, "object");
+  // A classifier is no detector.
+  const model::Graph c = model::load_model_from_text(kClassifier);
+  Activations ca(c.tensors.size());
+  std::vector<float> probs{0.1f, 0.6f, 0.2f, 0.1f};
+  const std::vector<int64_t> shape{1, 4};
+  ca[c.find("y")] = {shape, probs};
+  EXPECT_FALSE(detect(c, ca, {}));
+}
+
+constexpr const char* kYolox = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 3, 64, 64] images, float[1, 84, 7] raw) => (float[1, 84, 7] output) {
+  output = Identity(raw)
+}
+)";
+
+TEST(Labels, YoloxGridDecodes) {
+  // 64x64: grids 8x8 + 4x4 + 2x2 = 84 cells; 2 classes.
+  const model::Graph g = model::load_model_from_text(kYolox);
+  std::vector<float> out(84 * 7, 0.0f);
+  // Cell (3, 2) of stride 8 (index 2 * 8 + 3): centre ((0.5 + 3) * 8, (0.5 + 2) * 8) = (28, 20),
+  // size exp(log 2) * 8 = 16; objectness 0.9, class 1 at 0.8.
+  float* r = out.data() + (2 * 8 + 3) * 7;
+  r[0] = 0.5f, r[1] = 0.5f, r[2] = std::log(2.0f), r[3] = std::log(2.0f), r[4] = 0.9f, r[5] = 0.1f, r[6] = 0.8f;
+  const std::vector<int64_t> shape{1, 84, 7}, in{1, 3, 64, 64};
+  Activations acts(g.tensors.size());
+  acts[g.find("output")] = {shape, out};
+  const std::vector<std::string> names{"cat", "dog"};
+  const auto d = detect(g, acts, names);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->format, "yolox");
+  ASSERT_EQ(d->boxes.size(), 1u);
+  EXPECT_EQ(d->boxes[0].name, "dog");
+  EXPECT_NEAR(d->boxes[0].score, 0.72f, 1e-5);
+  EXPECT_NEAR(d->boxes[0].x0, 20.0f / 64, 1e-5);
+  EXPECT_NEAR(d->boxes[0].y1, 28.0f / 64, 1e-5);
 }
 
 }  // namespace
