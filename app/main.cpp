@@ -100,6 +100,8 @@ run       runs the model on the CPU and reports its outputs; every tensor is kep
                                 or --image-preset imagenet|caffe|unit|raw (caffe: BGR, 0-255,
                                 mean 104/117/123); the choice in effect is printed
           --random SEED   fill inputs not given with seeded random values (ort-run.js's generator)
+          --labels FILE   class names, one a line (default: built-in lists by output size); a
+                          classifier's top-5 and a detector's boxes are printed after the outputs
           --threads N     threads for the kernels and OpenBLAS (default 1; 0 = all cores)
           --repeat N      run N more times and print median= and min= latency in ms
           --profile       print the time per op type and the slowest nodes, averaged over the

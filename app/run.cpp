@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -18,6 +19,8 @@
 #include "app/json.h"
 #include "app/limits.h"
 #include "model/runtime/runtime.h"
+#include "model/scene/labels.h"
+#include "model/scene/scene.h"
 #include "model/tensor_io.h"
 
 namespace nnxr::app {
@@ -126,6 +129,32 @@ void print_profile(const model::Graph& g, const std::vector<double>& node_ms, in
   }
 }
 
+// What the outputs say: a detector's boxes ("1 face: 99.9% at [0.41, 0.12, 0.58, 0.43]") or a
+// classifier's top-5 with class names, after the raw outputs.
+void print_reading(const model::Graph& g, const runtime::Session& session, const std::optional<ClassList>& labels) {
+  const scene::Activations values = scene::activations_of(session);
+  const ClassList classes = choose_classes(g, scene::class_count(g, values), labels);
+  if (const auto d = scene::detect(g, values, classes.names)) {
+    std::cout << "detections (" << d->format << ", " << d->candidates << " candidates): " << scene::summary(*d) << '\n';
+    for (const scene::Detection& b : d->boxes) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %5.1f%%  %s  [%.3f, %.3f, %.3f, %.3f]\n", 100.0 * b.score, b.name.c_str(), b.x0,
+                    b.y0, b.x1, b.y1);
+      std::cout << line;
+    }
+    return;
+  }
+  if (const auto p = scene::predict(g, values, classes.names, 5)) {
+    std::cout << "prediction" << (classes.source.empty() ? "" : " (" + classes.source + ")") << ":";
+    for (const scene::ClassScore& c : p->top) {
+      char item[160];
+      std::snprintf(item, sizeof item, " %.1f%% %s;", 100.0 * c.probability, c.name.c_str());
+      std::cout << item;
+    }
+    std::cout << '\n';
+  }
+}
+
 }  // namespace
 
 int run_command(Args& args) {
@@ -134,6 +163,7 @@ int run_command(Args& args) {
   parse_dims(args, options);
   auto specs = parse_input_specs(args);
   const ImageOptions image = parse_image_options(args);
+  const auto labels = parse_labels_option(args);
   std::optional<uint32_t> seed;
   if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = static_cast<uint32_t>(*s);
   const int threads = static_cast<int>(args.int_option("--threads", 0, 256).value_or(1));
@@ -240,6 +270,7 @@ int run_command(Args& args) {
       }
       std::cout << '\n';
     }
+    print_reading(g, session, labels);
     std::cout << "ran " << stats.nodes_run << " nodes in " << std::fixed << std::setprecision(3) << stats.milliseconds << " ms ("
               << threads << (threads == 1 ? " thread" : " threads") << ")\n";
     if (!times.empty())

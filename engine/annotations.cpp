@@ -138,11 +138,6 @@ glm::vec2 picture_panel(TextBuilder& out, glm::vec2 at, Corner corner, const std
   return size;
 }
 
-// "3 faces", "1 face", "no faces".
-std::string count_of(size_t n, const std::string& noun) {
-  return (n == 0 ? std::string("no") : std::to_string(n)) + " " + noun + (n == 1 ? "" : "s");
-}
-
 // Fixed to the corners: title, prediction, legend, selection. Returns the pixel rectangles they cover.
 std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
                          const scene::Activations& values, const AnnotationOptions& options) {
@@ -203,8 +198,7 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
     right_top += size.y + 10;
   } else if (detections) {
     // A detector: what it found, not an argmax over anchors.
-    const std::string noun = detections->noun;
-    std::vector<Line> lines{{"Detections", 18, kDim}, {count_of(detections->boxes.size(), noun), 30, kText}};
+    std::vector<Line> lines{{"Detections", 18, kDim}, {scene::summary(*detections), 30, kText}};
     for (size_t i = 0; i < detections->boxes.size() && i < 5; ++i) {
       const scene::Detection& d = detections->boxes[i];
       char line[96];

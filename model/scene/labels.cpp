@@ -171,7 +171,9 @@ std::optional<model::TensorId> score_output(const model::Graph& graph, const Act
 
 int64_t class_count(const model::Graph& graph, const Activations& values) {
   const auto id = score_output(graph, values);
-  return id ? int64_t(values[*id].data.size()) : 0;
+  if (id) return int64_t(values[*id].data.size());
+  const auto d = detect(graph, values, {}, 2.0f);  // no box passes: the format alone
+  return d ? d->classes : 0;
 }
 
 std::optional<Prediction> predict(const model::Graph& graph, const Activations& values,
@@ -334,6 +336,15 @@ int64_t cols_of(std::span<const int64_t> s) { return s.size() == 3 && s[0] == 1 
 
 }  // namespace
 
+std::string summary(const Detections& d) {
+  const size_t n = d.boxes.size();
+  std::string noun = d.noun;
+  if (n > 0 && std::all_of(d.boxes.begin(), d.boxes.end(), [&](const Detection& b) { return b.name == d.boxes[0].name; }) &&
+      !d.boxes[0].name.starts_with("class "))
+    noun = d.boxes[0].name;
+  return (n ? std::to_string(n) : std::string("no")) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::optional<Detections> detect(const model::Graph& graph, const Activations& values,
                                  std::span<const std::string> names, std::optional<float> threshold, size_t max_boxes) {
   auto computed = [&](model::TensorId id) { return id < values.size() && !values[id].data.empty(); };
@@ -362,6 +373,7 @@ std::optional<Detections> detect(const model::Graph& graph, const Activations& v
       d.format = "scores+boxes";
       d.output = s;
       d.candidates = n;
+      d.classes = classes - 1;
       d.noun = classes == 2 && file.find("face") != std::string::npos ? "face" : "object";
       // Probabilities when every row lies in [0, 1] and sums to 1.
       bool probabilities = true;
@@ -420,6 +432,7 @@ std::optional<Detections> detect(const model::Graph& graph, const Activations& v
     d.format = "yolox";
     d.output = o;
     d.candidates = cells;
+    d.classes = k - 5;
     d.noun = "object";
     const int64_t classes = k - 5;
     const float t = threshold.value_or(0.3f);

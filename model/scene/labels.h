@@ -76,7 +76,8 @@ struct Prediction {
 // as a background class.
 std::optional<Prediction> predict(const model::Graph& graph, const Activations& values,
                                   std::span<const std::string> names, int k = 5);
-// The class count predict() would see (0: no score vector output).
+// The class count predict() would see, else a detector's (detect(); without its background
+// class); 0: neither.
 int64_t class_count(const model::Graph& graph, const Activations& values);
 
 // ---- pictures: image tensors in their true colours ---------------------------------------------
@@ -129,6 +130,7 @@ struct Detections {
   std::string format;       // "scores+boxes" (SSD, UltraFace) or "yolox"
   model::TensorId output = model::kNone;  // the scores (or the YOLOX output)
   int64_t candidates = 0;   // anchors or grid cells scored
+  int64_t classes = 0;      // object classes (without a background class)
   std::string noun;         // what was found, singular ("face", "object")
   std::vector<Detection> boxes;  // after the score threshold and non-maximum suppression, best first
 };
@@ -142,6 +144,9 @@ struct Detections {
 // greedy non-maximum suppression per class (IoU 0.3 for scores+boxes, 0.45 for YOLOX); at most
 // max_boxes are kept. `names` names the classes (with or without a background entry);
 // without them a two-class detector whose file name says "face" finds faces, else "object".
+// "3 faces", "1 person", "no objects": the class name when every box has the same one.
+std::string summary(const Detections& detections);
+
 std::optional<Detections> detect(const model::Graph& graph, const Activations& values,
                                  std::span<const std::string> names, std::optional<float> threshold = std::nullopt,
                                  size_t max_boxes = 50);

@@ -211,6 +211,30 @@ net (float[1, 3, 32, 32] x) => (float[1, 5, 2] scores, float[1, 5, 4] boxes, flo
   EXPECT_GT(bottom_left.count, 100) << out;
   const std::string text = ocr(out);
   EXPECT_NE(text.find("3 faces"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
+  // `run` says it too, after the raw outputs.
+  const auto run = nnxr::test::run_nnxr("run '" + model.string() + "' --input '" + png.string() + "' --image-preset unit");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("detections (scores+boxes, 5 candidates): 3 faces"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" 95.0%  face  [0.100, 0.100, 0.400, 0.400]"), std::string::npos) << run.out;
+}
+
+// Without --input the title says that the input is random (and with which seed).
+TEST(Labels, TitleSaysTheInputIsRandom) {
+  if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
+  const fs::path dir = nnxr::test::temp_dir("labels-random");
+  const fs::path model = nnxr::test::write_file(dir / "relu.onnx", nnxr::test::edited_model(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 3, 32, 32] x) => (float[1, 3, 32, 32] y) {
+  y = Relu(x)
+}
+)", [](auto&) {}));
+  const fs::path out = dir / "random.png";
+  const auto r = nnxr::test::run_nnxr("render '" + model.string() + "' --random 7 --out '" + out.string() + "' --width 1600 --height 900");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = ocr(out);
+  EXPECT_NE(text.find("random input, seed 7"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
+  // No picture of a random input: no panel under the title reads "input 3x32x32".
+  EXPECT_EQ(text.find("input 3x32x32"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
 }
 
 }  // namespace

@@ -234,6 +234,7 @@ TEST(Labels, ScoresAndBoxesDecodeToFaces) {
   EXPECT_FLOAT_EQ(d->boxes[1].score, 0.95f);
   EXPECT_FLOAT_EQ(d->boxes[2].score, 0.8f);
   EXPECT_EQ(d->boxes[0].name, "face");
+  EXPECT_EQ(summary(*d), "3 faces");
   // A lower threshold keeps anchor 5 too (its IoU with anchor 1 is 1/7).
   EXPECT_EQ(detect(g, acts, {}, 0.4f)->boxes.size(), 4u);
   // Any other file name: objects.
@@ -270,8 +271,11 @@ TEST(Labels, YoloxGridDecodes) {
   const auto d = detect(g, acts, names);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->format, "yolox");
+  EXPECT_EQ(d->classes, 2);
+  EXPECT_EQ(class_count(g, acts), 2);
   ASSERT_EQ(d->boxes.size(), 1u);
   EXPECT_EQ(d->boxes[0].name, "dog");
+  EXPECT_EQ(summary(*d), "1 dog");
   EXPECT_NEAR(d->boxes[0].score, 0.72f, 1e-5);
   EXPECT_NEAR(d->boxes[0].x0, 20.0f / 64, 1e-5);
   EXPECT_NEAR(d->boxes[0].y1, 28.0f / 64, 1e-5);
