@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -123,6 +124,25 @@ runtime::RunOptions run_options(const Limits& limits) {
   o.deadline = g_deadline;
   o.max_loop_iterations = limits.max_loop_iterations;
   return o;
+}
+
+uint64_t reserve_scene_memory(uint64_t budget, const char* command, uint64_t minimum) {
+  const uint64_t limit = runtime::memory_limit();
+  if (limit == 0) return budget;
+  const uint64_t held = runtime::memory_held();
+  const uint64_t left = limit > held ? limit - held : 0;
+  const uint64_t fits = left / kSceneBytesPerElement;
+  if (fits < std::max<uint64_t>(minimum, 1))
+    throw std::runtime_error(std::string(command) + ": no memory left for the scene under the memory ceiling of " +
+                             runtime::byte_string(limit) + " (--max-memory): the run's tensors hold " + runtime::byte_string(held));
+  if (budget > fits) {
+    std::cerr << command << ": budget " << budget << " lowered to " << fits << ": at " << kSceneBytesPerElement
+              << " bytes an element, that is what fits in the " << runtime::byte_string(left) << " left under the memory ceiling of "
+              << runtime::byte_string(limit) << " (--max-memory) beside the run's " << runtime::byte_string(held) << '\n';
+    budget = fits;
+  }
+  runtime::memory_acquire(budget * kSceneBytesPerElement);  // held until the process exits
+  return budget;
 }
 
 bool stop_requested() { return g_stop.load(); }

@@ -39,6 +39,17 @@ void install(const Limits& limits);
 // The options for Session::run(): the cancel flag, the deadline, the Loop cap.
 runtime::RunOptions run_options(const Limits& limits);
 
+// Bytes one resident scene element (a neuron or a connection) costs in host memory: the scene
+// buffers' two regions of 16 bytes (host-visible, so system RAM on a CPU device such as
+// lavapipe) and the scene build's arrays (ordering, values, sort scratch), about 16 more.
+inline constexpr uint64_t kSceneBytesPerElement = 48;
+
+// Fits an element budget under the memory ceiling beside what the runtime holds now, and counts
+// the scene's bytes against the ceiling from then on (so later runs get what is left). Returns
+// `budget`, or a lower one with one line on stderr naming the numbers (`command`: "render",
+// "view"); throws a one-line error when not even `minimum` elements fit.
+uint64_t reserve_scene_memory(uint64_t budget, const char* command, uint64_t minimum = 1);
+
 // True once Ctrl-C was pressed (or the deadline passed): long stages outside the runtime poll it.
 bool stop_requested();
 // Throws the one-line error for the stop that was requested, if any ("interrupted" / "timed out

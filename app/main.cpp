@@ -135,7 +135,8 @@ limits (run, render, view and inspect --scene):
           --max-memory SIZE     ceiling on the bytes the runtime's tensors hold, e.g. 4G or 512M
                                 (default a third of MemAvailable); beyond it the node is refused
           --timeout S           give up after S seconds (exit status 1)
-          --max-loop-iterations N  iterations of one Loop node (default 1000000)
+          --max-loop-iterations N  iterations of one Loop node, or steps of one Scan
+                                (default 1000000)
           Ctrl-C stops a run between nodes and exits with status 130 within a second.
 
 exit status: 0 success, 1 the model or input is at fault, 2 the command line is at fault,

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "app/classes.h"
 #include "app/commands.h"
@@ -49,7 +50,7 @@ float parse_quantile(Args& args, std::string_view name, float fallback) {
 // when the command ends, so that an error or the result is the one line left.
 class Progress {
  public:
-  Progress() : tty_(isatty(STDERR_FILENO) == 1) {}
+  explicit Progress(std::streambuf* out) : out_(out), tty_(isatty(STDERR_FILENO) == 1) {}
   ~Progress() { clear(); }
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -68,21 +69,45 @@ class Progress {
     show(stage_ + " " + std::to_string(percent) + "%");
   }
   void clear() {
-    if (tty_ && shown_) std::cerr << "\r\033[K" << std::flush;
+    if (tty_ && shown_) out_ << "\r\033[K" << std::flush;
     shown_ = false;
   }
 
  private:
   void show(const std::string& line) {
     if (!tty_) return;
-    std::cerr << "\r\033[Krender: " << line << std::flush;
+    out_ << "\r\033[Krender: " << line << std::flush;
     shown_ = true;
   }
+  std::ostream out_;
   bool tty_ = false;
   bool shown_ = false;
   std::string stage_;
   std::chrono::steady_clock::time_point start_;
   int last_percent_ = 0;
+};
+
+// What render says on std::cerr while it works (model warnings, input notes, "budget lowered",
+// "most changed", the preprocessing note) is held and printed once the PNG is written, so that a
+// render that fails prints its one error line and nothing else. The progress line (a terminal
+// only) goes to the real stderr at once.
+class HeldNotes {
+ public:
+  HeldNotes() : real_(std::cerr.rdbuf(held_.rdbuf())) {}
+  ~HeldNotes() { std::cerr.rdbuf(real_); }  // an error: the held lines are dropped
+  HeldNotes(const HeldNotes&) = delete;
+  HeldNotes& operator=(const HeldNotes&) = delete;
+  std::streambuf* real() const { return real_; }
+  // Stops holding; `print`: writes what was held.
+  void release(bool print) {
+    std::cerr.rdbuf(real_);
+    if (print) std::cerr << held_.str() << std::flush;
+    held_.str({});
+  }
+
+ private:
+  std::ostringstream held_;
+  std::streambuf* real_;
 };
 
 }  // namespace
@@ -125,7 +150,8 @@ int render_command(Args& args) {
   const std::optional<std::string> model_path = pos.empty() ? std::nullopt : std::optional(pos[0]);
   add_default_input(model_path.has_value(), seed, specs);
 
-  Progress progress;
+  HeldNotes notes_held;
+  Progress progress(notes_held.real());
   // Vulkan first: a machine without a device fails in milliseconds, before any inference.
   engine::Instance instance(engine::InstanceOptions{});
   engine::Device device(instance, engine::DeviceOptions{});
@@ -144,6 +170,7 @@ int render_command(Args& args) {
     session.run(run_options(limits));
   } catch (const runtime::CancelledError& e) {
     progress.clear();
+    notes_held.release(false);
     return report_cancelled(e);
   } catch (const runtime::UnsupportedError& e) {
     progress.clear();
@@ -240,6 +267,8 @@ int render_command(Args& args) {
               << " can address\n";
     resident = limit;
   }
+  // The scene buffers and the build's arrays count against --max-memory beside the run's tensors.
+  resident = reserve_scene_memory(resident, "render");
   engine::SceneBuffers buffers(device, {.element_budget = resident,
                                         .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)),
                                         .frames_in_flight = 1,
@@ -307,6 +336,7 @@ int render_command(Args& args) {
   device.wait_idle();
   progress.clear();
   engine::write_png(*out, picture);
+  notes_held.release(true);
   std::cout << "wrote " << *out << " (" << width << "x" << height << ", " << shown_neurons << " neurons, "
             << shown_connections << " connections shown";
   if (compare) std::cout << ", showing " << scene::compare_show_name(*show);

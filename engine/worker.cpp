@@ -118,6 +118,15 @@ void Worker::rebuild() {
   wake_.notify_one();
 }
 
+void Worker::reinfer() {
+  {
+    std::lock_guard lock(mutex_);
+    pending_->need_infer = true;
+    busy_ = true;
+  }
+  wake_.notify_one();
+}
+
 uint64_t Worker::filter(scene::Filter filter) {
   std::lock_guard lock(mutex_);
   const uint64_t serial = ++filter_serial_;

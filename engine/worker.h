@@ -39,6 +39,7 @@
 
 #include "engine/words.h"
 #include "model/graph.h"
+#include "model/runtime/runtime.h"
 #include "model/scene/compare.h"
 #include "model/scene/scene.h"
 #include "model/scene/tiles.h"
@@ -170,6 +171,9 @@ struct WorkerOptions {
   double print_after_ms = 500;
   CompareOptions compare;             // input B, and what a build shows
   InputList inputs;                   // read by the viewer (ViewerState), not by the pipeline
+  // Limits for every inference (deadline, Loop/Scan cap, a cancel flag such as Ctrl-C's): a run
+  // they stop fails its stage with their message. The worker's own shutdown flag is added to them.
+  runtime::RunOptions run;
 };
 
 // Thrown from a stage's progress callback once the Worker is being destroyed; the stage unwinds
@@ -225,6 +229,10 @@ class Worker {
   void rebuild(int top_k, uint64_t budget);
   // Rebuilds the scene of the last inference as it is (e.g. after options().compare.show changed).
   void rebuild();
+  // Runs inference on the current input again, then rebuilds: for a sink that was replaced (a
+  // viewer moved to another GPU), which needs the activation images and the scene written anew.
+  // The model stays loaded.
+  void reinfer();
   const WorkerOptions& options() const { return options_; }
   // Applies a filter to the current scene (and to every later one). Returns its serial.
   uint64_t filter(scene::Filter filter);

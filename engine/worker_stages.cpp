@@ -127,9 +127,9 @@ class SceneStages final : public Stages {
     for (const auto& [name, t] : feeds) session_->set_input(name, t.dtype, t.shape, t.bytes);
     progress(0.1f);  // throws StageCancelled once the Worker is being destroyed
     try {
-      session_->run(runtime::RunOptions{.cancel = cancelled});  // stops between nodes on ~Worker
-    } catch (const runtime::CancelledError&) {
-      throw StageCancelled();
+      session_->run(run_options());  // stops between nodes on ~Worker, at the limits
+    } catch (const runtime::CancelledError& e) {
+      cancelled_by(e);
     } catch (const runtime::UnsupportedError& e) {
       post(Warning{e.what()});  // what could run did; the rest stays dark
     }
@@ -222,6 +222,20 @@ class SceneStages final : public Stages {
   }
 
  private:
+  // The options of every inference: the viewer's limits plus the worker's shutdown flag.
+  runtime::RunOptions run_options() const {
+    runtime::RunOptions o = options_.run;
+    o.cancel_too = cancelled;
+    return o;
+  }
+
+  // A run stopped by its options: quietly when the Worker is being destroyed, else the stage
+  // fails with the reason (Ctrl-C, the timeout).
+  [[noreturn]] void cancelled_by(const runtime::CancelledError& e) const {
+    if (cancelled && cancelled->load()) throw StageCancelled();
+    throw std::runtime_error(name_ + ": " + e.what());
+  }
+
   // Compare mode: runs input B once per model (its shape must be A's), then reports the tensors
   // that changed most between A and B.
   void infer_b(const Feeds& a, const PostFn& post) {
@@ -236,9 +250,9 @@ class SceneStages final : public Stages {
       }
       for (const auto& [name, t] : b) session_b_->set_input(name, t.dtype, t.shape, t.bytes);
       try {
-        session_b_->run(runtime::RunOptions{.cancel = cancelled});
-      } catch (const runtime::CancelledError&) {
-        throw StageCancelled();
+        session_b_->run(run_options());
+      } catch (const runtime::CancelledError& e) {
+        cancelled_by(e);
       } catch (const runtime::UnsupportedError& e) {
         post(Warning{std::string("input B: ") + e.what()});
       }

@@ -105,6 +105,16 @@ std::vector<std::byte> read_file_range(const fs::path& path, uint64_t offset, ui
   return bytes;
 }
 
+void read_file_range(const fs::path& path, uint64_t offset, std::span<std::byte> out) {
+  struct stat st {};
+  Fd f = open_regular(path, st);
+  const auto size = static_cast<uint64_t>(st.st_size);
+  const uint64_t length = out.size();
+  if (offset > size || length > size - offset)
+    fail(path, "has " + std::to_string(size) + " bytes; " + std::to_string(length) + " at offset " + std::to_string(offset) + " are past its end");
+  read_exactly(path, f.fd, out.data(), length, offset);
+}
+
 void check_output_file(const fs::path& path) {
   if (path.empty()) throw ModelError("the output file name is empty");
   fs::path dir = path.parent_path();

@@ -22,6 +22,8 @@ std::string file_kind(const std::filesystem::path& path, bool follow = true);
 std::vector<std::byte> read_regular_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& what_limit = {});
 // The same, reading only `length` bytes at `offset` (both checked against the size).
 std::vector<std::byte> read_file_range(const std::filesystem::path& path, uint64_t offset, uint64_t length);
+// The same into `out` (out.size() bytes at `offset`), for a caller that owns the buffer.
+void read_file_range(const std::filesystem::path& path, uint64_t offset, std::span<std::byte> out);
 
 // Throws when `path` cannot be written as an output file: its folder does not exist (or is not a
 // folder, or is not writable), or something that is not a regular file is already there.

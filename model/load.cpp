@@ -129,7 +129,11 @@ class Loader {
 
   // --- external data ------------------------------------------------------------------------
 
-  void inline_external(onnx::TensorProto& t) {
+  // `aside`: a main-graph initializer. Its bytes (1 MiB and more) are read once, into the buffer
+  // that becomes its TensorData (build_graph()); the proto keeps a one-byte placeholder for the
+  // checker and shape inference, which never need the values of a tensor that large. Smaller tensors,
+  // and those of subgraphs (loaded from memory later), are inlined into the proto.
+  void inline_external(onnx::TensorProto& t, bool aside = false) {
     if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
     std::string location;
     int64_t offset = 0, length = -1;
@@ -170,14 +174,28 @@ class Loader {
     if (offset > file_size || length > file_size - offset)
       fail(what + " at offset " + std::to_string(offset) + " length " + std::to_string(length) +
            ", past the end of that file (" + std::to_string(file_size) + " bytes)");
-    std::vector<std::byte> bytes;
+    if (aside && length >= kAsideBytes && !aside_.count(t.name())) {  // a repeated name is inlined
+      std::vector<std::byte> bytes(static_cast<size_t>(length));
+      try {
+        read_file_range(path, static_cast<uint64_t>(offset), std::span<std::byte>(bytes));
+      } catch (const ModelError& e) {
+        fail(what + ": " + e.what());
+      }
+      aside_[t.name()] = std::move(bytes);
+      t.clear_external_data();
+      t.set_data_location(onnx::TensorProto::DEFAULT);
+      t.set_raw_data(std::string(1, '\0'));  // a placeholder: the checker wants one value field
+      return;
+    }
+    // Read straight into the proto's raw_data (no second buffer); build_graph() copies it into
+    // the Graph's TensorData tensor by tensor and frees it there.
+    std::string data;
+    data.resize(static_cast<size_t>(length));
     try {
-      bytes = read_file_range(path, static_cast<uint64_t>(offset), static_cast<uint64_t>(length));
+      read_file_range(path, static_cast<uint64_t>(offset), std::as_writable_bytes(std::span<char>(data.data(), data.size())));
     } catch (const ModelError& e) {
       fail(what + ": " + e.what());
     }
-    std::string data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    bytes = {};
     t.clear_external_data();
     t.set_data_location(onnx::TensorProto::DEFAULT);
     t.set_raw_data(std::move(data));
@@ -187,7 +205,7 @@ class Loader {
   // memory, where a relative location could not be resolved).
   void inline_external_data() { inline_external_data(*model_.mutable_graph()); }
   void inline_external_data(onnx::GraphProto& g) {
-    for (auto& t : *g.mutable_initializer()) inline_external(t);
+    for (auto& t : *g.mutable_initializer()) inline_external(t, /*aside=*/&g == model_.mutable_graph());
     for (auto& n : *g.mutable_node())
       for (auto& a : *n.mutable_attribute()) {
         if (a.has_t()) inline_external(*a.mutable_t());
@@ -493,7 +511,7 @@ class Loader {
 
   // --- building the Graph ---------------------------------------------------------------------
 
-  std::shared_ptr<const TensorData> decode(const onnx::TensorProto& t, const std::string& what) {
+  std::shared_ptr<const TensorData> decode(const onnx::TensorProto& t, const std::string& what, bool initializer = false) {
     if (!dtype_valid(t.data_type())) fail(what + " has an invalid data type " + std::to_string(t.data_type()));
     auto d = std::make_shared<TensorData>();
     d->dtype = static_cast<DType>(t.data_type());
@@ -513,6 +531,16 @@ class Loader {
       if (static_cast<size_t>(t.string_data_size()) != n) mismatch(t.string_data_size());
       d->strings.assign(t.string_data().begin(), t.string_data().end());
       return d;
+    }
+    if (initializer && t.has_raw_data() && t.raw_data().size() == 1) {
+      if (auto it = aside_.find(t.name()); it != aside_.end()) {  // external data read aside: moved, not copied
+        if (it->second.size() != n * esize)
+          fail(what + " (" + std::string(dtype_name(d->dtype)) + " " + shape_string(d->shape) + ") has " +
+               std::to_string(it->second.size()) + " bytes of data, expected " + std::to_string(n * esize));
+        d->bytes = std::move(it->second);
+        aside_.erase(it);
+        return d;
+      }
     }
     if (t.has_raw_data()) {
       if (t.raw_data().size() != n * esize)
@@ -721,13 +749,24 @@ class Loader {
       if (inits.count(in.name())) continue;
       graph_.inputs.push_back(add_tensor(in.name(), TensorKind::Input));
     }
-    for (const auto& init : g.initializer()) {
+    for (int i = 0; i < g.initializer_size(); ++i) {
+      const auto& init = g.initializer(i);
       TensorId id = add_tensor(init.name(), TensorKind::Initializer);
       Tensor& t = graph_.tensors[id];
-      t.data = decode(init, "initializer " + q(init.name()));
+      t.data = decode(init, "initializer " + q(init.name()), /*initializer=*/true);
       t.dtype = t.data->dtype;
       t.shape = t.data->shape;
       t.rank_known = true;
+      // The proto's copy is no longer needed (the checker and shape inference are done): free
+      // it now rather than with the loader, so the weights are not held twice.
+      onnx::TensorProto& done = *model_.mutable_graph()->mutable_initializer(i);
+      std::string().swap(*done.mutable_raw_data());
+      done.clear_raw_data();
+      done.clear_float_data();
+      done.clear_int64_data();
+      done.clear_int32_data();
+      done.clear_double_data();
+      done.clear_uint64_data();
     }
 
     graph_.nodes.reserve(g.node_size());
@@ -813,6 +852,9 @@ class Loader {
   onnx::ModelProto model_;
   Graph graph_;
   std::unordered_map<int, std::string> unregistered_;  // node index -> original domain
+  // External data of large main-graph initializers, by name, until build_graph() takes it.
+  static constexpr int64_t kAsideBytes = int64_t{1} << 20;
+  std::unordered_map<std::string, std::vector<std::byte>> aside_;
   // Legacy ops renamed into kUnregisteredDomain while the checker runs: index -> (domain, op_type).
   std::unordered_map<int, std::pair<std::string, std::string>> hidden_from_checker_;
   std::unordered_map<std::string, int64_t> resolved_dims_;   // symbolic input dim name -> value

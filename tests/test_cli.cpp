@@ -1,5 +1,7 @@
 // The nnxr executable end to end: default model, --json, --dim, usage errors and bad files.
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -256,6 +258,86 @@ TEST(CliLimits, LoopWithTripCount1e9StopsAtTheIterationCap) {
   EXPECT_LT(d, 30 * kSlowdown);
   Result bad = nnxr("run --max-loop-iterations 0");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  fs::remove_all(dir);
+}
+
+// `inspect` holds external weights once: read into the tensor's own buffer, not into the protobuf
+// and then copied (128 MiB of weights peaked at about 2 x 128 MiB + the program before).
+TEST(CliLimits, InspectHoldsExternalWeightsOnce) {
+  const fs::path dir = nnxr::test::temp_dir("cli-external-once");
+  constexpr int64_t kFloats = int64_t{32} << 20;  // 128 MiB
+  {
+    std::ofstream w(dir / "weights.bin", std::ios::binary);
+    const std::vector<float> chunk(1 << 20, 0.25f);
+    for (int64_t i = 0; i < kFloats; i += int64_t(chunk.size())) w.write(reinterpret_cast<const char*>(chunk.data()), std::streamsize(chunk.size() * 4));
+  }
+  const std::string model = nnxr::test::write_file(dir / "m.onnx", nnxr::test::edited_model(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[33554432] X) => (float[33554432] Y) {
+      Y = Add (X, W)
+    })", [](onnx::ModelProto& m) {
+    auto* w = m.mutable_graph()->add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(kFloats);
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* loc = w->add_external_data();
+    loc->set_key("location");
+    loc->set_value("weights.bin");
+  })).string();
+  Result r = nnxr("inspect '" + model + "' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("33554432"), std::string::npos);
+  rusage children{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &children), 0);
+  const double peak_mib = double(children.ru_maxrss) / 1024.0;  // the largest child: nnxr
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's shadow memory and quarantine change the figure
+  EXPECT_LT(peak_mib, 128 * 1.5) << "nnxr inspect peaked at " << peak_mib << " MiB for 128 MiB of weights";
+#endif
+  EXPECT_GT(peak_mib, 128) << "the weights were read";
+  fs::remove_all(dir);
+}
+
+// A Scan over 1e9 steps of an empty slice: the input [1e9, 0] holds no data, so neither the
+// memory ceiling nor anything else stops it before the step cap.
+TEST(CliLimits, ScanOf1e9StepsIsRefusedAtTheIterationCap) {
+  const fs::path dir = nnxr::test::temp_dir("cli-scan-cap");
+  const std::string m = write_model(dir, "scan.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[1] X) => (float[1] S) {
+      shape = Constant <value = int64[2] {1000000000, 0}> ()
+      Z = ConstantOfShape (shape)
+      S = Scan <num_scan_inputs = 1, body = b (float[1] s, float[0] z) => (float[1] so) {
+        so = Neg(s)
+      }> (X, Z)
+    })");
+  Result r;
+  const double s = timed(r, "run '" + m + "' --random 1 --max-loop-iterations 5000");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("scans 1000000000 steps, more than the cap of 5000"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(Scan)"), std::string::npos) << r.err;
+  EXPECT_LT(s, 30);
+  // The default cap refuses it too, before the first step.
+  const double d = timed(r, "run '" + m + "' --random 1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("more than the cap of 1000000"), std::string::npos) << r.err;
+  EXPECT_LT(d, 30);
+  // Under the cap the Scan runs: 3 steps of Neg give -X.
+  const std::string small = write_model(dir, "scan3.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[1] X) => (float[1] S) {
+      shape = Constant <value = int64[2] {3, 0}> ()
+      Z = ConstantOfShape (shape)
+      S = Scan <num_scan_inputs = 1, body = b (float[1] s, float[0] z) => (float[1] so) {
+        so = Neg(s)
+      }> (X, Z)
+    })");
+  r = nnxr("run '" + small + "' --random 1 --max-loop-iterations 3");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = nnxr("run '" + small + "' --random 1 --max-loop-iterations 2");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("scans 3 steps, more than the cap of 2"), std::string::npos) << r.err;
   fs::remove_all(dir);
 }
 

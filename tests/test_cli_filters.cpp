@@ -227,6 +227,84 @@ TEST(CliFilters, ViewStatsReportTheFilter) {
   EXPECT_NE(none.out.find(R"("filter":{"layer_min":0,"layer_max":8,"ops":[],"tensors":[],"mode":"hide"})"), std::string::npos)
       << none.out;
 }
+
+// ---- render's limits and its one-line errors (issue 20) -----------------------------------------
+
+// render --budget is capped by --max-memory as well as by the device: the scene buffers (two
+// regions of 16 bytes an element) and the build's arrays count against the ceiling beside the
+// run's tensors, and the note saying so comes after the result.
+TEST(CliRender, TheBudgetIsCappedByTheMemoryCeiling) {
+  // A Relu over 40,000 values: 80,000 neurons and 40,000 connections, 5.5 MiB at 48 bytes each.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("nnxr-render-budget-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "relu.onnx").string();
+  ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import onnx, onnx.parser, sys; onnx.save(onnx.parser.parse_model("
+                         "'<ir_version: 8, opset_import: [\\\"\\\" : 13]> g (float[40000] X) => (float[40000] Y) { Y = Relu(X) }'), sys.argv[1])\" '" +
+                         model + "'").c_str()),
+            0);
+  const std::string common = "render '" + model + "' --random 1 --width 64 --height 48 --focus all --budget 1000000000";
+  const Result full = nnxr(common + " --out full.png");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_EQ(full.err.find("lowered"), std::string::npos) << full.err;
+  const Result r = nnxr(common + " --out capped.png --max-memory 1M");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::regex lowered(R"(render: budget (\d+) lowered to (\d+): at 48 bytes an element, that is what fits in the [0-9.]+ KiB left under the memory ceiling of 1\.0 MiB \(--max-memory\) beside the run's [0-9.]+ KiB)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, lowered)) << r.err;
+  EXPECT_LE(std::stoll(m[2]) * 48, 1 << 20);
+  EXPECT_GT(std::stoll(m[2]), 10000);
+  const std::regex resident(R"(points_resident (\d+), connections_resident (\d+))");
+  std::smatch a, b;
+  ASSERT_TRUE(std::regex_search(full.out, a, resident)) << full.out;
+  ASSERT_TRUE(std::regex_search(r.out, b, resident)) << r.out;
+  EXPECT_GE(std::stoll(m[1]), std::stoll(a[1]) + std::stoll(a[2])) << "the budget asked for covers the whole focus";
+  EXPECT_EQ(std::stoll(a[1]) + std::stoll(a[2]), 120000) << full.out;
+  EXPECT_LE(std::stoll(b[1]) + std::stoll(b[2]), std::stoll(m[2])) << r.out;
+  EXPECT_GT(std::stoll(b[1]), 0) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// A render that fails prints its one error line and nothing before it: the loader's warning (a
+// symbolic input dimension), the input note and the other notes are held until the PNG is
+// written. The model: a Loop of trip count 1e9, stopped by --max-loop-iterations.
+TEST(CliRender, AFailingRenderPrintsOneLine) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("nnxr-render-fail-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "loop.onnx").string();
+  const std::string script = "import onnx, onnx.parser, sys\n"
+                             "onnx.save(onnx.parser.parse_model('''\n"
+                             "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+                             "g (float[N] X) => (float[N] S) {\n"
+                             "  M = Constant <value = int64 {1000000000}> ()\n"
+                             "  C = Constant <value = bool {1}> ()\n"
+                             "  S = Loop (M, C, X) <body = b (int64 i, bool c, float[N] s) => (bool co, float[N] so) {\n"
+                             "    co = Identity(c)\n"
+                             "    so = Neg(s)\n"
+                             "  }>\n"
+                             "}'''), sys.argv[1])\n"
+                             "onnx.save(onnx.parser.parse_model('''\n"
+                             "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+                             "g (float[N] X) => (float[N] Y) {\n"
+                             "  Y = Relu(X)\n"
+                             "}'''), sys.argv[2])\n";
+  std::ofstream(dir / "make.py") << script;
+  const std::string relu = (dir / "relu.onnx").string();
+  ASSERT_EQ(std::system(("/usr/bin/python3 '" + (dir / "make.py").string() + "' '" + model + "' '" + relu + "'").c_str()), 0);
+  // A render that succeeds prints the warning (after its result).
+  const Result ok = nnxr("render '" + relu + "' --random 1 --out ok.png --width 64 --height 48");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("wrote ok.png"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.err.find("is symbolic"), std::string::npos) << ok.err;
+  // One that fails prints exactly its error line.
+  const Result r = nnxr("render '" + model + "' --random 1 --out x.png --width 64 --height 48 --max-loop-iterations 10");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("nnxr: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stopped after 10 iterations"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("symbolic"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::filesystem::remove_all(dir);
+}
 #endif
 
 }  // namespace

@@ -50,9 +50,11 @@ std::string byte_string(uint64_t bytes) {
 // ---- RunOptions ------------------------------------------------------------------------------
 
 void RunOptions::check(const std::string& node) const {
-  if (cancel && cancel->load(std::memory_order_relaxed)) throw CancelledError(CancelledError::Reason::Cancelled, node);
+  // The deadline first: a watchdog that sets the cancel flag at the deadline is a timeout.
   if (deadline != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() >= deadline)
     throw CancelledError(CancelledError::Reason::TimedOut, node);
+  if ((cancel && cancel->load(std::memory_order_relaxed)) || (cancel_too && cancel_too->load(std::memory_order_relaxed)))
+    throw CancelledError(CancelledError::Reason::Cancelled, node);
 }
 
 // ---- Value -----------------------------------------------------------------------------------

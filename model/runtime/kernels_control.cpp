@@ -170,7 +170,7 @@ struct ScanAttrs {
 // One scan over a batch element (opset 8) or the whole inputs (9+): states and scan inputs in,
 // final states and stacked scan outputs written to `finals` / `scans`.
 void scan_once(KernelContext& ctx, const Body& body, const ScanAttrs& at, const std::vector<const Value*>& states,
-               const std::vector<const Value*>& xs, std::vector<Value>& finals, std::vector<Value>& scans) {
+               const std::vector<const Value*>& xs, std::vector<Value>& finals, std::vector<Value>& scans, int64_t& steps_done) {
   const size_t N = states.size(), M = xs.size();
   int64_t len = -1;
   std::vector<int64_t> axes(M);
@@ -183,6 +183,13 @@ void scan_once(KernelContext& ctx, const Body& body, const ScanAttrs& at, const 
     len = l;
   }
   if (len < 0) ctx.fail("needs at least one scan input");
+  // The Loop cap bounds a Scan too: its length is known before the first step, so a sequence of
+  // 1e9 steps (e.g. over an input of shape [1e9, 0], which holds no data) is refused at once.
+  const int64_t cap = ctx.run_options().max_loop_iterations;
+  if (cap > 0 && (len > cap - steps_done))
+    ctx.fail("scans " + std::to_string(len) + " steps" + (steps_done ? " (after " + std::to_string(steps_done) + " in earlier batch rows)" : std::string()) +
+             ", more than the cap of " + std::to_string(cap) + " Loop and Scan iterations (raise the cap with --max-loop-iterations)");
+  steps_done += len;
   std::vector<Value> cur(N);
   for (size_t i = 0; i < N; ++i) cur[i].assign(states[i]->dtype(), states[i]->dims(), {states[i]->data(), states[i]->byte_size()});
   const size_t K = body.outputs() >= N ? body.outputs() - N : 0;
@@ -305,7 +312,8 @@ void register_control(Registry& r) {
       for (size_t j = 0; j < M; ++j) xs.push_back(&ctx.in(first + N + j));
       if (!at.v8) {
         std::vector<Value> finals, scans;
-        scan_once(ctx, *body, at, states, xs, finals, scans);
+        int64_t steps = 0;
+        scan_once(ctx, *body, at, states, xs, finals, scans, steps);
         for (size_t i = 0; i < N; ++i) put(ctx, i, finals[i]);
         for (size_t k = 0; k < scans.size(); ++k) put(ctx, N + k, scans[k]);
         return;
@@ -328,6 +336,7 @@ void register_control(Registry& r) {
       ScanAttrs per = at;
       per.in_axes.clear();
       std::vector<Value> sv(N), xv(M);
+      int64_t steps = 0;  // over all batch rows, against the cap
       for (int64_t bi = 0; bi < batch; ++bi) {
         std::vector<const Value*> s, x;
         for (size_t i = 0; i < N; ++i) {
@@ -339,7 +348,7 @@ void register_control(Registry& r) {
           x.push_back(&xv[j]);
         }
         std::vector<Value> finals, scans;
-        scan_once(ctx, *body, per, s, x, finals, scans);
+        scan_once(ctx, *body, per, s, x, finals, scans, steps);
         if (sc.empty()) sc.resize(scans.size());
         for (size_t i = 0; i < N; ++i) fin[i].push_back(std::move(finals[i]));
         for (size_t k = 0; k < scans.size(); ++k) sc[k].push_back(std::move(scans[k]));

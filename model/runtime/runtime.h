@@ -105,10 +105,14 @@ struct RunOptions {
   // When it becomes true (e.g. from a signal handler or another thread), run() throws
   // CancelledError (Reason::Cancelled).
   const std::atomic<bool>* cancel = nullptr;
+  // A second flag with the same effect (e.g. a viewer's own shutdown flag beside the process's
+  // Ctrl-C flag in `cancel`).
+  const std::atomic<bool>* cancel_too = nullptr;
   // When it passes, run() throws CancelledError (Reason::TimedOut).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // Iterations of one Loop node in one run (0: no cap); beyond it run() throws RuntimeError naming
-  // the node. A trip count of 1e9 or a condition that stays true ends here.
+  // the node. A trip count of 1e9 or a condition that stays true ends here. The steps of one Scan
+  // node (over all its batch rows) are capped the same way, checked before the first step.
   int64_t max_loop_iterations = 0;
 
   // Throws CancelledError when cancel is set or the deadline passed (node: what was running).

@@ -425,6 +425,43 @@ TEST(ViewCli, AModelOfMoreTensorsThanTheStartingSizeIsShown) {
   fs::remove_all(dir);
 }
 
+// The view's worker runs inference with the command's limits: a Loop of trip count 1e9 stops at
+// --max-loop-iterations, and --timeout ends it through the runtime's deadline, not only through
+// the process watchdog (which would exit 2 s later without the node's name).
+TEST(ViewCli, TheWorkersInferenceStopsAtTheLoopCapAndTheTimeout) {
+  const fs::path dir = fs::temp_directory_path() / ("nnxr-view-loop-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path model = dir / "loop.onnx";
+  std::ofstream(dir / "make.py") << "import onnx, onnx.parser, sys\n"
+                                    "m = onnx.parser.parse_model('''\n"
+                                    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+                                    "g (float[2] X) => (float[2] S) {\n"
+                                    "  M = Constant <value = int64 {1000000000}> ()\n"
+                                    "  C = Constant <value = bool {1}> ()\n"
+                                    "  S = Loop (M, C, X) <body = b (int64 i, bool c, float[2] s) => (bool co, float[2] so) {\n"
+                                    "    co = Identity(c)\n"
+                                    "    so = Neg(s)\n"
+                                    "  }>\n"
+                                    "}''')\n"
+                                    "onnx.save(m, sys.argv[1])\n";
+  ASSERT_EQ(std::system(("/usr/bin/python3 '" + (dir / "make.py").string() + "' '" + model.string() + "'").c_str()), 0);
+  const std::string env = "env -u DISPLAY -u WAYLAND_DISPLAY XR_RUNTIME_JSON=/nonexistent/runtime.json";
+  const std::string common = "view '" + model.string() + "' --random 1 --frames 1 --stats --width 64 --height 64 --out '" +
+                             (dir / "v.png").string() + "'";
+  auto t0 = std::chrono::steady_clock::now();
+  Result r = nnxr(common + " --max-loop-iterations 5000", env);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("stopped after 5000 iterations"), std::string::npos) << r.err;
+  EXPECT_NE(last_line(r.out).find("stopped after 5000 iterations"), std::string::npos) << r.out;  // in the JSON's errors
+  t0 = std::chrono::steady_clock::now();
+  r = nnxr(common + " --max-loop-iterations 2000000000 --timeout 1", env);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.9);  // before the watchdog
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("passed its time limit in node"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(ViewCli, BadModelFailsWithOneLine) {
   const Result r = nnxr("view --frames 2 --stats /nonexistent/model.onnx", "env -u DISPLAY -u WAYLAND_DISPLAY");
   EXPECT_EQ(r.exit_code, 1) << r.err;
