@@ -171,6 +171,7 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
     for (const std::string& st : xr_stats->session_states) j.value(st);
     j.end_array();
     j.field("sessions", uint64_t{xr_stats->sessions}).field("session_losses", uint64_t{xr_stats->session_losses});
+    j.field("gpu_moves", uint64_t{xr_stats->gpu_moves});
     j.field("scene_generation", xr_stats->scene_generation);
   }
   j.end_object();  // ends the line

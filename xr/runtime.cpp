@@ -99,7 +99,6 @@ VulkanObjects Runtime::create_vulkan(XrSystemId system, const engine::InstanceOp
   auto get_requirements = proc<PFN_xrGetVulkanGraphicsRequirements2KHR>(get(), "xrGetVulkanGraphicsRequirements2KHR");
   auto create_vk_instance = proc<PFN_xrCreateVulkanInstanceKHR>(get(), "xrCreateVulkanInstanceKHR");
   auto get_device = proc<PFN_xrGetVulkanGraphicsDevice2KHR>(get(), "xrGetVulkanGraphicsDevice2KHR");
-  auto create_vk_device = proc<PFN_xrCreateVulkanDeviceKHR>(get(), "xrCreateVulkanDeviceKHR");
   XrGraphicsRequirementsVulkan2KHR req{XR_TYPE_GRAPHICS_REQUIREMENTS_VULKAN2_KHR};
   check(get_requirements(get(), system, &req), "xrGetVulkanGraphicsRequirements2KHR");
 
@@ -120,20 +119,27 @@ VulkanObjects Runtime::create_vulkan(XrSystemId system, const engine::InstanceOp
   gi.vulkanInstance = vki;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   check(get_device(get(), &gi, &physical), "xrGetVulkanGraphicsDevice2KHR");
-  const auto dci = engine::device_create_info(*out.instance, physical, dopt);
+  out.device = create_device(system, *out.instance, physical, dopt);
+  return out;
+}
+
+std::unique_ptr<engine::Device> Runtime::create_device(XrSystemId system, const engine::Instance& vk_instance, VkPhysicalDevice physical,
+                                                       const engine::DeviceOptions& dopt) const {
+  auto create_vk_device = proc<PFN_xrCreateVulkanDeviceKHR>(get(), "xrCreateVulkanDeviceKHR");
+  const auto dci = engine::device_create_info(vk_instance, physical, dopt);
   XrVulkanDeviceCreateInfoKHR xd{XR_TYPE_VULKAN_DEVICE_CREATE_INFO_KHR};
   xd.systemId = system;
   xd.pfnGetInstanceProcAddr = &vkGetInstanceProcAddr;
   xd.vulkanPhysicalDevice = physical;
   xd.vulkanCreateInfo = &dci->info;
   VkDevice vkd = VK_NULL_HANDLE;
+  VkResult vr = VK_SUCCESS;
   check(create_vk_device(get(), &xd, &vkd, &vr), "xrCreateVulkanDeviceKHR");
   engine::check(vr, "vkCreateDevice (through OpenXR)");
-  out.device = engine::Device::adopt(*out.instance, physical, vkd, dci->queue_family, /*owned=*/true);
-  return out;
+  return engine::Device::adopt(vk_instance, physical, vkd, dci->queue_family, /*owned=*/true);
 }
 
-void Runtime::prepare_session(XrSystemId system, const engine::Instance& vk_instance, const engine::Device& device) const {
+VkPhysicalDevice Runtime::prepare_session(XrSystemId system, const engine::Instance& vk_instance) const {
   auto get_requirements = proc<PFN_xrGetVulkanGraphicsRequirements2KHR>(get(), "xrGetVulkanGraphicsRequirements2KHR");
   auto get_device = proc<PFN_xrGetVulkanGraphicsDevice2KHR>(get(), "xrGetVulkanGraphicsDevice2KHR");
   XrGraphicsRequirementsVulkan2KHR req{XR_TYPE_GRAPHICS_REQUIREMENTS_VULKAN2_KHR};
@@ -143,8 +149,7 @@ void Runtime::prepare_session(XrSystemId system, const engine::Instance& vk_inst
   gi.vulkanInstance = vk_instance.get();
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   check(get_device(get(), &gi, &physical), "xrGetVulkanGraphicsDevice2KHR");
-  if (physical != device.physical())
-    throw std::runtime_error("the headset came back on another Vulkan device; restart nnxr to use it");
+  return physical;
 }
 
 }  // namespace nnxr::xr

@@ -3,7 +3,8 @@
 //   Runtime rt;                                  // throws NoHeadsetError: no runtime, no Vulkan 2
 //   XrSystemId sys = rt.find_system();           // XR_NULL_SYSTEM_ID: no headset right now
 //   auto [vki, dev] = rt.create_vulkan(sys, …);  // the runtime creates them, the engine adopts them
-//   rt.prepare_session(sys, dev);                // before each xrCreateSession (also after a loss)
+//   VkPhysicalDevice gpu = rt.prepare_session(sys, *vki);  // before each xrCreateSession (also after a loss)
+//   if (gpu != dev->physical()) dev = rt.create_device(sys, *vki, gpu, …);  // the headset moved GPUs
 //
 // The runtime creates the Vulkan instance and device from the engine's create-infos
 // (engine/device.h). find_system() is what the viewer polls after a session loss until the
@@ -47,9 +48,13 @@ class Runtime {
 
   VulkanObjects create_vulkan(XrSystemId system, const engine::InstanceOptions& instance_options,
                               const engine::DeviceOptions& device_options) const;
-  // Asks for the graphics requirements (required before xrCreateSession) and checks that the
-  // system still drives `device`'s physical device; throws std::runtime_error when it does not.
-  void prepare_session(XrSystemId system, const engine::Instance& vk_instance, const engine::Device& device) const;
+  // A device on `physical` (the one the system names) for the existing Vulkan instance, created
+  // by the runtime: the viewer's device when the headset comes back on another GPU.
+  std::unique_ptr<engine::Device> create_device(XrSystemId system, const engine::Instance& vk_instance, VkPhysicalDevice physical,
+                                                const engine::DeviceOptions& device_options) const;
+  // Asks for the graphics requirements (required before xrCreateSession) and returns the
+  // physical device the system drives now (after a loss it may not be the viewer's device).
+  VkPhysicalDevice prepare_session(XrSystemId system, const engine::Instance& vk_instance) const;
 
   // check() with this instance's result names.
   XrResult check(XrResult result, const char* call) const { return xr::check(get(), result, call); }

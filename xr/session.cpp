@@ -101,6 +101,22 @@ struct SessionObjects {
   bool asked_exit = false;    // xrRequestExitSession was called
 };
 
+// The worker's sink: the viewer's current SceneBuffers. It is pointed at new ones only while the
+// worker is idle (the headset came back on another GPU), so the worker keeps its model, its
+// inference and its layout across the move.
+class SinkRelay final : public scene::SceneSink, public WordsSink {
+ public:
+  SceneBuffers* target = nullptr;
+  scene::ImageSink* image_sink() override { return target->image_sink(); }
+  std::span<scene::Neuron> neurons(uint64_t count) override { return target->neurons(count); }
+  std::span<scene::Connection> connections(uint64_t count) override { return target->connections(count); }
+  void publish(std::span<const scene::Segment> segments, const scene::DrawCounts& counts, float max_contribution) override {
+    target->publish(segments, counts, max_contribution);
+  }
+  void write_counts(const scene::DrawCounts& counts) override { target->write_counts(counts); }
+  void publish_words(const WordsContext& context) override { target->publish_words(context); }
+};
+
 }  // namespace
 
 struct XrViewer::Impl {
@@ -121,6 +137,7 @@ struct XrViewer::Impl {
     uint64_t serial = 0;
   };
   std::array<Slot, kFramesInFlight> slots;
+  SinkRelay sink;  // the worker's way to `scene`
   std::unique_ptr<Worker> worker;
   Interaction interaction;
   std::unique_ptr<ViewerState> state;
@@ -141,7 +158,8 @@ struct XrViewer::Impl {
   XrTime last_time = 0;
   std::chrono::steady_clock::time_point next_system_poll{};
   std::vector<std::string> states;
-  uint32_t sessions = 0, losses = 0;
+  uint32_t sessions = 0, losses = 0, gpu_moves = 0;
+  DeviceOptions device_options;  // what the device was created with (again on a move)
   std::string space_name, profile;
   bool depth_layer = false;  // the last session's depth went to the compositor
   SwapchainFormats formats;  // the renderer's, chosen by the first session
@@ -155,24 +173,15 @@ struct XrViewer::Impl {
     open_mirror();
     InstanceOptions io{.validation = options.validation};
     if (mirror) io.extensions = mirror->instance_extensions();
-    DeviceOptions dopt;
-    if (mirror) dopt.extensions.push_back(Mirror::kDeviceExtension);
-    VulkanObjects vk = runtime->create_vulkan(system, io, dopt);
+    if (mirror) device_options.extensions.push_back(Mirror::kDeviceExtension);
+    VulkanObjects vk = runtime->create_vulkan(system, io, device_options);
     vk_instance = std::move(vk.instance);
     device = std::move(vk.device);
     if (mirror) attach_mirror();
     create_session(/*prepared=*/true);
     fit_budget(*device, options);
-    scene = std::make_unique<SceneBuffers>(*device, SceneBufferConfig{.element_budget = options.worker.scene.budget,
-                                                                      .frames_in_flight = kFramesInFlight});
-    renderer = std::make_unique<Renderer>(*device, *scene, RendererConfig{.colour_format = formats.colour, .depth_format = formats.depth,
-                                                                          .view_count = 2, .frames_in_flight = kFramesInFlight});
-    pool = create_command_pool(device->get(), device->queue_family(), VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
-    for (Slot& s : slots) {
-      s.cmd = allocate_command_buffer(device->get(), pool.get());
-      s.done = create_fence(device->get(), true);
-    }
-    worker = std::make_unique<Worker>(*scene, options.worker);
+    create_device_objects();
+    worker = std::make_unique<Worker>(sink, options.worker);
     interaction.set_filter(options.filter, options.filter_tensors);
     state = std::make_unique<ViewerState>(*worker, interaction, *renderer);
   }
@@ -191,6 +200,56 @@ struct XrViewer::Impl {
   }
 
   // ---- setup ----------------------------------------------------------------------------------
+
+  // What the viewer keeps on its device: scene buffers, renderer, command buffers and fences.
+  void create_device_objects() {
+    scene = std::make_unique<SceneBuffers>(*device, SceneBufferConfig{.element_budget = options.worker.scene.budget,
+                                                                      .frames_in_flight = kFramesInFlight});
+    sink.target = scene.get();
+    renderer = std::make_unique<Renderer>(*device, *scene, RendererConfig{.colour_format = formats.colour, .depth_format = formats.depth,
+                                                                          .view_count = 2, .frames_in_flight = kFramesInFlight});
+    pool = create_command_pool(device->get(), device->queue_family(), VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
+    for (Slot& s : slots) {
+      s.cmd = allocate_command_buffer(device->get(), pool.get());
+      s.done = create_fence(device->get(), true);
+      s.serial = 0;
+    }
+  }
+
+  // The headset came back on another GPU (no session exists: it was lost). The worker finishes
+  // what it does and stays with its model, inference and layout; the device and everything on
+  // it are made again on `physical` (the renderer's formats kept), and the worker writes the
+  // activation images and the scene into the new buffers from the kept model.
+  void move_to_device(VkPhysicalDevice physical) {
+    worker->wait_idle();  // nothing writes into the old buffers from here on
+    device->wait_idle();
+    if (serial) scene->retire(serial);
+    scene->stop();
+    for (Slot& s : slots) {
+      s.done = {};
+      s.cmd = VK_NULL_HANDLE;
+      s.serial = 0;
+    }
+    pool = {};
+    const bool had_mirror = mirror != nullptr;
+    mirror.reset();  // its window swapchain belongs to the old device
+    renderer.reset();
+    sink.target = nullptr;
+    scene.reset();
+    const std::string old_name = device->name();
+    device.reset();
+    device = runtime->create_device(system, *vk_instance, physical, device_options);
+    if (had_mirror) {
+      open_mirror();
+      if (mirror) attach_mirror();
+    }
+    create_device_objects();
+    state->rebind(*renderer);
+    worker->reinfer();
+    ++gpu_moves;
+    std::cerr << "nnxr: the headset is on another GPU now (" << device->name() << ", was " << old_name
+              << "); the scene moves there without reloading the model\n";
+  }
 
   // The mirror window opens before the Vulkan instance, which needs the window system's
   // extensions. No display, or a window system that refuses: no mirror, one line.
@@ -220,7 +279,8 @@ struct XrViewer::Impl {
   // graphics requirements were just asked for (create_vulkan()).
   void create_session(bool prepared) {
     const XrInstance instance = runtime->get();
-    if (!prepared) runtime->prepare_session(system, *vk_instance, *device);
+    if (!prepared && runtime->prepare_session(system, *vk_instance) != device->physical())
+      throw std::runtime_error("the headset is on another GPU than the viewer's device");
     auto s = std::make_unique<SessionObjects>();
     XrGraphicsBindingVulkan2KHR binding{XR_TYPE_GRAPHICS_BINDING_VULKAN2_KHR};
     binding.instance = vk_instance->get();
@@ -282,7 +342,9 @@ struct XrViewer::Impl {
     if (s == XR_NULL_SYSTEM_ID) return;
     system = s;
     try {
-      create_session(/*prepared=*/false);
+      const VkPhysicalDevice gpu = runtime->prepare_session(system, *vk_instance);
+      if (gpu != device->physical()) move_to_device(gpu);
+      create_session(/*prepared=*/true);
     } catch (const SessionLostError&) {
       return;  // lost again while being made (its objects are gone with it): ask again later
     }
@@ -600,6 +662,7 @@ XrStats XrViewer::stats() const {
   s.session_states = impl_->states;
   s.sessions = impl_->sessions;
   s.session_losses = impl_->losses;
+  s.gpu_moves = impl_->gpu_moves;
   s.scene_generation = impl_->state->scene_generation();
   s.runtime = impl_->runtime->name();
   s.space = impl_->space_name;

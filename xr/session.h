@@ -33,8 +33,10 @@
 // the event is polled): one line says so, the session and everything made for it (swapchains,
 // spaces, action set) are destroyed once the device has finished its frames, and xrGetSystem is
 // polled every 100 ms until the runtime offers the headset again; then a new session is made on
-// the same Vulkan device (a headset back on another device ends the run with a message). The
-// worker, scene buffers and renderer stay meanwhile. With max_frames the viewer asks the runtime
+// the same Vulkan device. The worker, scene buffers and renderer stay meanwhile. A headset back
+// on another GPU (xrGetVulkanGraphicsDevice2KHR names another physical device) gets a new device
+// from the runtime with new scene buffers, renderer and mirror on it; the worker keeps its model,
+// inference and layout and writes the images and the scene into the new buffers. With max_frames the viewer asks the runtime
 // to exit (xrRequestExitSession) once that many frames showed the scene, over all sessions.
 //
 // Interaction: the actions and suggested bindings of xr/bindings.h (a profile the runtime rejects
@@ -83,6 +85,7 @@ struct XrStats {
   std::vector<std::string> session_states;  // as delivered, e.g. "READY", "FOCUSED", over all sessions
   uint32_t sessions = 0;                    // sessions created (1 + those made after a loss)
   uint32_t session_losses = 0;              // sessions lost (LOSS_PENDING or XR_ERROR_SESSION_LOST)
+  uint32_t gpu_moves = 0;                   // the headset came back on another GPU (device remade)
   uint64_t scene_generation = 0;            // scenes published by the worker and taken in
   std::string runtime;                      // runtime name and version
   std::string space;                        // "STAGE" or "LOCAL"

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -583,6 +584,50 @@ TEST(XrView, ALostSessionIsRebuiltWhenTheHeadsetIsBackAndTheSceneStays) {
     EXPECT_EQ(record.errors[i].function, "xrGetSystem");
     EXPECT_EQ(record.errors[i].result, "XR_ERROR_FORM_FACTOR_UNAVAILABLE");
   }
+  EXPECT_EQ(live_line(live), "live 0 0 0 0 0 0");
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+}
+
+// Two lavapipe drivers (the system's and a copy of its library under another name) give the
+// Vulkan loader two physical devices; xrsim's `gpu_after_loss other` makes the headset come back
+// on the other one after the loss. The viewer makes a new device there (scene buffers, renderer)
+// and keeps its model: the scene is written again from the kept model, not reloaded.
+TEST(XrView, AHeadsetBackOnAnotherGpuGetsTheSceneOnANewDevice) {
+  const fs::path icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+  std::ifstream in(icd);
+  if (!in) GTEST_SKIP() << "no lavapipe driver manifest at " << icd;
+  const std::string manifest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto key = manifest.find("\"library_path\"");
+  ASSERT_NE(key, std::string::npos) << manifest;
+  const auto open = manifest.find('"', manifest.find(':', key) + 1);
+  const std::string library = manifest.substr(open + 1, manifest.find('"', open + 1) - open - 1);
+  xrsim::client::TestEnv env("view-other-gpu");
+  const fs::path copy = fs::path(env.dir()) / "libvulkan_lvp_second.so";
+  fs::copy_file(library, copy, fs::copy_options::overwrite_existing);
+  const fs::path second = fs::path(env.dir()) / "lvp_second.json";
+  std::ofstream(second) << R"({"file_format_version": "1.0.0", "ICD": {"library_path": ")" << copy.string()
+                        << R"(", "api_version": "1.1.230"}})";
+  env.set_script("gpu_after_loss other\nframe 30\nlose_session 2\n");
+  const std::string live = env.dir() + "/live.txt";
+  const std::string drivers = icd.string() + ":" + second.string();
+  const RunResult r = view("--frames 50 --validation", std::string(xrsim::kEnvLive) + "=" + live + " VK_ICD_FILENAMES=" + drivers +
+                                                          " VK_DRIVER_FILES=" + drivers);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  EXPECT_EQ(json_number(json, "sessions"), 2) << json;
+  EXPECT_EQ(json_number(json, "session_losses"), 1) << json;
+  EXPECT_EQ(json_number(json, "gpu_moves"), 1) << json;
+  EXPECT_EQ(json_number(json, "frames"), 50) << json;
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+  EXPECT_NE(r.err.find("the headset is on another GPU now"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("restart"), std::string::npos) << r.err;
+  // The model was loaded once; the scene was written twice (once per device).
+  EXPECT_EQ(json_number(json, "scene_generation"), 2) << json;
+  EXPECT_NE(json.find(R"("errors":[])"), std::string::npos) << json;
+  const xrsim::Record record = read_record(env);
+  ASSERT_FALSE(record.captures.empty());
+  EXPECT_GT(record.captures.back().frame, 30u);
+  EXPECT_GT(lit_pixels(env.capture_dir() + "/" + fs::path(record.captures.back().file).filename().string()), 50);
   EXPECT_EQ(live_line(live), "live 0 0 0 0 0 0");
   EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
 }

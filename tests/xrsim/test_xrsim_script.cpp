@@ -144,6 +144,10 @@ TEST(XrsimScript, HeadsetAbsenceFailuresAndShouldRender) {
   EXPECT_NE(parse_error("lose_session soon\n").find("lose_session"), std::string::npos);
   EXPECT_NE(parse_error("fail CreateSession\n").find("fail xrFunctionName"), std::string::npos);
   EXPECT_NE(parse_error("frame 1\nno_headset\n").find("before the first"), std::string::npos);
+  EXPECT_FALSE(parse("").other_gpu_after_loss());
+  EXPECT_TRUE(parse("gpu_after_loss other\n").other_gpu_after_loss());
+  EXPECT_FALSE(parse("gpu_after_loss same\n").other_gpu_after_loss());
+  EXPECT_NE(parse_error("gpu_after_loss elsewhere\n").find("gpu_after_loss other"), std::string::npos);
 }
 
 }  // namespace

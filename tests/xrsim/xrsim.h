@@ -73,6 +73,11 @@
 //     no_headset [N]                     "runtime present, no headset": xrGetSystem fails N times
 //                                        (without N: always)
 //     srgb off                           no sRGB colour swapchain format is offered
+//     gpu_after_loss other               after each session loss the headset comes back on
+//                                        another GPU: xrGetVulkanGraphicsDevice2KHR names the
+//                                        next CPU-type physical device of the app's instance that
+//                                        is not the one it named before (with two lavapipe ICDs
+//                                        installed, the other one; with one, the same)
 //     fail xrFunctionName                that function does nothing and returns
 //                                        XR_ERROR_RUNTIME_FAILURE (repeatable)
 //   Timeline:

@@ -90,7 +90,7 @@ std::optional<Script> Script::parse(const std::string& text, const std::string& 
 
     Change change{};
     if (cmd == "stage" || cmd == "prefer_profile" || cmd == "view_size" || cmd == "no_headset" || cmd == "srgb" ||
-        cmd == "fail") {
+        cmd == "fail" || cmd == "gpu_after_loss") {
       if (timeline_started) return fail("option '" + cmd + "' must come before the first 'frame' line");
       if (cmd == "stage") {
         if (w.size() != 2 || (w[1] != "on" && w[1] != "off")) return fail("expected 'stage on' or 'stage off'");
@@ -106,6 +106,9 @@ std::optional<Script> Script::parse(const std::string& text, const std::string& 
       } else if (cmd == "srgb") {
         if (w.size() != 2 || (w[1] != "on" && w[1] != "off")) return fail("expected 'srgb on' or 'srgb off'");
         script.srgb_formats_ = w[1] == "on";
+      } else if (cmd == "gpu_after_loss") {
+        if (w.size() != 2 || (w[1] != "other" && w[1] != "same")) return fail("expected 'gpu_after_loss other' or 'gpu_after_loss same'");
+        script.other_gpu_after_loss_ = w[1] == "other";
       } else if (cmd == "fail") {
         if (w.size() != 2 || w[1].rfind("xr", 0) != 0) return fail("expected 'fail xrFunctionName'");
         script.fail_.push_back(w[1]);

@@ -57,6 +57,8 @@ class Script {
   // headset shows up (-1: it never does).
   int64_t no_headset_calls() const { return no_headset_calls_; }
   bool srgb_formats() const { return srgb_formats_; }
+  // `gpu_after_loss other`: after a session loss the system names another physical device.
+  bool other_gpu_after_loss() const { return other_gpu_after_loss_; }
   // True when `function` (e.g. "xrAttachSessionActionSets") is scripted to fail.
   bool fails(const std::string& function) const;
 
@@ -74,6 +76,7 @@ class Script {
   uint32_t view_width_ = 256, view_height_ = 256;
   int64_t no_headset_calls_ = 0;
   bool srgb_formats_ = true;
+  bool other_gpu_after_loss_ = false;
   std::vector<std::string> fail_;
 };
 

@@ -193,6 +193,7 @@ XrResult WaitFrame(XrSession session, const XrFrameWaitInfo* info, XrFrameState*
       s->loss_queued = true;
       s->lost = true;
       inst->system_away = st.away_calls;
+      if (inst->script.other_gpu_after_loss()) inst->gpu_switch_pending = true;
       queue_state(*inst, *s, XR_SESSION_STATE_LOSS_PENDING);
     }
     if (st.request_exit && !s->exit_requested && !s->loss_queued) queue_stop(*inst, *s);
@@ -339,6 +340,7 @@ XrResult EndFrame(XrSession session, const XrFrameEndInfo* info) {
       s->loss_queued = true;
       s->lost = true;
       inst->system_away = st.away_calls;
+      if (inst->script.other_gpu_after_loss()) inst->gpu_switch_pending = true;
       queue_state(*inst, *s, XR_SESSION_STATE_LOSS_PENDING);
     }
     if (s->synchronized_queued && !s->visible_queued && !s->loss_queued && !s->exit_requested) {

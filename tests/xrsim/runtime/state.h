@@ -166,6 +166,7 @@ struct Instance {
   bool graphics_requirements_queried = false;
   VkInstance vk_instance = VK_NULL_HANDLE;      // from xrGetVulkanGraphicsDevice2KHR
   VkPhysicalDevice vk_physical = VK_NULL_HANDLE;
+  bool gpu_switch_pending = false;  // a loss happened and the script moves the headset to another GPU
   // Suggested bindings: profile path -> (action id, binding path), in suggestion order of profiles.
   std::vector<std::pair<std::string, std::vector<std::pair<uint64_t, std::string>>>> suggested;
   std::vector<uint64_t> sessions, action_sets;

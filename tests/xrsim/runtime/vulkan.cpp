@@ -2,6 +2,7 @@
 // infos (it needs no extension of its own) and picks the physical device.
 #include "tests/xrsim/runtime/state.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace xrsim::api {
@@ -63,7 +64,12 @@ XrResult GetVulkanGraphicsDevice2KHR(XrInstance instance, const XrVulkanGraphics
     if (vkEnumeratePhysicalDevices(info->vulkanInstance, &count, devices.data()) < 0) return XR_ERROR_RUNTIME_FAILURE;
     // Prefer a CPU device (lavapipe): tests must not depend on which GPU a machine has.
     VkPhysicalDevice chosen = devices[0];
-    for (VkPhysicalDevice d : devices) {
+    // After a scripted move to another GPU: the first CPU device after the one named before.
+    const bool move = inst->gpu_switch_pending && inst->vk_instance == info->vulkanInstance && inst->vk_physical != VK_NULL_HANDLE;
+    const auto was = std::find(devices.begin(), devices.end(), inst->vk_physical);
+    const size_t start = move && was != devices.end() ? static_cast<size_t>(was - devices.begin()) + 1 : 0;
+    for (size_t k = 0; k < devices.size(); ++k) {
+      VkPhysicalDevice d = devices[(start + k) % devices.size()];
       VkPhysicalDeviceProperties p;
       vkGetPhysicalDeviceProperties(d, &p);
       if (p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
@@ -71,6 +77,7 @@ XrResult GetVulkanGraphicsDevice2KHR(XrInstance instance, const XrVulkanGraphics
         break;
       }
     }
+    inst->gpu_switch_pending = false;
     inst->vk_instance = info->vulkanInstance;
     inst->vk_physical = chosen;
     *device = chosen;
