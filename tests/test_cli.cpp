@@ -298,6 +298,111 @@ TEST(CliLimits, InspectHoldsExternalWeightsOnce) {
   fs::remove_all(dir);
 }
 
+// Item 18: a 9 GiB model file (sparse) is refused by its size before anything is read.
+TEST(CliLimits, AModelOverProtobufsLimitIsRefusedWithoutReadingIt) {
+  const fs::path dir = nnxr::test::temp_dir("cli-9g");
+  { std::ofstream(dir / "big.onnx"); }
+  fs::resize_file(dir / "big.onnx", uint64_t{9} << 30);
+  Result r;
+  const double s = timed(r, "inspect '" + (dir / "big.onnx").string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("is 9.0 GiB, over the 2.0 GiB limit of protobuf"), std::string::npos) << r.err;
+  EXPECT_LT(s, 5);
+  rusage children{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &children), 0);
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(children.ru_maxrss, 256 * 1024) << "KiB";
+#endif
+  fs::remove_all(dir);
+}
+
+// Item 18: a Split into 10,000 outputs made the scene cost 48 B·N² (4.65 GB); one set of values
+// per node keeps it linear.
+TEST(CliLimits, ASplitIntoTenThousandOutputsBuildsItsSceneInLittleMemory) {
+  const fs::path dir = nnxr::test::temp_dir("cli-split");
+  const std::string script =
+      "import onnx, sys\n"
+      "from onnx import helper, TensorProto\n"
+      "n = 10000\n"
+      "outs = ['y%d' % i for i in range(n)]\n"
+      "g = helper.make_graph([helper.make_node('Split', ['x'], outs, axis=1)], 'g',\n"
+      "    [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, n])],\n"
+      "    [helper.make_tensor_value_info(o, TensorProto.FLOAT, [1, 1]) for o in outs])\n"
+      "onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), sys.argv[1])\n";
+  nnxr::test::write_file(dir / "make.py", script);
+  ASSERT_EQ(std::system(("/usr/bin/python3 '" + (dir / "make.py").string() + "' '" + (dir / "split.onnx").string() + "'").c_str()), 0);
+  Result r;
+  const double s = timed(r, "inspect --scene '" + (dir / "split.onnx").string() + "' --random 1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("10,000 connections kept"), std::string::npos) << r.out;
+  EXPECT_LT(s, 60);
+  rusage children{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &children), 0);
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(children.ru_maxrss, 512 * 1024) << "KiB (python and nnxr)";
+#endif
+  fs::remove_all(dir);
+}
+
+// Item 19: attributes and inputs at the ends of int64 give a correct result or one clean line,
+// never a silent wrong shape or zeros (and, in the sanitizer build, no UBSan report: a report
+// would be a second line on stderr).
+TEST(CliArithmetic, Int64ExtremesGiveCorrectShapesOrOneLine) {
+  const fs::path dir = nnxr::test::temp_dir("cli-int64");
+  // Slice with step INT64_MAX over 10 elements keeps the first one; with step INT64_MIN from the
+  // end, the last one.
+  const std::string slice = write_model(dir, "slice.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[10] X) => (float[?] Y, float[?] Z) {
+      st = Constant <value = int64[1] {0}> ()
+      en = Constant <value = int64[1] {10}> ()
+      ax = Constant <value = int64[1] {0}> ()
+      sp = Constant <value = int64[1] {9223372036854775807}> ()
+      Y = Slice (X, st, en, ax, sp)
+      st2 = Constant <value = int64[1] {-1}> ()
+      en2 = Constant <value = int64[1] {-9223372036854775807}> ()
+      sp2 = Constant <value = int64[1] {-9223372036854775807}> ()
+      Z = Slice (X, st2, en2, ax, sp2)
+    })");
+  Result r = nnxr("run '" + slice + "' --random 1 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"("name":"Y","dtype":"float32","shape":[1])"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("name":"Z","dtype":"float32","shape":[1])"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
+  // Conv with pads of INT64_MAX: the output size overflows; the node fails (it returned zeros).
+  const std::string conv = write_model(dir, "conv.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,4,4] X, float[1,1,3,3] W) => (float[?,?,?,?] Y) {
+      Y = Conv <pads = [9223372036854775807, 0, 9223372036854775807, 0]> (X, W)
+    })");
+  for (const std::string& m : {conv}) {
+    r = nnxr("run '" + m + "' --random 1");
+    EXPECT_EQ(r.exit_code, 1) << m << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << m << ": " << r.err;
+    EXPECT_NE(r.err.find("(Conv)"), std::string::npos) << r.err;
+  }
+  // Reshape to a shape whose product overflows, and Range across the whole int64 span: one line.
+  const std::string reshape = write_model(dir, "reshape.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[4] X) => (float[?,?] Y) {
+      S = Constant <value = int64[2] {9223372036854775807, 2}> ()
+      Y = Reshape (X, S)
+    })");
+  r = nnxr("run '" + reshape + "' --random 1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  const std::string range = write_model(dir, "range.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (int64 A, int64 B) => (int64[?] R) {
+      R = Range (A, B, B)
+    })");
+  r = nnxr("run '" + range + "' --random 1");
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_LE(lines(r.err), 1) << r.err;
+  fs::remove_all(dir);
+}
+
 // A Scan over 1e9 steps of an empty slice: the input [1e9, 0] holds no data, so neither the
 // memory ceiling nor anything else stops it before the step cap.
 TEST(CliLimits, ScanOf1e9StepsIsRefusedAtTheIterationCap) {

@@ -261,6 +261,12 @@ TEST(CliRender, TheBudgetIsCappedByTheMemoryCeiling) {
   EXPECT_EQ(std::stoll(a[1]) + std::stoll(a[2]), 120000) << full.out;
   EXPECT_LE(std::stoll(b[1]) + std::stoll(b[2]), std::stoll(m[2])) << r.out;
   EXPECT_GT(std::stoll(b[1]), 0) << r.out;
+  // A scene without connections (the input alone) renders; under UBSan this is the null-source
+  // memcpy of engine/scene_buffers.cpp that item 19 names (a report would be a line on stderr).
+  const Result none = nnxr("render '" + model + "' --random 1 --width 64 --height 48 --focus X --out none.png");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.out.find("points_resident 40000, connections_resident 0"), std::string::npos) << none.out;
+  EXPECT_EQ(none.err, "");
   std::filesystem::remove_all(dir);
 }
 
