@@ -1,11 +1,18 @@
 // Switching inputs and flipping compare mode at the viewer's defaults (top-8, budget 2M, 2
 // threads), into an InMemorySink reused across iterations as the engine reuses its mapped buffers.
 // Two seeded random inputs (Mulberry32 seeds 0 and 1) alternate from one iteration to the next.
-//   switch/<model>       set_input + inference + Scene::build: the worker's work from an input
-//                        switch to the publish of its scene
-//   infer/<model>        set_input + inference alone
-//   flip_b/<model>       Scene::build from B's kept activations (no inference)
-//   flip_diff/<model>    difference() a_A − a_B + Scene::build (no inference)
+// Every variant also writes the activation images (write_images) into a buffer made once, as the
+// worker does for each new picture.
+//   switch/<model>          set_input + inference + Scene::build: the reference, a full build
+//                           per switch (the worker before Scene::refresh)
+//   switch_refresh/<model>  set_input + inference + Scene::refresh: the worker's work from an
+//                           input switch to the publish of its picture now
+//   infer/<model>           set_input + inference alone (no images)
+//   flip_b/<model>          Scene::build from B's kept activations (reference, no inference)
+//   flip_diff/<model>       difference() a_A − a_B + Scene::build (reference, no inference)
+//   flip_refresh_b/<model>, flip_refresh_diff/<model>: the same with Scene::refresh (now)
+//   refine/<model>          the exact build that follows a refresh when the viewer is idle
+//   images/<model>, refresh/<model>: write_images and Scene::refresh alone
 //   memory/<model>       resident memory (RSS) of the process with one input's activations kept
 //                        and with two (plus the difference): counters one_MB, two_MB, ratio
 // Models: mobilenet_v2 (shared/models/arch) and the embedded default model.
@@ -24,6 +31,7 @@
 #include "model/runtime/runtime.h"
 #include "model/scene/compare.h"
 #include "model/scene/scene.h"
+#include "model/scene/tiles.h"
 #include "model/tensor_io.h"
 
 namespace {
@@ -80,37 +88,93 @@ Two prepare(const fs::path& path) {
   return t;
 }
 
-scene::SceneOptions options() { return {.top_k = 8, .budget = kBudget, .threads = kThreads}; }
+scene::SceneOptions options() { return {.top_k = 8, .budget = kBudget, .threads = kThreads, .refreshable = true}; }
 
-void switch_input(benchmark::State& state, const fs::path& path, bool build) {
+// The activation images of one run, written where the engine would map them.
+struct Images {
+  std::vector<std::byte> memory;
+  explicit Images(const scene::Layout& layout) : memory(scene::plan_images(layout).bytes + 16) {}
+  void write(const scene::Layout& layout, const scene::Activations& values) {
+    auto* p = memory.data();
+    p += (16 - reinterpret_cast<uintptr_t>(p) % 16) % 16;
+    benchmark::DoNotOptimize(scene::write_images(layout, values, std::span(p, memory.size() - 16), kThreads));
+  }
+};
+
+enum class Mode { Infer, Build, Refresh };
+
+void switch_input(benchmark::State& state, const fs::path& path, Mode mode) {
   Two t = prepare(path);
   const model::Graph& g = t.plan->graph();
   scene::InMemorySink sink;
-  scene::Scene::build(g, *t.layout, scene::activations_of(*t.a), options(), sink);  // warm the sink
+  Images images(*t.layout);
+  scene::Scene scene = scene::Scene::build(g, *t.layout, scene::activations_of(*t.a), options(), sink);  // warm the sink
   bool flip = false;
   for (auto _ : state) {
     feed(*t.a, g, flip ? t.in_a : t.in_b);
     flip = !flip;
     t.a->run();
-    if (build) benchmark::DoNotOptimize(scene::Scene::build(g, *t.layout, scene::activations_of(*t.a), options(), sink));
+    if (mode == Mode::Infer) continue;
+    const scene::Activations values = scene::activations_of(*t.a);
+    if (mode == Mode::Build) benchmark::DoNotOptimize(scene::Scene::build(g, *t.layout, values, options(), sink));
+    else scene.refresh(*t.layout, values, sink, kThreads);
+    images.write(*t.layout, values);
   }
 }
 
-void flip(benchmark::State& state, const fs::path& path, bool difference) {
+void flip(benchmark::State& state, const fs::path& path, bool difference, Mode mode) {
   Two t = prepare(path);
   const model::Graph& g = t.plan->graph();
   scene::InMemorySink sink;
+  Images images(*t.layout);
   std::vector<float> storage;
   const scene::Activations a = scene::activations_of(*t.a), b = scene::activations_of(*t.b);
-  scene::Scene::build(g, *t.layout, a, options(), sink);
+  scene::Scene scene = scene::Scene::build(g, *t.layout, a, options(), sink);
+  bool back = false;
   for (auto _ : state) {
-    if (difference) {
-      const scene::Activations d = scene::difference(g, a, b, storage);
-      benchmark::DoNotOptimize(scene::Scene::build(g, *t.layout, d, options(), sink));
-    } else {
-      benchmark::DoNotOptimize(scene::Scene::build(g, *t.layout, b, options(), sink));
+    // Refresh alternates with a refresh back to A, as a viewer flipping does; only the flip to
+    // B (or A − B) is timed.
+    if (mode == Mode::Refresh && back) {
+      state.PauseTiming();
+      scene.refresh(*t.layout, a, sink, kThreads);
+      state.ResumeTiming();
     }
+    back = true;
+    const scene::Activations values = difference ? scene::difference(g, a, b, storage) : b;
+    if (mode == Mode::Build) benchmark::DoNotOptimize(scene::Scene::build(g, *t.layout, values, options(), sink));
+    else scene.refresh(*t.layout, values, sink, kThreads);
+    images.write(*t.layout, values);
   }
+}
+
+// The activation images alone, and a refresh alone (the two parts of a flip).
+void images_only(benchmark::State& state, const fs::path& path) {
+  Two t = prepare(path);
+  Images images(*t.layout);
+  const scene::Activations a = scene::activations_of(*t.a);
+  for (auto _ : state) images.write(*t.layout, a);
+}
+void refresh_only(benchmark::State& state, const fs::path& path) {
+  Two t = prepare(path);
+  const model::Graph& g = t.plan->graph();
+  scene::InMemorySink sink;
+  const scene::Activations a = scene::activations_of(*t.a), b = scene::activations_of(*t.b);
+  scene::Scene scene = scene::Scene::build(g, *t.layout, a, options(), sink);
+  bool flip = false;
+  for (auto _ : state) {
+    scene.refresh(*t.layout, flip ? a : b, sink, kThreads);
+    flip = !flip;
+  }
+}
+
+// The exact build after a refresh (no images: they are up to date by then).
+void refine(benchmark::State& state, const fs::path& path) {
+  Two t = prepare(path);
+  const model::Graph& g = t.plan->graph();
+  scene::InMemorySink sink;
+  const scene::Activations a = scene::activations_of(*t.a);
+  scene::Scene::build(g, *t.layout, a, options(), sink);
+  for (auto _ : state) benchmark::DoNotOptimize(scene::Scene::build(g, *t.layout, a, options(), sink));
 }
 
 void memory(benchmark::State& state, const fs::path& path) {
@@ -143,10 +207,19 @@ const int registered = [] {
   const fs::path mobilenet = fs::path(NNXR_SHARED_MODELS) / "arch" / "mobilenet_v2-op13.onnx";
   if (fs::exists(mobilenet)) models.emplace_back("mobilenet_v2", mobilenet);
   for (const auto& [name, path] : models) {
-    benchmark::RegisterBenchmark(("switch/" + name).c_str(), switch_input, path, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(("infer/" + name).c_str(), switch_input, path, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(("flip_b/" + name).c_str(), flip, path, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(("flip_diff/" + name).c_str(), flip, path, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+    auto add = [&](const std::string& what, auto&&... args) {
+      benchmark::RegisterBenchmark((what + "/" + name).c_str(), args...)->Unit(benchmark::kMillisecond)->UseRealTime();
+    };
+    add("switch", switch_input, path, Mode::Build);
+    add("switch_refresh", switch_input, path, Mode::Refresh);
+    add("infer", switch_input, path, Mode::Infer);
+    add("flip_b", flip, path, false, Mode::Build);
+    add("flip_diff", flip, path, true, Mode::Build);
+    add("flip_refresh_b", flip, path, false, Mode::Refresh);
+    add("flip_refresh_diff", flip, path, true, Mode::Refresh);
+    add("refine", refine, path);
+    add("images", images_only, path);
+    add("refresh", refresh_only, path);
     benchmark::RegisterBenchmark(("memory/" + name).c_str(), memory, path)->Unit(benchmark::kMillisecond)->Iterations(1);
   }
   return 0;

@@ -96,6 +96,7 @@ void ViewerState::take_in(float aspect) {
       std::cerr << "nnxr: " << e->name << ": " << e->nodes << " nodes, " << e->layers << " layers, loaded in "
                 << static_cast<int>(e->milliseconds) << " ms\n";
     } else if (auto* e = std::get_if<SceneBuilt>(&event)) {
+      if (awaited_ && !awaited_->target && !e->refined && e->generation > awaited_->generation) awaited_->target = e->generation;
       generation_ = e->generation;
       compare_ = e->compare;
       resident_neurons_ = e->neurons;
@@ -108,7 +109,8 @@ void ViewerState::take_in(float aspect) {
                 << " connections resident (inference " << static_cast<int>(e->infer_ms) << " ms, scene "
                 << static_cast<int>(e->build_ms) << " ms: layout " << static_cast<int>(e->stats.layout_ms) << ", scoring "
                 << static_cast<int>(e->stats.scoring_ms) << ", sorting " << static_cast<int>(e->stats.sorting_ms) << ", writing "
-                << static_cast<int>(e->stats.writing_ms) << ")\n";
+                << static_cast<int>(e->stats.writing_ms) << ")" << (e->refreshed ? " refreshed" : e->refined ? " refined" : "")
+                << '\n';
     } else if (auto* e = std::get_if<CountsApplied>(&event)) {
       filter_applied_ = std::max(filter_applied_, e->serial);
       drawn_neurons_ = e->neurons;
@@ -260,7 +262,7 @@ void ViewerState::frame_done(double cpu_ms, uint64_t generation, double wall_ms)
   const bool first = frames_total_++ == 0;
   if (first) first_frame_ms_ = since;
   if (generation > 0 && first_scene_ms_ == 0) first_scene_ms_ = since;
-  if (awaited_ && generation > awaited_->generation) {
+  if (awaited_ && awaited_->target && generation >= awaited_->target) {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - awaited_->start).count();
     (awaited_->flip ? flip_ms_ : switch_ms_).push_back(ms);
     awaited_.reset();

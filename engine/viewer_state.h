@@ -115,12 +115,15 @@ class ViewerState {
   uint64_t frames_total_ = 0;
   double first_frame_ms_ = 0, first_scene_ms_ = 0;
   double last_cpu_ms_ = 0;
-  // Several inputs and compare mode: a switch or flip waits for a scene newer than `generation`.
+  // Several inputs and compare mode: a switch or flip waits for a scene newer than `generation`
+  // that is not the exact build of an earlier input (SceneBuilt::refined); `target` is that
+  // scene's generation once posted, and the first frame drawing it ends the wait.
   struct Awaited {
     Clock::time_point start;
     uint64_t generation = 0;
     size_t previous_input = 0;
     bool flip = false;
+    uint64_t target = 0;
   };
   size_t input_index_ = 0;
   std::optional<Awaited> awaited_;

@@ -47,8 +47,9 @@ struct Worker::Pending {
   std::optional<std::pair<scene::Filter, uint64_t>> filter;
   std::optional<Ray3> select;
   bool need_infer = false, need_scene = false;
+  bool need_refine = false;  // the scene was refreshed: an exact build when nothing else waits
 
-  bool any() const { return model || input || rebuild || filter || select || need_infer || need_scene; }
+  bool any() const { return model || input || rebuild || filter || select || need_infer || need_scene || need_refine; }
 };
 
 // The pipeline's parameters as of the stage about to run. Worker thread only.
@@ -60,7 +61,11 @@ struct Worker::Taken {
   scene::Filter filter;
   uint64_t filter_serial = 0;
   Ray3 select;
+  bool refine = false;  // the Scene stage taken is the exact build after a refresh
 };
+
+// Thrown from a refine's progress when a newer request came in; nothing is posted.
+class Superseded : public StageCancelled {};
 
 Worker::Worker(std::unique_ptr<Stages> stages, WorkerOptions options)
     : stages_(std::move(stages)), options_(std::move(options)), pending_(std::make_unique<Pending>()),
@@ -84,6 +89,7 @@ Worker::~Worker() {
 void Worker::load(ModelSource model, InputSource input) {
   {
     std::lock_guard lock(mutex_);
+    ++requests_;
     pending_->model = std::move(model);
     pending_->model_input = std::move(input);
     busy_ = true;
@@ -94,6 +100,7 @@ void Worker::load(ModelSource model, InputSource input) {
 void Worker::set_input(InputSource input) {
   {
     std::lock_guard lock(mutex_);
+    ++requests_;
     pending_->input = std::move(input);
     busy_ = true;
   }
@@ -103,6 +110,7 @@ void Worker::set_input(InputSource input) {
 void Worker::rebuild(int top_k, uint64_t budget) {
   {
     std::lock_guard lock(mutex_);
+    ++requests_;
     pending_->rebuild = {top_k, budget};
     busy_ = true;
   }
@@ -112,6 +120,7 @@ void Worker::rebuild(int top_k, uint64_t budget) {
 void Worker::rebuild() {
   {
     std::lock_guard lock(mutex_);
+    ++requests_;
     pending_->need_scene = true;
     busy_ = true;
   }
@@ -121,6 +130,7 @@ void Worker::rebuild() {
 void Worker::reinfer() {
   {
     std::lock_guard lock(mutex_);
+    ++requests_;
     pending_->need_infer = true;
     busy_ = true;
   }
@@ -198,6 +208,7 @@ bool Worker::next(Stage& stage) {
     p.need_infer = false;
   } else if (p.rebuild || p.need_scene) {
     stage = Stage::Scene;
+    t.refine = false;
     if (p.rebuild) {
       t.scene_options.top_k = p.rebuild->first;
       t.scene_options.budget = p.rebuild->second;
@@ -210,10 +221,14 @@ bool Worker::next(Stage& stage) {
     t.filter = std::move(p.filter->first);
     t.filter_serial = p.filter->second;
     p.filter.reset();
-  } else {
+  } else if (p.select) {
     stage = Stage::Select;
     t.select = *p.select;
     p.select.reset();
+  } else {
+    stage = Stage::Scene;
+    t.refine = true;
+    p.need_refine = false;
   }
   if (stage == Stage::Scene && p.filter) {  // the build applies it; no separate filter stage
     t.filter = std::move(p.filter->first);
@@ -227,8 +242,11 @@ void Worker::run_stage(Stage stage) {
   Taken& t = *taken_;
   const auto start = Clock::now();
   float printed = -1;
+  const bool refining = stage == Stage::Scene && t.refine;
+  const uint64_t requests = requests_.load();
   auto progress = [&](float f) {
     if (cancel_.load(std::memory_order_relaxed)) throw StageCancelled();
+    if (refining && requests_.load(std::memory_order_relaxed) != requests) throw Superseded();
     set_stage(stage, f);
     if (!options_.print_progress || f - printed < 0.1f) return;
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -254,7 +272,11 @@ void Worker::run_stage(Stage stage) {
     case Stage::Infer:
       if (stages_->infer(t.input, progress, post)) invalidate(&Pending::need_scene);
       break;
-    case Stage::Scene: stages_->build(t.scene_options, t.filter, t.filter_serial, progress, post); break;
+    case Stage::Scene:
+      if (t.refine) stages_->refine(t.scene_options, t.filter, t.filter_serial, progress, post);
+      else if (stages_->refresh(t.scene_options, t.filter, t.filter_serial, post)) invalidate(&Pending::need_refine);
+      else stages_->build(t.scene_options, t.filter, t.filter_serial, progress, post);
+      break;
     case Stage::Filter: stages_->filter(t.filter, t.filter_serial, post); break;
     case Stage::Select: stages_->select(t.select.origin, t.select.direction, t.select.radius, t.select.serial, post); break;
     case Stage::Idle: break;
@@ -270,6 +292,8 @@ void Worker::run() {
     set_stage(stage, 0);
     try {
       run_stage(stage);
+    } catch (const Superseded&) {
+      // A refine gave way to a newer request, which asks for its own when it needs one.
     } catch (const StageCancelled&) {
       // The Worker is being destroyed: nobody takes events any more.
     } catch (const std::bad_alloc&) {

@@ -107,6 +107,10 @@ struct SceneBuilt {
   size_t segments = 0;
   double infer_ms = 0, build_ms = 0;
   scene::BuildStats stats;  // the scene build's own breakdown
+  // refreshed: the last scene's elements with this inference's (or comparison side's) values
+  // (scene::Scene::refresh); an exact build follows when the worker is otherwise idle, posted
+  // with `refined` set (it shows the same input, with the top-K chosen for it).
+  bool refreshed = false, refined = false;
   std::optional<CompareSummary> compare;  // compare mode only
   scene::ImagesStats images;  // the run's activation images (every activation; zero without an image sink)
 };
@@ -202,6 +206,22 @@ class Stages {
   // when there is nothing inferred yet.
   virtual bool build(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
                      const ProgressFn& progress, const PostFn& post) = 0;
+  // Shows the last inference (or the comparison side now asked for) on the current scene's
+  // elements (scene::Scene::refresh) when that scene fits it (same model, layout and options),
+  // in a fraction of a build's time. Returns false when a build is needed instead; after a true,
+  // the Worker asks for refine() once nothing else is pending.
+  virtual bool refresh(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
+                       const PostFn& post) {
+    (void)options, (void)filter, (void)filter_serial, (void)post;
+    return false;
+  }
+  // The exact build after a refresh: like build(), but the refreshed scene stays usable until the
+  // new one is published, and the Worker abandons it (through `progress`) as soon as a newer
+  // input, comparison side, model or rebuild is asked for.
+  virtual bool refine(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
+                      const ProgressFn& progress, const PostFn& post) {
+    return build(options, filter, filter_serial, progress, post);
+  }
   // Applies a filter to the current scene. Returns false when there is no scene yet.
   virtual bool filter(const scene::Filter& filter, uint64_t serial, const PostFn& post) = 0;
   virtual void select(std::array<float, 3> origin, std::array<float, 3> direction, float radius, uint64_t serial,
@@ -227,7 +247,8 @@ class Worker {
   void set_input(InputSource input);
   // Rebuilds the scene with another connection fan-in / element budget.
   void rebuild(int top_k, uint64_t budget);
-  // Rebuilds the scene of the last inference as it is (e.g. after options().compare.show changed).
+  // Shows the last inference again as it is (after options().compare.show changed): a refresh of
+  // the current scene where it fits (Stages::refresh), else a build.
   void rebuild();
   // Runs inference on the current input again, then rebuilds: for a sink that was replaced (a
   // viewer moved to another GPU), which needs the activation images and the scene written anew.
@@ -272,6 +293,7 @@ class Worker {
   std::atomic<bool> busy_{false};
   std::atomic<bool> cancel_{false};  // the destructor runs: the running stage gives up
   std::atomic<uint64_t> filter_serial_{0}, select_serial_{0};
+  std::atomic<uint64_t> requests_{0};  // loads, inputs and rebuilds asked for: a refine gives way to them
 
   // Worker thread only: what the stage about to run takes.
   struct Taken;

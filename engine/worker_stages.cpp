@@ -87,6 +87,8 @@ class SceneStages final : public Stages {
     // published, but it can no longer be filtered or picked.
     scene_.reset();
     inferred_ = false;
+    images_stale_ = true;
+    ++layout_serial_;
     session_ = std::move(session);
     session_b_ = std::move(session_b);
     b_inferred_ = false;
@@ -122,8 +124,10 @@ class SceneStages final : public Stages {
     // The input first: one that cannot be read (a file gone meanwhile) keeps the previous
     // inference and scene as they are.
     const Feeds feeds = input(plan_->graph());
+    // The scene stays: its elements are refreshed with this run's values (or rebuilt). Until
+    // then it shows the previous input, and filters and picks apply to that.
     inferred_ = false;
-    scene_.reset();
+    images_stale_ = true;
     for (const auto& [name, t] : feeds) session_->set_input(name, t.dtype, t.shape, t.bytes);
     progress(0.1f);  // throws StageCancelled once the Worker is being destroyed
     try {
@@ -138,6 +142,7 @@ class SceneStages final : public Stages {
     if (layout_needs_run_) {
       const scene::Activations values = scene::activations_of(*session_);
       layout_ = scene::Layout::build(plan_->graph(), options_.layout, &values);
+      ++layout_serial_;  // a scene on the previous layout cannot be refreshed
       if (pending_loaded_) {
         pending_loaded_->bounds_min = layout_->bounds_min();
         pending_loaded_->bounds_max = layout_->bounds_max();
@@ -146,9 +151,6 @@ class SceneStages final : public Stages {
         pending_loaded_.reset();
       }
     }
-    images_ = {};
-    if (scene::ImageSink* images = sink_.image_sink())  // every activation, as images
-      images_ = scene::publish_images(*layout_, scene::activations_of(*session_), *images, std::max(1, options_.threads));
     infer_ms_ = ms_since(start);
     inferred_ = true;
     return true;
@@ -157,38 +159,30 @@ class SceneStages final : public Stages {
   bool build(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
              const ProgressFn& progress, const PostFn& post) override {
     if (!inferred_) return false;
+    scene_.reset();  // its memory goes before the new scene's comes
+    return build_scene(options, filter, filter_serial, progress, post, false);
+  }
+
+  bool refine(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
+              const ProgressFn& progress, const PostFn& post) override {
+    if (!inferred_) return false;
+    return build_scene(options, filter, filter_serial, progress, post, true);  // scene_ stays until then
+  }
+
+  bool refresh(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
+               const PostFn& post) override {
+    if (!inferred_ || !scene_ || scene_layout_serial_ != layout_serial_ || options.top_k != scene_options_.top_k ||
+        options.budget != scene_options_.budget || options.focus != scene_options_.focus)
+      return false;
     const auto start = Clock::now();
-    scene_.reset();
-    scene::SceneOptions o = options;
-    o.progress = progress;
+    const scene::Activations values = shown_values();
     HeldPublish held(sink_);
-    scene::Activations values = scene::activations_of(*session_);
-    if (session_b_ && b_inferred_) {
-      switch (options_.compare.show->load()) {
-        case scene::CompareShow::A: break;
-        case scene::CompareShow::B: values = scene::activations_of(*session_b_); break;
-        case scene::CompareShow::Difference:
-          values = scene::difference(plan_->graph(), values, scene::activations_of(*session_b_), difference_);
-          break;
-      }
+    try {
+      scene_->refresh(*layout_, values, held, std::max(1, options.threads));
+    } catch (const std::invalid_argument&) {
+      return false;  // values shaped unlike the scene's: the caller builds (nothing was changed)
     }
-    auto built = std::make_unique<scene::Scene>(scene::Scene::build(plan_->graph(), *layout_, values, o, held));
-    const scene::DrawCounts counts = built->counts(filter);
-    held.release(counts);
-    scene_ = std::move(built);
-    publish_words(values, std::nullopt, std::nullopt);
-    ++generation_;
-    const scene::BuildStats& st = scene_->stats();
-    post(SceneBuilt{.generation = generation_,
-                    .neurons = st.neurons,
-                    .connections = st.connections,
-                    .segments = scene_->segments().size(),
-                    .infer_ms = infer_ms_,
-                    .build_ms = ms_since(start),
-                    .stats = st,
-                    .compare = session_b_ && b_inferred_ ? std::optional(compare_summary_) : std::nullopt,
-                    .images = images_});
-    post(CountsApplied{filter_serial, generation_, sum(counts.neurons), sum(counts.connections)});
+    publish(held, values, filter, filter_serial, start, post, true, false);
     return true;
   }
 
@@ -234,6 +228,69 @@ class SceneStages final : public Stages {
   [[noreturn]] void cancelled_by(const runtime::CancelledError& e) const {
     if (cancelled && cancelled->load()) throw StageCancelled();
     throw std::runtime_error(name_ + ": " + e.what());
+  }
+
+  // What a scene shows: A's run, or in compare mode B's or the difference a_A − a_B.
+  scene::Activations shown_values() {
+    scene::Activations values = scene::activations_of(*session_);
+    if (session_b_ && b_inferred_) {
+      switch (options_.compare.show->load()) {
+        case scene::CompareShow::A: break;
+        case scene::CompareShow::B: values = scene::activations_of(*session_b_); break;
+        case scene::CompareShow::Difference:
+          values = scene::difference(plan_->graph(), values, scene::activations_of(*session_b_), difference_);
+          break;
+      }
+    }
+    return values;
+  }
+
+  // A full build of the shown values (refine: the current scene stays until this one is done).
+  bool build_scene(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
+                   const ProgressFn& progress, const PostFn& post, bool refine) {
+    const auto start = Clock::now();
+    scene::SceneOptions o = options;
+    o.progress = progress;
+    o.refreshable = true;  // the next input or comparison side refreshes it
+    HeldPublish held(sink_);
+    const scene::Activations values = shown_values();
+    auto built = std::make_unique<scene::Scene>(scene::Scene::build(plan_->graph(), *layout_, values, o, held));
+    scene_ = std::move(built);
+    scene_options_ = options;
+    scene_layout_serial_ = layout_serial_;
+    publish(held, values, filter, filter_serial, start, post, false, refine);
+    return true;
+  }
+
+  // Publishes the scene held in `held`'s target with `filter`'s counts, the activation images of
+  // `values` when they changed, and the view's words; posts SceneBuilt and CountsApplied.
+  void publish(HeldPublish& held, const scene::Activations& values, const scene::Filter& filter, uint64_t filter_serial,
+               Clock::time_point start, const PostFn& post, bool refreshed, bool refined) {
+    const scene::DrawCounts counts = scene_->counts(filter);
+    held.release(counts);
+    const scene::CompareShow show = session_b_ && b_inferred_ ? options_.compare.show->load() : scene::CompareShow::A;
+    if (scene::ImageSink* images = sink_.image_sink(); images && (images_stale_ || show != images_show_)) {
+      // Every activation as images, of what is shown (A, B or the difference, each tensor's
+      // colour range its own).
+      images_ = scene::publish_images(*layout_, values, *images, std::max(1, options_.threads));
+      images_stale_ = false;
+      images_show_ = show;
+    }
+    publish_words(values, std::nullopt, std::nullopt);
+    ++generation_;
+    const scene::BuildStats& st = scene_->stats();
+    post(SceneBuilt{.generation = generation_,
+                    .neurons = st.neurons,
+                    .connections = st.connections,
+                    .segments = scene_->segments().size(),
+                    .infer_ms = infer_ms_,
+                    .build_ms = ms_since(start),
+                    .stats = st,
+                    .refreshed = refreshed,
+                    .refined = refined,
+                    .compare = session_b_ && b_inferred_ ? std::optional(compare_summary_) : std::nullopt,
+                    .images = images_});
+    post(CountsApplied{filter_serial, generation_, sum(counts.neurons), sum(counts.connections)});
   }
 
   // Compare mode: runs input B once per model (its shape must be A's), then reports the tensors
@@ -333,8 +390,13 @@ class SceneStages final : public Stages {
   std::vector<float> difference_;  // a_A − a_B, reused from build to build
   bool inferred_ = false;
   double infer_ms_ = 0;
-  scene::ImagesStats images_;  // of the last inference
+  scene::ImagesStats images_;  // of the published images
+  bool images_stale_ = true;   // the images are not of the last inference
+  scene::CompareShow images_show_ = scene::CompareShow::A;  // what the images show
   std::unique_ptr<scene::Scene> scene_;
+  scene::SceneOptions scene_options_;  // scene_ was built with these
+  uint64_t layout_serial_ = 0;         // incremented whenever layout_ is replaced
+  uint64_t scene_layout_serial_ = 0;   // layout_serial_ when scene_ was built
   uint64_t generation_ = 0;
 };
 

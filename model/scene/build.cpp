@@ -495,6 +495,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         d.connections = {};
         return;
       }
+      if (options.refreshable) d.contributions.assign(keep, 0.f);
       // One counting-sort pass on the 16-bit key (descending), stable in destination order;
       // only the resident prefix is written. Small segments: a comparison sort.
       auto key = [](const Pending& p) { return uint16_t(~score_key(std::fabs(p.contribution))); };
@@ -523,6 +524,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
         Connection* out = d.connections.data();  // its entries are all in `a` now
         for (size_t c = 0; c < keep; ++c) {
           out[c] = make_connection(a[c].p.src, a[c].dst, encode_contribution_inline(a[c].p.contribution, max_abs));
+          if (options.refreshable) d.contributions[c] = a[c].p.contribution;
           const auto k2 = uint16_t(~key(a[c].p));
           if (d.connection_runs.empty() || d.connection_runs.back().key != k2) d.connection_runs.push_back({k2, 0});
           d.connection_runs.back().end = uint32_t(c + 1);
@@ -551,6 +553,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
           const uint32_t at = pos[key(p)]++;
           if (at >= keep) return;
           out[at] = make_connection(p.src, dst, encode_contribution_inline(p.contribution, max_abs));
+          if (options.refreshable) d.contributions[at] = p.contribution;
         });
       std::swap(d.connections, sorted);  // the sorted array is the segment's; the pending one, scratch
       d.connections.discard_after(keep);
@@ -572,13 +575,15 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     });
   }
   st.writing_ms = ms_since(t0);
+  if (options.refreshable) link_connections(im, values, threads);
 
   st.neurons = neuron_count;
   st.connections = connection_count;
   st.bytes = neuron_count * sizeof(Neuron) + connection_count * sizeof(Connection);
   uint64_t cpu = connection_count * sizeof(Connection) + im.segment_of.size() * sizeof(int32_t);
   for (const SegmentData& d : im.data)
-    cpu += d.rank.size() * 4 + d.order.size() * 4 + d.values.size() * 4 + d.connection_runs.size() * sizeof(KeyRun);
+    cpu += d.rank.size() * 4 + d.order.size() * 4 + d.values.size() * 4 + d.connection_runs.size() * sizeof(KeyRun) +
+           d.links.size() * sizeof(SegmentData::Link) + d.contributions.size() * 4;
   st.cpu_bytes = cpu;
   const DrawCounts counts = scene.counts(Filter{});
   sink.publish(im.segments, counts, max_abs);

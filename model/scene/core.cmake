@@ -12,8 +12,9 @@ target_sources(nnxr_scene PRIVATE
   focus.cpp
   labels.cpp
   layout.cpp
+  refresh.cpp
   sink.cpp
   tiles.cpp
   trace.cpp)
 # The per-element loops (ranking, record conversion, radix sorts) are the build's hot path.
-set_source_files_properties(build.cpp PROPERTIES COMPILE_OPTIONS "-O3")
+set_source_files_properties(build.cpp refresh.cpp PROPERTIES COMPILE_OPTIONS "-O3")

@@ -85,6 +85,26 @@ struct SegmentData {
   // entries (the array may be larger; its memory past them is given back).
   PageArray<Connection> connections;
   std::vector<uint32_t> consumers;        // segments of tensors computed from this one
+  // SceneOptions::refreshable only: per resident connection, in the order of the build's sort,
+  // its source and destination elements and weight factor (contribution = factor · a_src), and
+  // its contribution as of the last build or refresh (refresh.cpp).
+  // Neurons are named by their build slot: their index in the neuron array as built
+  // (Scene::Impl::slot_rank maps a slot to its current rank).
+  struct Link {
+    uint32_t src_segment = 0, src_element = 0;
+    uint32_t src_slot = 0;  // global build slot of the source
+    uint32_t dst_slot = 0;  // build slot of the destination, relative to the segment's first
+    float factor = 0;
+  };
+  std::vector<Link> links;
+  std::vector<float> contributions;
+  std::vector<uint32_t> build_order;  // by build slot (relative): its element
+};
+
+// Scratch a refresh reuses from one call to the next (one per helper thread).
+struct RefreshScratch {
+  std::vector<uint64_t> keys, tmp;  // neuron sort
+  std::vector<uint32_t> positions;  // 65536 counters of the connection sort
 };
 
 struct Scene::Impl {
@@ -93,9 +113,16 @@ struct Scene::Impl {
   std::vector<int32_t> segment_of;        // by TensorId; -1: no segment
   BuildStats stats;
   float max_contribution = 0;
+  bool refreshable = false;
+  std::vector<uint32_t> slot_rank;  // by global build slot: the neuron's rank in its segment now
+  std::vector<RefreshScratch> refresh_scratch;  // grown by the first refresh
 
   // The segment holding neuron `index` (which must be < the neuron count).
   size_t segment_of_neuron(uint32_t index) const;
 };
+
+// SceneOptions::refreshable: fills every segment's links from its resident connections and the
+// contributions the build kept, and marks the scene refreshable (refresh.cpp).
+void link_connections(Scene::Impl& im, const Activations& values, int threads);
 
 }  // namespace nnxr::scene

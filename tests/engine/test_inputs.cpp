@@ -2,17 +2,21 @@
 // validation on): the arrow keys step through the inputs and the stats report which one is shown
 // and how long a switch took; an input that vanished keeps the previous one with a message; C
 // flips between A, B and A − B without an inference; `nnxr view --input DIR` reports the list.
+#include <stb_image.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "assets/assets.h"
 #include "engine/desktop.h"
 #include "model/load.h"
+#include "model/tensor_io.h"
 #include "tests/engine/desktop_support.h"
 #include "tests/support/run_nnxr.h"
 
@@ -198,6 +202,25 @@ std::string last_line(const std::string& s) {
   return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
+// A PNG as RGBA.
+struct Picture {
+  int w = 0, h = 0;
+  std::vector<unsigned char> px;
+  const unsigned char* at(int i) const { return &px[size_t(i) * 4]; }
+};
+Picture load_png(const fs::path& png) {
+  Picture p;
+  int n = 0;
+  unsigned char* data = stbi_load(png.string().c_str(), &p.w, &p.h, &n, 4);
+  EXPECT_TRUE(data) << png;
+  if (data) p.px.assign(data, data + size_t(p.w) * size_t(p.h) * 4);
+  stbi_image_free(data);
+  return p;
+}
+// The colour map's two ends as drawn (sRGB): positive (255, 89, 56), negative (49, 129, 255).
+bool positive_end(const unsigned char* p) { return p[0] > 230 && p[1] > 60 && p[1] < 120 && p[2] < 90; }
+bool negative_end(const unsigned char* p) { return p[2] > 230 && p[0] < 80 && p[1] > 100 && p[1] < 160; }
+
 TEST(InputsCli, DirectoryOfInputs) {
   REQUIRE_DISPLAY();
   const fs::path dir = fs::temp_directory_path() / ("nnxr-inputs-" + std::to_string(getpid()));
@@ -229,6 +252,48 @@ TEST(InputsCli, CompareShowsInStats) {
   const auto bad = nnxr::test::run_nnxr("view --frames 1 --compare /nonexistent.png");
   EXPECT_EQ(bad.exit_code, 1) << bad.err;
   EXPECT_NE(bad.err.find("/nonexistent.png"), std::string::npos) << bad.err;
+}
+
+// The activation images in compare mode show what is shown: the input layer alone (--layers 0:0),
+// A a constant 0.25 and B a constant 0.75, offscreen. Each tensor's colour range is its own, so
+// A and B are the positive end all over the input's tile, and A − B = −0.5 everywhere is the
+// negative end all over it, on the same pixels.
+TEST(InputsCli, ImagesShowAOrBOrTheDifference) {
+  const fs::path dir = fs::temp_directory_path() / ("nnxr-compare-images-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const model::Graph g = digits();
+  const model::Tensor& input = g.tensors[g.inputs[0]];
+  const std::vector<float> a(static_cast<size_t>(*input.elements()), 0.25f), b(a.size(), 0.75f);
+  model::write_npy(dir / "a.npy", model::DType::Float, input.shape, std::as_bytes(std::span(a)));
+  model::write_npy(dir / "b.npy", model::DType::Float, input.shape, std::as_bytes(std::span(b)));
+  std::map<std::string, Picture> pictures;
+  for (const char* show : {"a", "b", "diff"}) {
+    const fs::path png = dir / (std::string(show) + ".png");
+    const auto r = nnxr::test::run_nnxr("view --frames 2 --width 960 --height 600 --layers 0:0 --input '" + (dir / "a.npy").string() +
+                                            "' --compare '" + (dir / "b.npy").string() + "' --show " + show + " --out '" + png.string() + "'",
+                                        "env -u DISPLAY -u WAYLAND_DISPLAY XR_RUNTIME_JSON=/nonexistent/runtime.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    pictures[show] = load_png(png);
+    ASSERT_EQ(pictures[show].px.size(), size_t(960 * 600 * 4));
+  }
+  // The legend's colour bar holds both ends in every picture, at the same pixels; the input's
+  // tile is where A is positive and A − B negative.
+  auto count = [&](auto&& where) {
+    int n = 0;
+    for (int i = 0; i < 960 * 600; ++i) n += where(i) ? 1 : 0;
+    return n;
+  };
+  const Picture &pa = pictures["a"], &pb = pictures["b"], &pd = pictures["diff"];
+  const int tile = count([&](int i) { return positive_end(pa.at(i)) && negative_end(pd.at(i)); });
+  EXPECT_GT(tile, 400);
+  EXPECT_GT(count([&](int i) { return positive_end(pb.at(i)) && negative_end(pd.at(i)); }), tile * 9 / 10);  // B too
+  // Positive in A − B: the legend's pixels only (positive in A as well), none of the tile's.
+  const int legend = count([&](int i) { return positive_end(pd.at(i)); });
+  EXPECT_GT(legend, 0);
+  EXPECT_LT(std::abs(count([&](int i) { return positive_end(pa.at(i)); }) - tile - legend), tile / 10);
+  EXPECT_LT(std::abs(count([&](int i) { return negative_end(pd.at(i)); }) - tile - count([&](int i) { return negative_end(pa.at(i)); })),
+            tile / 10);
+  if (!HasFailure()) fs::remove_all(dir);
 }
 
 }  // namespace

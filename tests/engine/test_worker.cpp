@@ -60,6 +60,7 @@ class ScriptedStages final : public Stages {
     Gate* infer_gate = nullptr;
     float build_progress = -1;   // reported before the build gate when >= 0
     bool slow_build = false;     // builds report progress every millisecond for 30 s
+    bool refreshes = false;      // refresh() succeeds once there is a scene
     std::atomic<bool> building{false};
     void add(std::string s) {
       std::lock_guard lock(m);
@@ -105,6 +106,29 @@ class ScriptedStages final : public Stages {
     s_.add("build " + std::to_string(scene_) + " budget=" + std::to_string(options.budget) + " top_k=" +
            std::to_string(options.top_k) + " q=" + std::to_string(filter.neuron_threshold).substr(0, 4));
     post(SceneBuilt{.generation = scene_});
+    post(CountsApplied{.serial = serial, .generation = scene_});
+    return true;
+  }
+  bool refresh(const scene::SceneOptions&, const scene::Filter&, uint64_t serial, const PostFn& post) override {
+    if (!s_.refreshes || scene_ == 0 || !inferred_) return false;
+    ++scene_;
+    s_.add("refresh " + std::to_string(scene_));
+    post(SceneBuilt{.generation = scene_, .refreshed = true});
+    post(CountsApplied{.serial = serial, .generation = scene_});
+    return true;
+  }
+  bool refine(const scene::SceneOptions&, const scene::Filter&, uint64_t serial, const ProgressFn& progress,
+              const PostFn& post) override {
+    if (s_.slow_build) {
+      s_.building = true;
+      for (int i = 0; i < 30'000; ++i) {
+        progress(float(i) / 30'000);  // throws once a newer request comes
+        std::this_thread::sleep_for(1ms);
+      }
+    }
+    ++scene_;
+    s_.add("refine " + std::to_string(scene_));
+    post(SceneBuilt{.generation = scene_, .refined = true});
     post(CountsApplied{.serial = serial, .generation = scene_});
     return true;
   }
@@ -453,6 +477,77 @@ TEST(WorkerScene, BuildsAndPublishesWithTheCurrentFilter) {
 
 // The real pipeline's inference stops between nodes once the Worker is being destroyed: the
 // session's RunOptions::cancel is the Worker's flag (Stages::cancelled). Checked on the session.
+// A refreshed scene gets its exact build when nothing else waits; a newer input abandons that
+// build at its next progress report (nothing posted) and is refreshed in turn.
+TEST(Worker, ARefineGivesWayToANewerInput) {
+  ScriptedStages::Shared s;
+  s.refreshes = true;
+  Worker w(std::make_unique<ScriptedStages>(s), quiet());
+  w.load(model_named("m"), input_named("a"));
+  w.wait_idle();
+  EXPECT_EQ(s.take(), (std::vector<std::string>{"load m", "infer m a", "build 1 budget=20000000 top_k=8 q=0.00"}));
+  w.set_input(input_named("b"));
+  w.wait_idle();
+  EXPECT_EQ(s.take(), (std::vector<std::string>{"infer m b", "refresh 2", "refine 3"}));
+  s.slow_build = true;
+  w.set_input(input_named("c"));
+  for (int i = 0; i < 10'000 && !s.building; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(s.building) << "the refine never started";
+  s.slow_build = false;
+  const auto start = std::chrono::steady_clock::now();
+  w.set_input(input_named("d"));
+  w.wait_idle();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);  // not the 30 s the refine would take
+  EXPECT_EQ(s.take(), (std::vector<std::string>{"infer m c", "refresh 4", "infer m d", "refresh 5", "refine 6"}));
+  auto events = drain(w);
+  for (const SceneBuilt& b : events_of<SceneBuilt>(events)) EXPECT_NE(b.generation, 0u);
+}
+
+// Another input of the same shape: the scene's elements are refreshed with the new run's values
+// (no build), then an exact build follows once the worker is idle. Both are published; the
+// refreshed neurons hold the new run's values.
+TEST(WorkerScene, AnotherInputRefreshesThenRefines) {
+  scene::InMemorySink sink;
+  WorkerOptions o = quiet();
+  o.scene.budget = 20'000;  // a fraction of the neurons
+  Worker w(sink, o);
+  w.load({"digits", digits}, ones);
+  auto events = drain(w);
+  ASSERT_EQ(events_of<SceneBuilt>(events).size(), 1u);
+  EXPECT_FALSE(events_of<SceneBuilt>(events)[0].refreshed);
+  const uint64_t first = sink.generation;
+  auto halves = [](const model::Graph& g) {
+    Feeds f = ones(g);
+    for (auto& [name, t] : f) {
+      auto* v = reinterpret_cast<float*>(t.bytes.data());
+      for (size_t i = 0; i < t.bytes.size() / 4; ++i) v[i] = 1.0f - v[i];
+    }
+    return f;
+  };
+  w.set_input(halves);
+  events = drain(w);
+  const auto built = events_of<SceneBuilt>(events);
+  ASSERT_EQ(built.size(), 2u);
+  EXPECT_TRUE(built[0].refreshed);
+  EXPECT_TRUE(built[0].stats.refreshed);
+  EXPECT_EQ(built[0].stats.scoring_ms, 0);
+  EXPECT_TRUE(built[1].refined);
+  EXPECT_FALSE(built[1].stats.refreshed);
+  EXPECT_EQ(sink.generation, first + 2);
+  EXPECT_EQ(events_of<CountsApplied>(events).size(), 2u);
+  // The refined scene holds the new run: its output neurons' values are those of a run here.
+  const auto plan = runtime::Plan::build(digits());
+  runtime::Session session(plan, {});
+  for (const auto& [name, t] : halves(plan->graph())) session.set_input(name, t.dtype, t.shape, t.bytes);
+  session.run();
+  const scene::Segment& out = sink.segments.back();
+  const runtime::Value* v = session.value(out.tensor);
+  ASSERT_TRUE(v);
+  float strongest = 0;
+  for (float x : v->as<float>()) strongest = std::max(strongest, std::fabs(x));
+  EXPECT_EQ(std::fabs(sink.neuron_data[out.neuron_first].value), strongest);
+}
+
 TEST(WorkerScene, InferenceStopsBetweenNodesWhenCancelled) {
   const auto plan = runtime::Plan::build(digits());
   runtime::Session session(plan, {});

@@ -13,7 +13,7 @@ if(TARGET nnxr_engine)
   target_link_libraries(test_desktop_filters PRIVATE nnxr_engine PkgConfig::STB)
   # Several inputs (arrow keys) and compare mode (C) in the desktop viewer.
   nnxr_test(test_inputs LABEL engine PREFIX "viewer." test_inputs.cpp)
-  target_link_libraries(test_inputs PRIVATE nnxr_engine)
+  target_link_libraries(test_inputs PRIVATE nnxr_engine PkgConfig::STB)
   add_dependencies(test_inputs nnxr)
 endif()
 if(TARGET nnxr_engine)

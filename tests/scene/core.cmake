@@ -8,3 +8,6 @@ add_dependencies(test_inspect_scene nnxr)
 nnxr_test(test_compare LABEL scene test_compare.cpp ../support/model_bytes.cpp)
 target_link_libraries(test_compare PRIVATE nnxr_scene onnx onnx_proto)
 add_dependencies(test_compare nnxr)
+# Scene::refresh(): another input on the elements a build chose.
+nnxr_test(test_refresh LABEL scene test_refresh.cpp)
+target_link_libraries(test_refresh PRIVATE nnxr_scene nnxr_runtime)
