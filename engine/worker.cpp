@@ -48,6 +48,7 @@ struct Worker::Pending {
   std::optional<Ray3> select;
   bool need_infer = false, need_scene = false;
   bool need_refine = false;  // the scene was refreshed: an exact build when nothing else waits
+  bool no_refresh = false;   // the next scene is built, not refreshed (reinfer(): a new sink)
 
   bool any() const { return model || input || rebuild || filter || select || need_infer || need_scene || need_refine; }
 };
@@ -62,6 +63,7 @@ struct Worker::Taken {
   uint64_t filter_serial = 0;
   Ray3 select;
   bool refine = false;  // the Scene stage taken is the exact build after a refresh
+  bool no_refresh = false;  // the Scene stage taken builds (Pending::no_refresh)
 };
 
 // Thrown from a refine's progress when a newer request came in; nothing is posted.
@@ -131,6 +133,7 @@ void Worker::reinfer() {
   {
     std::lock_guard lock(mutex_);
     ++requests_;
+    pending_->no_refresh = true;  // everything is written anew, exactly
     pending_->need_infer = true;
     busy_ = true;
   }
@@ -209,6 +212,7 @@ bool Worker::next(Stage& stage) {
   } else if (p.rebuild || p.need_scene) {
     stage = Stage::Scene;
     t.refine = false;
+    t.no_refresh = std::exchange(p.no_refresh, false);
     if (p.rebuild) {
       t.scene_options.top_k = p.rebuild->first;
       t.scene_options.budget = p.rebuild->second;
@@ -274,8 +278,14 @@ void Worker::run_stage(Stage stage) {
       break;
     case Stage::Scene:
       if (t.refine) stages_->refine(t.scene_options, t.filter, t.filter_serial, progress, post);
-      else if (stages_->refresh(t.scene_options, t.filter, t.filter_serial, post)) invalidate(&Pending::need_refine);
-      else stages_->build(t.scene_options, t.filter, t.filter_serial, progress, post);
+      else if (!t.no_refresh && stages_->refresh(t.scene_options, t.filter, t.filter_serial, post)) invalidate(&Pending::need_refine);
+      else {
+        {
+          std::lock_guard lock(mutex_);
+          pending_->need_refine = false;  // this build is exact
+        }
+        stages_->build(t.scene_options, t.filter, t.filter_serial, progress, post);
+      }
       break;
     case Stage::Filter: stages_->filter(t.filter, t.filter_serial, post); break;
     case Stage::Select: stages_->select(t.select.origin, t.select.direction, t.select.radius, t.select.serial, post); break;
