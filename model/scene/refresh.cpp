@@ -95,6 +95,9 @@ void link_connections(Scene::Impl& im, const Activations& values, int threads) {
     d.build_order = d.order;
     for (uint32_t r = 0; r < s.neuron_count; ++r) im.slot_rank[s.neuron_first + r] = r;
     d.links.resize(s.connection_count);
+    // A refresh rewrites the key runs: room for as many as the segment can have (one per
+    // connection, at most one per 16-bit key), so that it never grows them.
+    d.connection_runs.reserve(std::min<size_t>(s.connection_count, 65536));
     for (uint32_t c = 0; c < s.connection_count; ++c) {
       const Connection conn = d.connections.data()[c];
       const size_t ss = im.segment_of_neuron(conn.src);
@@ -130,7 +133,18 @@ void Scene::refresh(const Layout& layout, const Activations& values, SceneSink& 
       throw std::invalid_argument("scene: refresh() with values of another shape for tensor '" +
                                   im.data[size_t(&s - im.segments.data())].tensor_name + "'");
   threads = std::clamp(threads, 1, 256);
-  if (im.refresh_scratch.size() < size_t(threads)) im.refresh_scratch.resize(size_t(threads));
+  if (im.refresh_scratch.size() < size_t(threads)) {
+    // Every slot sized for the largest segment, so that no later refresh grows one, whichever
+    // segments its thread happens to take.
+    uint32_t largest = 0;
+    for (const Segment& s : im.segments) largest = std::max(largest, s.neuron_count);
+    im.refresh_scratch.resize(size_t(threads));
+    for (RefreshScratch& sc : im.refresh_scratch) {
+      sc.keys.reserve(largest);
+      sc.tmp.reserve(largest);
+      sc.positions.assign(65536, 0);
+    }
+  }
   const size_t S = im.segments.size();
   // Each parallel item takes a scratch slot for its duration (at most `threads` at once).
   std::vector<std::atomic<bool>> busy(static_cast<size_t>(threads));
