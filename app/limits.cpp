@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace nnxr::app {
@@ -126,18 +127,19 @@ runtime::RunOptions run_options(const Limits& limits) {
   return o;
 }
 
-uint64_t reserve_scene_memory(uint64_t budget, const char* command, uint64_t minimum) {
+uint64_t reserve_scene_memory(uint64_t budget, const char* command, double share, uint64_t minimum) {
   const uint64_t limit = runtime::memory_limit();
   if (limit == 0) return budget;
   const uint64_t held = runtime::memory_held();
-  const uint64_t left = limit > held ? limit - held : 0;
+  const uint64_t left = static_cast<uint64_t>(static_cast<double>(limit > held ? limit - held : 0) * std::clamp(share, 0.0, 1.0));
   const uint64_t fits = left / kSceneBytesPerElement;
   if (fits < std::max<uint64_t>(minimum, 1))
     throw std::runtime_error(std::string(command) + ": no memory left for the scene under the memory ceiling of " +
                              runtime::byte_string(limit) + " (--max-memory): the run's tensors hold " + runtime::byte_string(held));
   if (budget > fits) {
-    std::cerr << command << ": budget " << budget << " lowered to " << fits << ": at " << kSceneBytesPerElement
-              << " bytes an element, that is what fits in the " << runtime::byte_string(left) << " left under the memory ceiling of "
+    std::cerr << (std::string_view(command) == "render" ? "" : "nnxr: ") << command << ": budget " << budget << " lowered to " << fits << ": at " << kSceneBytesPerElement
+              << " bytes an element, that is what fits in the " << runtime::byte_string(left) << (share < 1 ? " (its share) " : " ")
+              << "left under the memory ceiling of "
               << runtime::byte_string(limit) << " (--max-memory) beside the run's " << runtime::byte_string(held) << '\n';
     budget = fits;
   }

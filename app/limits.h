@@ -47,8 +47,9 @@ inline constexpr uint64_t kSceneBytesPerElement = 48;
 // Fits an element budget under the memory ceiling beside what the runtime holds now, and counts
 // the scene's bytes against the ceiling from then on (so later runs get what is left). Returns
 // `budget`, or a lower one with one line on stderr naming the numbers (`command`: "render",
-// "view"); throws a one-line error when not even `minimum` elements fit.
-uint64_t reserve_scene_memory(uint64_t budget, const char* command, uint64_t minimum = 1);
+// "view"); throws a one-line error when not even `minimum` elements fit. `share`: the part of
+// what is left that the scene may take (view keeps half for the inferences that come after).
+uint64_t reserve_scene_memory(uint64_t budget, const char* command, double share = 1.0, uint64_t minimum = 1);
 
 // True once Ctrl-C was pressed (or the deadline passed): long stages outside the runtime poll it.
 bool stop_requested();

@@ -221,7 +221,8 @@ int view_command(Args& args) {
   install(limits);
   options.worker.run = run_options(limits);  // the worker's inferences stop at the limits and on Ctrl-C
   // The scene buffers count against the memory ceiling too (--budget 1e9 would need 48 GB).
-  options.worker.scene.budget = reserve_scene_memory(options.worker.scene.budget, "view");
+  // Half of it at most: the inferences that come later need the rest.
+  options.worker.scene.budget = reserve_scene_memory(options.worker.scene.budget, "view", 0.5);
   if (pos.size() > 1) throw UsageError("view takes one model, got '" + pos[0] + "' and '" + pos[1] + "'");
   if (xr && desktop) throw UsageError("--xr and --desktop exclude each other");
   if (stats && !frames) throw UsageError("--stats needs --frames N");

@@ -462,6 +462,21 @@ TEST(ViewCli, TheWorkersInferenceStopsAtTheLoopCapAndTheTimeout) {
   fs::remove_all(dir);
 }
 
+// view --budget 1e9 is capped by --max-memory: the scene buffers may take half of the ceiling
+// (the inferences keep the rest), 48 bytes an element.
+TEST(ViewCli, TheBudgetIsCappedByTheMemoryCeiling) {
+  const fs::path png = fs::temp_directory_path() / ("nnxr-view-budget-" + std::to_string(getpid()) + ".png");
+  const Result r = nnxr("view --budget 1000000000 --max-memory 64M --frames 1 --stats --width 64 --height 48 --out '" + png.string() + "'",
+                        "env -u DISPLAY -u WAYLAND_DISPLAY XR_RUNTIME_JSON=/nonexistent/runtime.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("nnxr: view: budget 1000000000 lowered to 699050: at 48 bytes an element, that is what fits in the 32.0 MiB "
+                       "(its share) left under the memory ceiling of 64.0 MiB (--max-memory)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_GT(json_number(last_line(r.out), "neurons"), 0) << r.out;
+  fs::remove(png);
+}
+
 TEST(ViewCli, BadModelFailsWithOneLine) {
   const Result r = nnxr("view --frames 2 --stats /nonexistent/model.onnx", "env -u DISPLAY -u WAYLAND_DISPLAY");
   EXPECT_EQ(r.exit_code, 1) << r.err;
