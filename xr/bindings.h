@@ -10,7 +10,7 @@
 
 namespace nnxr::xr {
 
-enum class ActionId : int { Grab, Select, Stick, Menu, GripPose, AimPose, Haptic, NextInput, PreviousInput, Count };
+enum class ActionId : int { Grab, Select, Stick, Menu, GripPose, AimPose, Haptic, NextInput, PreviousInput, CompareShow, Count };
 
 enum class ActionType { Float, Boolean, Vector2, Pose, Vibration };
 

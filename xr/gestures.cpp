@@ -122,6 +122,9 @@ GestureEvents Gestures::update(const std::array<HandState, 2>& hands, double dt,
     previous_[i] = hands[i].previous_input;
     if (next_[i] && !next_was) events.input_step += 1;
     if (previous_[i] && !previous_was) events.input_step -= 1;
+    const bool compare_was = compare_[i];
+    compare_[i] = hands[i].compare_show;
+    if (compare_[i] && !compare_was) events.compare_toggle = true;
   }
   return events;
 }

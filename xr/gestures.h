@@ -36,6 +36,7 @@ struct HandState {
   glm::vec2 thumbstick{0.0f};  // -1..1
   bool menu = false;
   bool next_input = false, previous_input = false;  // X and Y (left Touch controller)
+  bool compare_show = false;  // A (right Touch controller): show input A, B or A − B
 };
 
 enum Hand { kLeft = 0, kRight = 1 };
@@ -62,6 +63,7 @@ struct GestureEvents {
   std::optional<Hand> select_hand;
   bool reset = false;  // menu pressed: the caller resets transform and filter
   int input_step = 0;  // +1: next input (X pressed), -1: previous (Y pressed)
+  bool compare_toggle = false;  // the compare button pressed: A → B → A − B → A
 };
 
 class Gestures {
@@ -85,7 +87,7 @@ class Gestures {
   std::array<bool, 2> grab_{};
   std::array<bool, 2> trigger_{};
   std::array<bool, 2> menu_{};
-  std::array<bool, 2> next_{}, previous_{};
+  std::array<bool, 2> next_{}, previous_{}, compare_{};
   // One-hand grab: the network's pose relative to the grabbing hand at grab start.
   int one_hand_ = -1;
   glm::quat grab_rotation_{1.0f, 0.0f, 0.0f, 0.0f};  // hand⁻¹ · world rotation

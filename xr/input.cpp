@@ -120,6 +120,7 @@ std::array<HandState, 2> Input::read_hands(XrSpace space, XrTime time) {
     hs.menu = b.isActive && b.currentState;
     hs.next_input = bool_state(ActionId::NextInput, h);
     hs.previous_input = bool_state(ActionId::PreviousInput, h);
+    hs.compare_show = bool_state(ActionId::CompareShow, h);
   }
   return out;
 }

@@ -438,7 +438,8 @@ struct XrViewer::Impl {
     cmd.filter_changed = filter;
     cmd.select = ev.select;
     cmd.input_step = ev.input_step;
-    if (cmd.filter_changed || cmd.select || cmd.input_step) state->apply(cmd);
+    cmd.compare_toggle = ev.compare_toggle;
+    if (cmd.filter_changed || cmd.select || cmd.input_step || cmd.compare_toggle) state->apply(cmd);
   }
 
   void frame() {

@@ -36,11 +36,35 @@ TEST(Bindings, EveryProfileBindsBothHandsAndThePoses) {
                                                       : path.ends_with("/value") || path.ends_with("/click");
       EXPECT_TRUE(source_fits) << path << " for " << action(b.action).name;
     }
-    for (ActionId id : {ActionId::GripPose, ActionId::AimPose, ActionId::Haptic, ActionId::Select, ActionId::Menu})
-      for (const char* hand : {"left", "right"}) EXPECT_TRUE(seen.count({int(id), hand})) << p.path << " lacks " << action(id).name << " " << hand;
     bool simple = p.path.ends_with("khr/simple_controller");
+    for (ActionId id : {ActionId::GripPose, ActionId::AimPose, ActionId::Haptic})
+      for (const char* hand : {"left", "right"}) EXPECT_TRUE(seen.count({int(id), hand})) << p.path << " lacks " << action(id).name << " " << hand;
+    // Selecting and resetting on the right hand everywhere, selecting on the left too where the
+    // controller has buttons to spare for the inputs (not the simple controller).
+    EXPECT_TRUE(seen.count({int(ActionId::Select), "right"})) << p.path;
+    EXPECT_TRUE(seen.count({int(ActionId::Menu), "right"})) << p.path;
+    EXPECT_EQ(seen.count({int(ActionId::Select), "left"}) == 1, !simple) << p.path;
     for (ActionId id : {ActionId::Grab, ActionId::Stick})
       EXPECT_EQ(seen.count({int(id), "right"}) == 1, !simple) << p.path << " " << action(id).name;
+  }
+}
+
+// Every profile steps to the next input from the left hand and flips A, B and A − B; all but the
+// simple controller (two buttons a hand) step back too. No button serves two actions.
+TEST(Bindings, EveryProfileStepsInputsAndFlipsCompare) {
+  for (const ProfileDef& p : profiles()) {
+    std::set<std::string_view> paths;
+    bool next = false, previous = false, compare = false;
+    for (const BindingDef& b : p.bindings) {
+      EXPECT_TRUE(paths.insert(b.path).second || b.path.ends_with("/pose") || b.path.ends_with("/haptic"))
+          << p.path << ": " << b.path << " bound twice";
+      next |= b.action == ActionId::NextInput && b.path.starts_with("/user/hand/left/");
+      previous |= b.action == ActionId::PreviousInput && b.path.starts_with("/user/hand/left/");
+      compare |= b.action == ActionId::CompareShow;
+    }
+    EXPECT_TRUE(next) << p.path;
+    EXPECT_EQ(previous, !p.path.ends_with("khr/simple_controller")) << p.path;
+    EXPECT_TRUE(compare) << p.path;
   }
 }
 
@@ -54,6 +78,9 @@ TEST(Bindings, TouchStepsInputsWithXAndY) {
   }
   EXPECT_TRUE(next);
   EXPECT_TRUE(previous);
+  bool compare = false;
+  for (const BindingDef& b : touch.bindings) compare |= b.action == ActionId::CompareShow && b.path == "/user/hand/right/input/a/click";
+  EXPECT_TRUE(compare);
 }
 
 }  // namespace

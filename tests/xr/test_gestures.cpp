@@ -225,6 +225,20 @@ TEST(Gestures, XAndYStepInputsOncePerPress) {
   EXPECT_EQ(g.update(hands, kDt, w).input_step, 0);
 }
 
+TEST(Gestures, TheCompareButtonFlipsOncePerPress) {
+  Gestures g;
+  WorldTransform w;
+  std::array<HandState, 2> hands{hand_at({0, 1, 0}), hand_at({1, 1, 0})};
+  EXPECT_FALSE(g.update(hands, kDt, w).compare_toggle);
+  hands[1].compare_show = true;
+  EXPECT_TRUE(g.update(hands, kDt, w).compare_toggle);
+  EXPECT_FALSE(g.update(hands, kDt, w).compare_toggle);  // held: no repeat
+  hands[1].compare_show = false;
+  EXPECT_FALSE(g.update(hands, kDt, w).compare_toggle);
+  hands[0].compare_show = true;  // either hand's binding
+  EXPECT_TRUE(g.update(hands, kDt, w).compare_toggle);
+}
+
 TEST(WorldTransform, MatrixMatchesToWorld) {
   WorldTransform w;
   w.translation = {1, 2, 3};

@@ -318,6 +318,39 @@ frame 255
   EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
 }
 
+// The other profiles step through the inputs and flip A, B and A − B with the buttons they have
+// (bindings.cpp): each preferred in turn, its next button pressed twice and its compare button once.
+TEST(XrView, EveryProfileStepsInputsAndFlipsCompare) {
+  struct Case {
+    const char* profile;
+    const char* next;
+    const char* compare;
+  };
+  const Case cases[] = {
+      {"/interaction_profiles/valve/index_controller", "/user/hand/left/input/a/click", "/user/hand/right/input/a/click"},
+      {"/interaction_profiles/htc/vive_controller", "/user/hand/left/input/trackpad/click", "/user/hand/right/input/trackpad/click"},
+      {"/interaction_profiles/microsoft/motion_controller", "/user/hand/left/input/trackpad/click",
+       "/user/hand/right/input/trackpad/click"},
+      {"/interaction_profiles/khr/simple_controller", "/user/hand/left/input/menu/click", "/user/hand/left/input/select/click"},
+  };
+  const std::string assets = std::string(NNXR_SOURCE_DIR) + "/assets/";
+  for (const Case& c : cases) {
+    xrsim::client::TestEnv env("view-profile");
+    env.set_script(std::string("prefer_profile ") + c.profile + "\nframe 60\n" + c.next + " 1\nframe 63\n" + c.next +
+                   " 0\nframe 90\n" + c.next + " 1\nframe 93\n" + c.next + " 0\nframe 120\n" + c.compare + " 1\nframe 123\n" +
+                   c.compare + " 0\n");
+    const RunResult r = view("--frames 160 --budget 20000 --input '" + assets + "digit-1.png' --input '" + assets + "digit-2.png' --input '" +
+                             assets + "digit-3.png' --compare '" + assets + "digit-8.png'");
+    ASSERT_EQ(r.exit_code, 0) << c.profile << ": " << r.err;
+    const std::string json = last_line(r.out);
+    EXPECT_NE(json.find(std::string(R"("profile":")") + c.profile + "\""), std::string::npos) << json;
+    EXPECT_NE(json.find(R"("input":{"index":2,"count":3,"file":"digit-3.png"})"), std::string::npos) << c.profile << ": " << json;
+    EXPECT_NE(json.find(R"("compare":{"show":"A")"), std::string::npos) << c.profile << ": " << json;  // from A − B
+    EXPECT_EQ(json_number(json, "input_switches"), 2) << json;
+    EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+  }
+}
+
 TEST(XrView, TwoHandSqueezeScalesAboutTheHandsMidpoint) {
   xrsim::client::TestEnv env("view-scale");
   // Both hands squeeze 0.4 m apart around (0, 1.5, −0.3), then move apart to 0.8 m about the same
