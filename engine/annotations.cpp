@@ -309,6 +309,21 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
     // Above the tensor labels of the tallest block.
     world.push_back({glm::vec3(g.anchor[0], tallest + 0.1f * size, g.anchor[2]), g.name, style, 0});
   }
+  // The input in its true colours beside the network, before its first layer: a world billboard,
+  // so that the headset (which draws no corner panels) shows it too.
+  if (options.words.picture) {
+    const model::TensorId input = graph.find(options.words.picture->input);
+    const scene::Block* b = input != model::kNone ? layout.block(input) : nullptr;
+    if (b && input < values.size())
+      if (auto p = scene::picture_of(values[input], options.words.picture->mapping, 160)) {
+        const float aspect = float(p->width) / float(std::max<uint32_t>(p->height, 1));
+        // Its height: twice the input's block, within 4..8% of the network's size; on screen at
+        // most 160 px tall however near.
+        const float em = std::clamp(2 * (b->max[1] - b->min[1]), 0.04f * size, 0.08f * size);
+        const glm::vec3 at{b->min[0] - 0.7f * em * std::max(aspect, 1.0f), 0.5f * (b->min[1] + b->max[1]), 0.5f * (b->min[2] + b->max[2])};
+        out.world_image(at, {-0.5f * aspect, -0.5f}, {aspect, 1.0f}, {.em = em, .min_px = 0, .max_px = 160}, p->width, p->height, p->rgba);
+      }
+  }
   if (options.view_projection) declutter(world, out.font(), *options.view_projection, options.viewport, covered);
   for (size_t i = 0; i < world.size(); ++i) {
     const Pending& p = world[i];

@@ -203,12 +203,19 @@ bool TextBuilder::screen_image(glm::vec2 at, glm::vec2 size, const TextStyle& st
 
 namespace {
 bool is_image(const GlyphGpu& g) { return ((g.flags >> glyph_flags::kFillShift) & 3u) == uint32_t(Fill::Image); }
+// A picture's first pixel: in anchor.z (as float bits) on a screen quad, in uv[0] on a world
+// quad (whose anchor is a point).
+bool is_screen(const GlyphGpu& g) { return (g.flags & glyph_flags::kScreen) != 0; }
 uint32_t image_first(const GlyphGpu& g) {
+  if (!is_screen(g)) return g.uv[0];
   uint32_t first = 0;
   std::memcpy(&first, &g.anchor.z, sizeof first);
   return first;
 }
-void set_image_first(GlyphGpu& g, uint32_t first) { std::memcpy(&g.anchor.z, &first, sizeof first); }
+void set_image_first(GlyphGpu& g, uint32_t first) {
+  if (is_screen(g)) std::memcpy(&g.anchor.z, &first, sizeof first);
+  else g.uv[0] = first;
+}
 }  // namespace
 
 void TextBuilder::append(const TextBuilder& other) {
@@ -223,6 +230,26 @@ void TextBuilder::append(const TextBuilder& other) {
     }
     glyphs_.push_back(g);
   }
+}
+
+bool TextBuilder::world_image(glm::vec3 at, glm::vec2 offset, glm::vec2 size, const TextStyle& style, uint32_t width,
+                              uint32_t height, std::span<const uint32_t> rgba) {
+  if (glyphs_.size() >= kMaxGlyphs || width == 0 || height == 0 || width > 0xffff || height > 0xffff) return false;
+  if (rgba.size() != size_t(width) * height || pixels_.size() + rgba.size() > kMaxImagePixels) return false;
+  GlyphGpu q;
+  q.anchor = at;
+  q.em = style.em;
+  q.offset = offset;
+  q.extent = size;
+  q.uv[0] = uint32_t(pixels_.size());
+  q.uv[1] = width | height << 16;
+  q.rgba = pack_colour(style.colour);
+  q.flags = uint32_t(Fill::Image) << glyph_flags::kFillShift |
+            uint32_t(std::clamp(style.min_px, 0.0f, 255.0f)) << glyph_flags::kMinPxShift |
+            uint32_t(std::clamp(style.max_px, 0.0f, 255.0f)) << glyph_flags::kMaxPxShift;
+  glyphs_.push_back(q);
+  pixels_.insert(pixels_.end(), rgba.begin(), rgba.end());
+  return true;
 }
 
 void TextBuilder::world_rect(glm::vec3 at, glm::vec2 offset, glm::vec2 size, const TextStyle& style) {

@@ -130,13 +130,18 @@ class TextBuilder {
   // kMaxImagePixels together with the pictures already added.
   bool screen_image(glm::vec2 at, glm::vec2 size, const TextStyle& style, uint32_t width, uint32_t height,
                     std::span<const uint32_t> rgba);
+  // A picture as a world billboard at `at`, `offset` and `size` in em (as a glyph's quad), scaled
+  // and clamped like a label (style.min_px, max_px). Dropped (false) as screen_image() is.
+  bool world_image(glm::vec3 at, glm::vec2 offset, glm::vec2 size, const TextStyle& style, uint32_t width, uint32_t height,
+                   std::span<const uint32_t> rgba);
   // A solid world billboard rectangle at `at`, `offset` and `size` in em (as a glyph's quad):
   // a plate behind a label, scaled and thinned like it.
   void world_rect(glm::vec3 at, glm::vec2 offset, glm::vec2 size, const TextStyle& style);
 
   std::span<const GlyphGpu> glyphs() const { return glyphs_; }
-  // The pictures' pixels; an Image quad's anchor.z holds (as float bits) the index of its first
-  // pixel here, which TextBuffer::publish() turns into an index into its buffer.
+  // The pictures' pixels; an Image quad's anchor.z (screen, as float bits) or uv[0] (world) holds
+  // the index of its first pixel here, which TextBuffer::publish() turns into an index into its
+  // buffer.
   std::span<const uint32_t> pixels() const { return pixels_; }
   void append(std::span<const GlyphGpu> glyphs) {
     glyphs_.insert(glyphs_.end(), glyphs.begin(), glyphs.begin() + std::ptrdiff_t(std::min(glyphs.size(), kMaxGlyphs - std::min(glyphs_.size(), size_t(kMaxGlyphs)))));

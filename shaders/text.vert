@@ -25,7 +25,8 @@ void main() {
   out_local = q;
   out_colour = unpackUnorm4x8(g.uv_rgba_flags.z);
   out_fill = (flags >> 3) & 3u;
-  out_image = uvec2(floatBitsToUint(g.anchor_em.z), g.uv_rgba_flags.y);
+  // A picture's first pixel: anchor.z (float bits) on a screen quad, uv[0] on a world quad.
+  out_image = uvec2((flags & 1u) != 0u ? floatBitsToUint(g.anchor_em.z) : g.uv_rgba_flags.x, g.uv_rgba_flags.y);
   if ((flags & 1u) != 0u) {
     if (push.screen == 0u) {
       gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // panels are off for this target: nothing is drawn

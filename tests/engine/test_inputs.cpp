@@ -14,7 +14,9 @@
 #include <stdexcept>
 
 #include "assets/assets.h"
+#include "engine/annotations.h"
 #include "engine/desktop.h"
+#include "engine/text.h"
 #include "model/load.h"
 #include "model/tensor_io.h"
 #include "tests/engine/desktop_support.h"
@@ -191,6 +193,48 @@ TEST(Inputs, SelectionShowsTheValueOfWhatIsShown) {
     ASSERT_TRUE(s.has_value());
     EXPECT_FLOAT_EQ(s->value, expected);
   }
+}
+
+// The input picture stands beside the network as a world billboard (drawn where the corner panels
+// are not, in the headset): one Image quad anchored before the input's block along the depth,
+// centred on it, with the picture's pixels, also without panels; none for a non-picture input.
+TEST(Inputs, TheInputPictureStandsBesideTheNetwork) {
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const model::TensorId input = g.inputs[0];
+  const scene::Block* block = layout.block(input);
+  ASSERT_TRUE(block);
+  std::vector<float> x(static_cast<size_t>(*g.tensors[input].elements()));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 8) < 4 ? 1.0f : 0.0f;  // left half white
+  scene::Activations values(g.tensors.size());
+  values[input] = {g.tensors[input].shape, x};
+  AnnotationOptions o;
+  o.panels = false;
+  o.words.picture = InputPicture{g.tensors[input].name, {}};  // values 0..1 are pixels 0..255
+  TextBuilder out(Font::builtin());
+  annotate(out, g, layout, values, o);
+  std::vector<GlyphGpu> pictures;
+  for (const GlyphGpu& q : out.glyphs())
+    if (((q.flags >> glyph_flags::kFillShift) & 3u) == uint32_t(Fill::Image)) pictures.push_back(q);
+  ASSERT_EQ(pictures.size(), 1u);
+  const GlyphGpu& q = pictures[0];
+  EXPECT_EQ(q.flags & glyph_flags::kScreen, 0u);  // a world billboard
+  EXPECT_LT(q.anchor.x, block->min[0]);            // before the first layer
+  EXPECT_NEAR(q.anchor.y, 0.5f * (block->min[1] + block->max[1]), 1e-5f);
+  EXPECT_NEAR(q.anchor.z, 0.5f * (block->min[2] + block->max[2]), 1e-5f);
+  const uint32_t w = q.uv[1] & 0xffffu, h = q.uv[1] >> 16;
+  ASSERT_EQ(w, 8u);
+  ASSERT_EQ(h, 8u);
+  ASSERT_LE(size_t(q.uv[0]) + w * h, out.pixels().size());
+  const uint32_t left = out.pixels()[q.uv[0] + 1], right = out.pixels()[q.uv[0] + 6];  // row 0
+  EXPECT_EQ(left & 0xffu, 255u);  // white, R in the low byte
+  EXPECT_EQ(right & 0xffu, 0u);   // black
+
+  AnnotationOptions none = o;
+  none.words.picture.reset();
+  TextBuilder plain(Font::builtin());
+  annotate(plain, g, layout, values, none);
+  for (const GlyphGpu& g2 : plain.glyphs()) EXPECT_NE((g2.flags >> glyph_flags::kFillShift) & 3u, uint32_t(Fill::Image));
 }
 
 // ---- the command line ---------------------------------------------------------------------------
