@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/runtime/thread_pool.h"
@@ -91,9 +92,11 @@ void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int
 // A [M, K] packed for gemm_packed: panels of kPanelRows rows, each stored k-major (row r of panel
 // p at data[(p * K + k) * kPanelRows + r]; rows past M are zero). A Conv packs its weights once.
 constexpr int64_t kPanelRows = 6;
+struct LaneCache;  // the same rows for gemm_lanes, made at its first use (gemm_packed.h)
 struct PackedA {
   int64_t M = 0, K = 0;
   std::vector<float> data;
+  std::shared_ptr<LaneCache> lanes;
   int64_t panels() const { return (M + kPanelRows - 1) / kPanelRows; }
   const float* panel(int64_t p) const { return data.data() + p * K * kPanelRows; }
 };
@@ -115,6 +118,31 @@ struct GemmOut {
 // thread. B is [K, N] with row stride ldb and is read in place. Only where gemm_packed_available().
 void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
 
+// Products with few columns (the 7x7 and 14x14 planes of the last stages) with the rows in the
+// vector lanes: tiles of 32 rows x 14 or 7 columns, which 49 and 196 columns fill exactly
+// (gemm_packed's 32-column tiles fill 49 of 64 lanes there), stored by scatter. AVX-512 only.
+// Whether it beats gemm_packed for M rows x N columns x K, written with row stride ldc:
+bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K, int64_t ldc);
+constexpr int64_t kLaneRows = 32;
+inline int64_t lane_blocks(int64_t M) { return (M + kLaneRows - 1) / kLaneRows; }
+// Row blocks [b0, b1) (rows [32 b0, min(32 b1, M))) and columns [n0, n1) of C = A · B + bias and
+// the epilogue, as gemm_packed writes them. Only where gemm_lanes_wins().
+void gemm_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
+
+// Where gemm_packed_f16 writes: C [M, N] in float16 with row stride ldc; bias [M] (float) or null;
+// relu, laid out like C, gets max(C, 0) (null: none).
+struct GemmOutF16 {
+  uint16_t* C = nullptr;
+  int64_t ldc = 0;
+  const float* bias = nullptr;
+  uint16_t* relu = nullptr;
+};
+// gemm_packed with B and C in float16: each element of B converted to float in registers as it
+// is loaded, each element of C rounded once to float16 (to nearest even) as it is stored. The
+// same products in the same order as gemm_packed on B converted to float. Only where
+// gemm_packed_available().
+void gemm_packed_f16(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOutF16& out);
+
 // Convolution geometry: X [N, C, *in], W [M, C/group, *kernel], Y [N, M, *out].
 struct ConvGeom {
   int64_t N = 1, C = 1, M = 1, group = 1;
@@ -132,6 +160,13 @@ std::vector<PackedA> pack_conv_weights(const float* W, int64_t M, int64_t group,
 // without AVX2. `packed`: the weights from pack_conv_weights (null: packed per call).
 void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                  const EpilogueOut& act = {}, const std::vector<PackedA>* packed = nullptr);
+// Float16 convolution: X, Y and relu (max(Y, 0), or null) hold float16 bits; the weights are
+// packed floats (pack_conv_weights of W widened), B floats or null. Spatial rank 1 or 2, on a CPU
+// with gemm_packed (conv_f16_applies; depthwise convolutions are not taken). Computes exactly
+// what conv_im2col computes on X widened to float, each output rounded once to float16.
+bool conv_f16_applies(const ConvGeom& g);
+void conv_im2col_f16(const ConvGeom& g, const uint16_t* X, const std::vector<PackedA>& packed, const float* B, uint16_t* Y, uint16_t* relu,
+                     ThreadPool& pool);
 // Spatial rank 1 or 2, group == C == M: a direct kernel.
 void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                     const EpilogueOut& act = {});

@@ -18,6 +18,7 @@ PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda) {
   p.M = M;
   p.K = K;
   p.data.assign(static_cast<size_t>(p.panels() * K * kPanelRows), 0.f);
+  p.lanes = std::make_shared<LaneCache>();
   for (int64_t m = 0; m < M; ++m) {
     float* panel = p.data.data() + (m / kPanelRows) * K * kPanelRows + m % kPanelRows;
     const float* row = A + m * lda;
@@ -177,6 +178,103 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   if (stream) _mm_sfence();  // the streamed stores are visible before the caller signals completion
 }
 
+// ---- float16 B and C (gemm_packed_f16): converted in registers, F16C ---------------------------
+
+#define NNXR_AVX2_F16C __attribute__((target("avx2,fma,f16c")))
+
+// 16 floats (v0, v1) rounded to float16 (to nearest even, as model::float_to_half), lanes [0, n)
+// stored at p.
+NNXR_AVX2_F16C inline void store_half(uint16_t* p, __m256 v0, __m256 v1, int n) {
+  const __m128i h0 = _mm256_cvtps_ph(v0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m128i h1 = _mm256_cvtps_ph(v1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if (n == kCols) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h0);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 8), h1);
+    return;
+  }
+  alignas(32) uint16_t t[kCols];
+  _mm_store_si128(reinterpret_cast<__m128i*>(t), h0);
+  _mm_store_si128(reinterpret_cast<__m128i*>(t + 8), h1);
+  std::memcpy(p, t, static_cast<size_t>(n) * sizeof(uint16_t));
+}
+
+template <bool Relu>
+[[gnu::noinline]] NNXR_AVX2_F16C void store_tile_half(const __m256 (&res)[kPanelRows][2], const GemmOutF16& o, int64_t at, int rows, int cols) {
+  for (int r = 0; r < rows; ++r) {
+    store_half(o.C + at + r * o.ldc, res[r][0], res[r][1], cols);
+    if constexpr (Relu)
+      store_half(o.relu + at + r * o.ldc, _mm256_max_ps(res[r][0], _mm256_setzero_ps()), _mm256_max_ps(res[r][1], _mm256_setzero_ps()), cols);
+  }
+}
+
+// As tile() with B in float16 (16 readable columns per row).
+template <bool Relu>
+NNXR_AVX2_F16C void tile_half(const float* a, const uint16_t* b, int64_t ldb, int64_t K, const float* bias, const GemmOutF16& o, int64_t at,
+                              int rows, int cols) {
+  __m256 c00 = _mm256_set1_ps(bias[0]), c10 = _mm256_set1_ps(bias[1]), c20 = _mm256_set1_ps(bias[2]);
+  __m256 c30 = _mm256_set1_ps(bias[3]), c40 = _mm256_set1_ps(bias[4]), c50 = _mm256_set1_ps(bias[5]);
+  __m256 c01 = c00, c11 = c10, c21 = c20, c31 = c30, c41 = c40, c51 = c50;
+  for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += ldb) {
+    const __m256 b0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+    const __m256 b1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 8)));
+    fma_row<2>(a[0], b0, b1, c00, c01);
+    fma_row<2>(a[1], b0, b1, c10, c11);
+    fma_row<2>(a[2], b0, b1, c20, c21);
+    fma_row<2>(a[3], b0, b1, c30, c31);
+    fma_row<2>(a[4], b0, b1, c40, c41);
+    fma_row<2>(a[5], b0, b1, c50, c51);
+  }
+  const __m256 res[kPanelRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+  store_tile_half<Relu>(res, o, at, rows, cols);
+}
+
+// Columns [0, w) of float16 B (w <= 16) as a contiguous [K][16] panel, zero-padded.
+void copy_columns_half(const uint16_t* B, int64_t ldb, int64_t K, int64_t w, uint16_t* dst) {
+  for (int64_t k = 0; k < K; ++k, B += ldb, dst += kCols) {
+    std::memcpy(dst, B, static_cast<size_t>(w) * sizeof(uint16_t));
+    std::memset(dst + w, 0, static_cast<size_t>(kCols - w) * sizeof(uint16_t));
+  }
+}
+
+template <bool Relu>
+void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOutF16& out) {
+  const int64_t K = a.K;
+  auto one = [&](int64_t p, int64_t j, int cols, const uint16_t* src, int64_t ld) {
+    const int64_t m0 = p * kPanelRows;
+    const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, a.M - m0));
+    float bias[kPanelRows] = {};
+    if (out.bias)
+      for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
+    tile_half<Relu>(a.panel(p), src, ld, K, bias, out, m0 * out.ldc + j, rows, cols);
+  };
+  thread_local std::vector<uint16_t> copied;
+  auto copy_tile = [&](int64_t j, int64_t w) {
+    copied.resize(static_cast<size_t>(K * kCols));
+    copy_columns_half(B + j, ldb, K, w, copied.data());
+    return copied.data();
+  };
+  const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
+  if (2 * tiles < p1 - p0) {
+    for (int64_t j = n0; j < n1; j += kCols) {
+      const int64_t w = std::min<int64_t>(kCols, n1 - j);
+      const uint16_t* bt = copy_tile(j, w);
+      for (int64_t p = p0; p < p1; ++p) one(p, j, static_cast<int>(w), bt, kCols);
+    }
+    return;
+  }
+  const int64_t block = std::clamp<int64_t>((int64_t{128} << 10) / (std::max<int64_t>(K, 1) * 2) / kCols * kCols, kCols, 2048);
+  for (int64_t j0 = n0; j0 < n1; j0 += block) {
+    const int64_t j1 = std::min(n1, j0 + block);
+    const int64_t full_end = j0 + (j1 - j0) / kCols * kCols;
+    const uint16_t* bt = full_end < j1 ? copy_tile(full_end, j1 - full_end) : nullptr;
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t j = j0; j < j1; j += kCols) {
+        if (j < full_end) one(p, j, kCols, B + j, ldb);
+        else one(p, j, static_cast<int>(j1 - j), bt, kCols);
+      }
+  }
+}
+
 }  // namespace
 
 void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {
@@ -185,9 +283,17 @@ void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64
   const Epilogue* e = out.act ? out.act->epi : nullptr;
   avx2::with_in_reg(e, [&]<InReg Act>() { run<Act>(a, p0, p1, B, ldb, n0, n1, out); });
 }
+
+void gemm_packed_f16(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOutF16& out) {
+  if (p0 >= p1 || n0 >= n1) return;
+  if (cpu_has_avx512()) return gemm_packed_f16_avx512(a, p0, p1, B, ldb, n0, n1, out);
+  if (out.relu) run_half<true>(a, p0, p1, B, ldb, n0, n1, out);
+  else run_half<false>(a, p0, p1, B, ldb, n0, n1, out);
+}
 #else
 // Never called: gemm_packed_available() is false on other architectures.
 void gemm_packed(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
+void gemm_packed_f16(const PackedA&, int64_t, int64_t, const uint16_t*, int64_t, int64_t, int64_t, const GemmOutF16&) {}
 #endif
 
 }  // namespace nnxr::runtime

@@ -274,12 +274,17 @@ void epilogue_naive(const Epilogue& e, const float* y, float* z1, float* z2, int
 void register_activation(Registry& r) {
   r.add("Relu", [](const KernelInit&) {
     return make_kernel([](KernelContext& ctx) {
+      if (ctx.in(0).dtype() == DType::Float16) {
+        // On the bits: x > 0 (positive, not zero, not NaN: 0x0001..0x7c00) stays, the rest is +0,
+        // as the float kernel gives.
+        return unary_loop<uint16_t>(ctx, ctx.in(0), ctx.out(0), [](uint16_t h) { return h - 1u < 0x7c00u ? h : uint16_t{0}; });
+      }
       dispatch_numeric(ctx, ctx.in(0).dtype(), [&](auto tag) {
         using T = decltype(tag);
         unary_loop<T>(ctx, ctx.in(0), ctx.out(0), [](T x) { return x > T(0) ? x : T(0); });
       });
     });
-  });
+  }, false);  // float16 on its bits
   r.add("Sigmoid", [](const KernelInit& init) {
     auto generic = act("", 0, nullptr, 0, [](auto x, auto, auto) { return sigmoid(x); })(init);
     return make_kernel([generic = std::shared_ptr<Kernel>(std::move(generic))](KernelContext& ctx) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "model/half.h"
 #include "model/runtime/avx2.h"
@@ -97,13 +98,15 @@ void copy_every_other(const float* src, float* dst, int64_t n) {
 namespace {
 
 // Rows [r0, r1) of the im2col matrix [Kdim, pb] (row r = tap (c, ki, kj)) of output columns
-// [p0, p0 + pb) of one image and group, into cols (row stride pb).
-void im2col_rows(const G2& s, const float* x, int64_t KK, int64_t p0, int64_t pb, int64_t r0, int64_t r1, float* cols) {
+// [p0, p0 + pb) of one image and group, into cols (row stride pb). T: float, or float16 bits
+// (copied as they are).
+template <class T>
+void im2col_rows(const G2& s, const T* x, int64_t KK, int64_t p0, int64_t pb, int64_t r0, int64_t r1, T* cols) {
   const int64_t HW = s.H * s.W;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t c = r / KK, ki = (r / s.kw) % s.kh, kj = r % s.kw;
-    const float* xc = x + c * HW;
-    float* dst = cols + r * pb;
+    const T* xc = x + c * HW;
+    T* dst = cols + r * pb;
     // Tap (ki, kj) reads column ow * sw + off of row oh * sh - ph + ki * dh; the columns
     // inside the input are ow in [ow_lo, ow_hi). One output row (or part of one) at a time:
     // zeros, a contiguous copy (stride 1) or a strided one, zeros.
@@ -112,19 +115,19 @@ void im2col_rows(const G2& s, const float* x, int64_t KK, int64_t p0, int64_t pb
     const int64_t ow_hi = std::min(s.OW, s.W - off <= 0 ? 0 : (s.W - off + s.sw - 1) / s.sw);
     for (int64_t p = p0; p < p0 + pb;) {
       const int64_t oh = p / s.OW, ow0 = p % s.OW, ow1 = std::min(s.OW, ow0 + (p0 + pb - p));
-      float* d = dst + (p - p0);  // d[ow - ow0]
+      T* d = dst + (p - p0);  // d[ow - ow0]
       const int64_t ih = oh * s.sh - s.ph + ki * s.dh;
       if (ih < 0 || ih >= s.H) {
-        std::fill(d, d + (ow1 - ow0), 0.f);
+        std::fill(d, d + (ow1 - ow0), T{0});  // (float16 0 is all zero bits)
       } else {
-        const float* row = xc + ih * s.W;  // column ow reads row[ow * sw + off]
+        const T* row = xc + ih * s.W;  // column ow reads row[ow * sw + off]
         const int64_t lo = std::clamp(ow_lo, ow0, ow1), hi = std::clamp(ow_hi, lo, ow1);
-        std::fill(d, d + (lo - ow0), 0.f);
+        std::fill(d, d + (lo - ow0), T{0});
         if (s.sw == 1) std::copy(row + lo + off, row + hi + off, d + (lo - ow0));
-        else if (s.sw == 2 && hi > lo) copy_every_other(row + lo * 2 + off, d + (lo - ow0), hi - lo);
+        else if (std::is_same_v<T, float> && s.sw == 2 && hi > lo) copy_every_other(reinterpret_cast<const float*>(row + lo * 2 + off), reinterpret_cast<float*>(d + (lo - ow0)), hi - lo);
         else
           for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = row[ow * s.sw + off];
-        std::fill(d + (hi - ow0), d + (ow1 - ow0), 0.f);
+        std::fill(d + (hi - ow0), d + (ow1 - ow0), T{0});
       }
       p += ow1 - ow0;
     }
@@ -163,11 +166,13 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
       epilogue_apply(act, Y + at, at, pb, B != nullptr, B ? B[ch] : 0.f);
     }
   };
-  // Panels [q0, q1) of group grp's product over columns [p0, p0 + pb), B read from src (stride ldb).
-  auto packed_part = [&](int64_t n, int64_t grp, int64_t q0, int64_t q1, int64_t p0, int64_t pb, const float* src, int64_t ldb) {
+  // Panels [q0, q1) of group grp's product over columns [p0, p0 + pb), B read from src (stride ldb);
+  // lanes: row blocks [q0, q1) of gemm_lanes instead.
+  auto packed_part = [&](int64_t n, int64_t grp, int64_t q0, int64_t q1, int64_t p0, int64_t pb, const float* src, int64_t ldb, bool lanes) {
     const int64_t at = (n * g.M + grp * Mg) * P + p0;
     const GemmOut out{Y + at, P, B ? B + grp * Mg : nullptr, &act, at};
-    gemm_packed((*packed)[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
+    if (lanes) gemm_lanes((*packed)[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
+    else gemm_packed((*packed)[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
   };
   // Blocks of output columns, each done whole by one thread (im2col into that thread's buffer,
   // product, bias and epilogue), sized so that the block's columns and outputs stay in L2.
@@ -214,7 +219,8 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
               ldb = pb;
             }
             if (fast) {
-              packed_part(n, grp, 0, panels, p0, pb, src, ldb);
+              if (gemm_lanes_wins(Mg, pb, Kdim, P)) packed_part(n, grp, 0, lane_blocks(Mg), p0, pb, src, ldb, true);
+              else packed_part(n, grp, 0, panels, p0, pb, src, ldb, false);
               continue;
             }
             gemm_serial(false, false, Mg, pb, Kdim, 1.f, w, Kdim, src, ldb, 0.f, y + p0, P);
@@ -246,14 +252,98 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
           ldb = pb;
         }
         if (fast) {
-          const int64_t panels = (*packed)[static_cast<size_t>(grp)].panels();
-          const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / (2 * kPanelRows * std::max<int64_t>(1, Kdim) * pb));
-          pool.parallel_for(panels, grain, [&](int64_t q0, int64_t q1) { packed_part(n, grp, q0, q1, p0, pb, src, ldb); });
+          const bool lanes = gemm_lanes_wins(Mg, pb, Kdim, P);
+          const int64_t rows = lanes ? kLaneRows : kPanelRows;
+          const int64_t parts = lanes ? lane_blocks(Mg) : (*packed)[static_cast<size_t>(grp)].panels();
+          const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / (2 * rows * std::max<int64_t>(1, Kdim) * pb));
+          pool.parallel_for(parts, grain, [&](int64_t q0, int64_t q1) { packed_part(n, grp, q0, q1, p0, pb, src, ldb, lanes); });
           continue;
         }
         gemm_blas(false, false, Mg, pb, Kdim, 1.f, w, Kdim, src, ldb, 0.f, y + p0, P);
         if (post)
           pool.parallel_for(Mg, std::max<int64_t>(1, 4096 / pb), [&](int64_t m0, int64_t m1) { finish(n, grp, m0, m1, p0, pb); });
+      }
+    }
+}
+
+bool conv_f16_applies(const ConvGeom& g) {
+  return gemm_packed_available() && (g.spatial() == 1 || g.spatial() == 2) && !(g.group > 1 && g.group == g.C && g.M == g.C);
+}
+
+// As conv_im2col's packed path, on float16 bits: im2col copies the halves, gemm_packed_f16
+// widens them in registers and rounds each output once.
+void conv_im2col_f16(const ConvGeom& g, const uint16_t* X, const std::vector<PackedA>& packed, const float* B, uint16_t* Y, uint16_t* relu,
+                     ThreadPool& pool) {
+  const G2 s = as2d(g);
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
+  const int64_t P = s.OH * s.OW, HW = s.H * s.W, KK = s.kh * s.kw, Kdim = Cg * KK;
+  if (P == 0) return;
+  const bool pointwise = KK == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 && s.OH == s.H && s.OW == s.W;
+  auto part = [&](int64_t n, int64_t grp, int64_t q0, int64_t q1, int64_t p0, int64_t pb, const uint16_t* src, int64_t ldb) {
+    const int64_t at = (n * g.M + grp * Mg) * P + p0;
+    const GemmOutF16 out{Y + at, P, B ? B + grp * Mg : nullptr, relu ? relu + at : nullptr};
+    gemm_packed_f16(packed[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
+  };
+  // The blocking of conv_im2col (columns per thread from im2col to the stores; panels for a
+  // small pointwise plane).
+  const int64_t per_col = (pointwise ? Cg : Kdim) + Mg;
+  int64_t block = std::clamp<int64_t>((int64_t{1} << 18) / per_col / 32 * 32, 64, 2048);
+  int64_t blocks = (P + block - 1) / block;
+  const int64_t threads = pool.threads();
+  if (threads > 1 && blocks < threads && P >= 128 * threads) blocks = threads;
+  if (blocks > 1 && blocks % threads != 0) blocks += threads - blocks % threads;
+  block = std::max<int64_t>(16, ((P + blocks - 1) / blocks + 15) / 16 * 16);
+  blocks = (P + block - 1) / block;
+  const int64_t flops_per_block = 2 * Mg * Kdim * std::min(block, P);
+  bool by_panels = false;
+  if (pointwise && threads > 1 && P < 1024) {
+    const int64_t panels = packed[0].panels();
+    const double even_cols = static_cast<double>(P) / static_cast<double>(threads * std::min(P, block) * ((blocks + threads - 1) / threads));
+    const double even_panels = static_cast<double>(panels) / static_cast<double>(threads * ((panels + threads - 1) / threads));
+    by_panels = even_panels >= even_cols;
+  }
+  if (threads == 1 || (blocks >= threads && !by_panels)) {
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.group; ++grp) {
+        const uint16_t* x = X + (n * g.C + grp * Cg) * HW;
+        const int64_t panels = packed[static_cast<size_t>(grp)].panels();
+        pool.parallel_for(blocks, std::max<int64_t>(1, (int64_t{1} << 21) / flops_per_block), [&](int64_t b0, int64_t b1) {
+          thread_local std::vector<uint16_t, CacheAligned<uint16_t>> col;
+          for (int64_t bi = b0; bi < b1; ++bi) {
+            const int64_t p0 = bi * block, pb = std::min(block, P - p0);
+            const uint16_t* src = x + p0;
+            int64_t ldb = HW;
+            if (!pointwise) {
+              if (col.size() < static_cast<size_t>(Kdim * block)) col.resize(static_cast<size_t>(Kdim * block));
+              im2col_rows(s, x, KK, p0, pb, 0, Kdim, col.data());
+              src = col.data();
+              ldb = pb;
+            }
+            part(n, grp, 0, panels, p0, pb, src, ldb);
+          }
+        });
+      }
+    return;
+  }
+  const int64_t cblock = pointwise ? P : std::max<int64_t>(std::min<int64_t>(P, 64), std::min<int64_t>(P, (int64_t{1} << 22) / std::max<int64_t>(1, Kdim)));
+  thread_local std::vector<uint16_t, CacheAligned<uint16_t>> col;
+  if (!pointwise && col.size() < static_cast<size_t>(Kdim * cblock)) col.resize(static_cast<size_t>(Kdim * cblock));
+  uint16_t* const cols = col.data();
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      const uint16_t* x = X + (n * g.C + grp * Cg) * HW;
+      for (int64_t p0 = 0; p0 < P; p0 += cblock) {
+        const int64_t pb = std::min(cblock, P - p0);
+        const uint16_t* src = x + p0;
+        int64_t ldb = HW;
+        if (!pointwise) {
+          pool.parallel_for(Kdim, 4, [&](int64_t r0, int64_t r1) { im2col_rows(s, x, KK, p0, pb, r0, r1, cols); });
+          src = cols;
+          ldb = pb;
+        }
+        const int64_t panels = packed[static_cast<size_t>(grp)].panels();
+        const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / (2 * kPanelRows * std::max<int64_t>(1, Kdim) * pb));
+        pool.parallel_for(panels, grain, [&](int64_t q0, int64_t q1) { part(n, grp, q0, q1, p0, pb, src, ldb); });
       }
     }
 }
@@ -507,57 +597,140 @@ std::shared_ptr<const std::vector<PackedA>> pack_constant_weights(const KernelIn
   return std::make_shared<const std::vector<PackedA>>(pack_conv_weights(data, M, group, n / M));
 }
 
+// The geometry of a Conv node from its input and weight (checked) and attributes.
+ConvGeom conv_geometry(KernelContext& ctx, const SpatialAttrs& at) {
+  const Value &x = ctx.in(0), &w = ctx.in(1);
+  if (x.rank() < 3) ctx.fail("input " + ctx.input_name(0) + " has shape " + shape_str(x.shape()) + ", expected [N, C, spatial...]");
+  if (w.rank() != x.rank())
+    ctx.fail("weight " + ctx.input_name(1) + " has shape " + shape_str(w.shape()) + ", expected rank " + std::to_string(x.rank()));
+  ConvGeom g;
+  g.N = x.dims()[0];
+  g.C = x.dims()[1];
+  g.M = w.dims()[0];
+  g.group = at.group;
+  g.in.assign(x.dims().begin() + 2, x.dims().end());
+  g.kernel.assign(w.dims().begin() + 2, w.dims().end());
+  if (!at.kernel.empty() && at.kernel != g.kernel)
+    ctx.fail("kernel_shape " + shape_str(at.kernel) + " does not match weight " + ctx.input_name(1) + " " + shape_str(w.shape()));
+  if (g.C != w.dims()[1] * g.group || g.M % g.group != 0)
+    ctx.fail("input " + ctx.input_name(0) + " " + shape_str(x.shape()) + " and weight " + ctx.input_name(1) + " " + shape_str(w.shape()) +
+             " do not agree for group " + std::to_string(g.group));
+  at.resolve(ctx, g.in, g.kernel, g.stride, g.dilation, g.pad_begin, g.pad_end, g.out);
+  return g;
+}
+
+using PackedWeights = std::shared_ptr<const std::vector<PackedA>>;
+
+// The plan-time packing of the constant weights, if it matches the weights of this run.
+const std::vector<PackedA>* packed_for(const PackedWeights& packed, int64_t packed_elements, const Value& w, const ConvGeom& g) {
+  return packed && w.elements() == packed_elements && static_cast<int64_t>(packed->size()) == g.group ? packed.get() : nullptr;
+}
+
+void conv_float(KernelContext& ctx, const SpatialAttrs& at, const PackedWeights& packed, int64_t packed_elements) {
+  ctx.expect_dtype(0, {DType::Float});
+  ctx.expect_dtype(1, {DType::Float});
+  const ConvGeom g = conv_geometry(ctx, at);
+  const Value& w = ctx.in(1);
+  const float* bias = conv_bias(ctx, g);
+  float* y = conv_output(ctx, g);
+  // A fused activation: its outputs are shaped like y (an Add's addend too, or the Add runs on
+  // its own: it may broadcast).
+  EpilogueOut act;
+  const Epilogue* e = ctx.epilogue();
+  const Value* addend = ctx.epilogue_addend();
+  if (e && e->kind == Epilogue::Kind::Add && (!addend || addend->dtype() != DType::Float || addend->dims() != ctx.out(0).dims())) {
+    ctx.decline_epilogue();
+    e = nullptr;
+  }
+  if (e) {
+    act.epi = e;
+    if (e->kind == Epilogue::Kind::Add) act.addend = addend->as<float>().data();
+    const Value& yv = ctx.out(0);
+    float* z[2] = {nullptr, nullptr};
+    for (int k = 0; k < e->outputs(); ++k) {
+      Value& zv = ctx.epilogue_out(k);
+      zv.reset(DType::Float, yv.dims());
+      z[k] = zv.mutable_as<float>().data();
+    }
+    act.z1 = z[0];
+    act.z2 = z[1];
+  }
+  conv_auto(g, ctx.in(0).as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act, packed_for(packed, packed_elements, w, g));
+}
+
+// `v` (float16) widened into `f`.
+void widen(const Value& v, Value& f) {
+  f.reset(DType::Float, v.dims());
+  model::half_to_float(v.as<uint16_t>().data(), f.mutable_as<float>().data(), static_cast<size_t>(v.elements()));
+}
+// `f` (float) rounded into `v` (float16).
+void narrow(const Value& f, Value& v) {
+  v.reset(DType::Float16, f.dims());
+  model::float_to_half(f.as<float>().data(), v.mutable_as<uint16_t>().data(), static_cast<size_t>(f.elements()));
+}
+
+// A float16 Conv: read and written in float16 by conv_im2col_f16 (with a fused Relu); otherwise
+// (depthwise, N-d, no AVX2) widened to float, computed by conv_float and rounded.
+void conv_half(KernelContext& ctx, const model::Graph& graph, const SpatialAttrs& at, const PackedWeights& packed, int64_t packed_elements) {
+  ctx.expect_dtype(1, {DType::Float16});
+  if (ctx.opt(2)) ctx.expect_dtype(2, {DType::Float16});
+  const ConvGeom g = conv_geometry(ctx, at);
+  const Value& w = ctx.in(1);
+  const Epilogue* e = ctx.epilogue();
+  if (conv_f16_applies(g) && (!e || e->kind == Epilogue::Kind::Relu)) {
+    std::vector<float> bias;
+    if (const Value* bv = ctx.opt(2)) {
+      if (bv->rank() != 1 || bv->dims()[0] != g.M)
+        ctx.fail("bias " + ctx.input_name(2) + " has shape " + shape_str(bv->shape()) + ", expected [" + std::to_string(g.M) + "]");
+      bias.resize(static_cast<size_t>(g.M));
+      model::half_to_float(bv->as<uint16_t>().data(), bias.data(), bias.size());
+    }
+    const std::vector<PackedA>* pw = packed_for(packed, packed_elements, w, g);
+    std::vector<PackedA> local;
+    if (!pw) {
+      std::vector<float> wf(static_cast<size_t>(w.elements()));
+      model::half_to_float(w.as<uint16_t>().data(), wf.data(), wf.size());
+      local = pack_conv_weights(wf.data(), g.M, g.group, w.elements() / std::max<int64_t>(1, g.M));
+      pw = &local;
+    }
+    Shape os{g.N, g.M};
+    os.insert(os.end(), g.out.begin(), g.out.end());
+    Value& y = ctx.out(0);
+    y.reset(DType::Float16, os);
+    uint16_t* relu = nullptr;
+    if (e) {
+      Value& z = ctx.epilogue_out(0);
+      z.reset(DType::Float16, os);
+      relu = z.mutable_as<uint16_t>().data();
+    }
+    conv_im2col_f16(g, ctx.in(0).as<uint16_t>().data(), *pw, bias.empty() ? nullptr : bias.data(), y.mutable_as<uint16_t>().data(), relu,
+                    ctx.pool());
+    return;
+  }
+  Value xf, wf, bf, yf, zf[2];
+  widen(ctx.in(0), xf);
+  widen(w, wf);
+  if (ctx.opt(2)) widen(*ctx.opt(2), bf);
+  std::vector<const Value*> ins{&xf, &wf, ctx.opt(2) ? &bf : nullptr};
+  std::vector<Value*> outs{&yf};
+  KernelContext fctx(graph, ctx.node(), ins, outs, ctx.pool());
+  fctx.set_run_options(&ctx.run_options());
+  if (e) fctx.set_epilogue(e, &zf[0], &zf[1], nullptr);  // (a float16 Conv fuses Relu only)
+  conv_float(fctx, at, packed, packed_elements);
+  narrow(yf, ctx.out(0));
+  if (!e) return;
+  if (fctx.epilogue_declined()) return ctx.decline_epilogue();
+  for (int k = 0; k < e->outputs(); ++k) narrow(zf[k], ctx.epilogue_out(k));
+}
+
 std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
   const SpatialAttrs at = SpatialAttrs::decode(init);
   auto packed = pack_constant_weights(init, at.group);
   const int64_t packed_elements = packed ? (*packed)[0].M * (*packed)[0].K * static_cast<int64_t>(packed->size()) : 0;
-  return make_kernel([at, packed, packed_elements](KernelContext& ctx) {
-    ctx.expect_dtype(0, {DType::Float});
-    ctx.expect_dtype(1, {DType::Float});
-    const Value &x = ctx.in(0), &w = ctx.in(1);
-    if (x.rank() < 3) ctx.fail("input " + ctx.input_name(0) + " has shape " + shape_str(x.shape()) + ", expected [N, C, spatial...]");
-    if (w.rank() != x.rank())
-      ctx.fail("weight " + ctx.input_name(1) + " has shape " + shape_str(w.shape()) + ", expected rank " + std::to_string(x.rank()));
-    ConvGeom g;
-    g.N = x.dims()[0];
-    g.C = x.dims()[1];
-    g.M = w.dims()[0];
-    g.group = at.group;
-    g.in.assign(x.dims().begin() + 2, x.dims().end());
-    g.kernel.assign(w.dims().begin() + 2, w.dims().end());
-    if (!at.kernel.empty() && at.kernel != g.kernel)
-      ctx.fail("kernel_shape " + shape_str(at.kernel) + " does not match weight " + ctx.input_name(1) + " " + shape_str(w.shape()));
-    if (g.C != w.dims()[1] * g.group || g.M % g.group != 0)
-      ctx.fail("input " + ctx.input_name(0) + " " + shape_str(x.shape()) + " and weight " + ctx.input_name(1) + " " + shape_str(w.shape()) +
-               " do not agree for group " + std::to_string(g.group));
-    at.resolve(ctx, g.in, g.kernel, g.stride, g.dilation, g.pad_begin, g.pad_end, g.out);
-    const float* bias = conv_bias(ctx, g);
-    float* y = conv_output(ctx, g);
-    // A fused activation: its outputs are shaped like y (an Add's addend too, or the Add runs on
-    // its own: it may broadcast).
-    EpilogueOut act;
-    const Epilogue* e = ctx.epilogue();
-    const Value* addend = ctx.epilogue_addend();
-    if (e && e->kind == Epilogue::Kind::Add && (!addend || addend->dtype() != DType::Float || addend->dims() != ctx.out(0).dims())) {
-      ctx.decline_epilogue();
-      e = nullptr;
-    }
-    if (e) {
-      act.epi = e;
-      if (e->kind == Epilogue::Kind::Add) act.addend = addend->as<float>().data();
-      const Value& yv = ctx.out(0);
-      float* z[2] = {nullptr, nullptr};
-      for (int k = 0; k < e->outputs(); ++k) {
-        Value& zv = ctx.epilogue_out(k);
-        zv.reset(DType::Float, yv.dims());
-        z[k] = zv.mutable_as<float>().data();
-      }
-      act.z1 = z[0];
-      act.z2 = z[1];
-    }
-    // The plan-time packing of the constant weights (their geometry as packed).
-    const bool same_weights = packed && w.elements() == packed_elements && static_cast<int64_t>(packed->size()) == g.group;
-    conv_auto(g, x.as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act, same_weights ? packed.get() : nullptr);
+  const model::Graph* graph = &init.graph;  // owned by the Plan, which owns this kernel
+  return make_kernel([at, packed, packed_elements, graph](KernelContext& ctx) {
+    if (ctx.in(0).dtype() == DType::Float16) return conv_half(ctx, *graph, at, packed, packed_elements);
+    conv_float(ctx, at, packed, packed_elements);
   });
 }
 
@@ -632,7 +805,7 @@ std::unique_ptr<Kernel> conv_transpose_factory(const KernelInit& init) {
 }  // namespace
 
 void register_conv(Registry& r) {
-  r.add("Conv", conv_factory);
+  r.add("Conv", conv_factory, false);  // float16 computed by conv_half
   r.add("ConvTranspose", conv_transpose_factory);
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/half.h"
 #include "model/runtime/avx2.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
@@ -69,11 +70,25 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 max_nan(__m256 
   return _mm256_blendv_ps(a, b, take);
 }
 
+// 8 elements at p as floats (float16 widened in the register), and back.
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline void store8(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline void store8(uint16_t* p, __m256 v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+inline float to_float(float v) { return v; }
+inline float to_float(uint16_t v) { return model::half_to_float(v); }
+inline void put(float* p, float v) { *p = v; }
+inline void put(uint16_t* p, float v) { *p = model::float_to_half(v); }
+
 // The max over K rows (stride W) of the 8 columns at r + at.
-template <int K>
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 rows_max(const float* r, int64_t W, int64_t at) {
-  __m256 v = _mm256_loadu_ps(r + at);
-  for (int i = 1; i < K; ++i) v = max_nan(v, _mm256_loadu_ps(r + i * W + at));
+template <int K, class T>
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 rows_max(const T* r, int64_t W, int64_t at) {
+  __m256 v = load8(r + at);
+  for (int i = 1; i < K; ++i) v = max_nan(v, load8(r + i * W + at));
   return v;
 }
 
@@ -81,34 +96,74 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 rows_max(const 
 // the max of rows 2oh .. 2oh + K - 1 and columns 2ow .. 2ow + K - 1. Eight outputs at a time: the
 // rows' max over 16 columns, then its even and odd columns (K = 3: and the even columns of the
 // same max two columns on).
-template <int K>
-__attribute__((target("avx2,fma"))) void max_pool_s2(const float* x, int64_t W, float* y, int64_t OH, int64_t OW) {
+// Outputs ow .. ow + 7 of one output row (r: its first input row).
+template <int K, class T>
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline void max_pool_s2_eight(const T* r, int64_t W, T* yr, int64_t ow) {
+  const __m256 a = rows_max<K>(r, W, 2 * ow), c = rows_max<K>(r, W, 2 * ow + 8);
+  __m256 m = max_nan(avx2::even_lanes(a, c), avx2::odd_lanes(a, c));
+  if constexpr (K == 3) m = max_nan(m, avx2::even_lanes(rows_max<K>(r, W, 2 * ow + 2), rows_max<K>(r, W, 2 * ow + 10)));
+  store8(yr + ow, m);
+}
+
+// T: float, or float16 (widened as loaded, rounded as stored: exact, the max is one of the inputs).
+template <int K, class T>
+__attribute__((target("avx2,fma,f16c"))) void max_pool_s2(const T* x, int64_t W, T* y, int64_t OH, int64_t OW) {
   for (int64_t oh = 0; oh < OH; ++oh) {
-    const float* r = x + 2 * oh * W;
-    float* yr = y + oh * OW;
+    const T* r = x + 2 * oh * W;
+    T* yr = y + oh * OW;
     int64_t ow = 0;
-    for (; 2 * ow + 16 + (K - 2) <= W && ow + 8 <= OW; ow += 8) {
-      const __m256 a = rows_max<K>(r, W, 2 * ow), c = rows_max<K>(r, W, 2 * ow + 8);
-      __m256 m = max_nan(avx2::even_lanes(a, c), avx2::odd_lanes(a, c));
-      if constexpr (K == 3) m = max_nan(m, avx2::even_lanes(rows_max<K>(r, W, 2 * ow + 2), rows_max<K>(r, W, 2 * ow + 10)));
-      _mm256_storeu_ps(yr + ow, m);
+    for (; 2 * ow + 16 + (K - 2) <= W && ow + 8 <= OW; ow += 8) max_pool_s2_eight<K>(r, W, yr, ow);
+    // The last outputs as the eight ending at OW (overlapping ones already written): it reads up
+    // to column 2 OW + K - 3 < W, since the last window 2 (OW - 1) .. 2 (OW - 1) + K - 1 is inside.
+    if (ow < OW && OW >= 8) {
+      max_pool_s2_eight<K>(r, W, yr, OW - 8);
+      ow = OW;
     }
     for (; ow < OW; ++ow) {
-      float v = r[2 * ow];
+      float v = to_float(r[2 * ow]);
       for (int i = 0; i < K; ++i)
-        for (int j = 0; j < K; ++j) v = max_nan(v, r[i * W + 2 * ow + j]);
-      yr[ow] = v;
+        for (int j = 0; j < K; ++j) v = max_nan(v, to_float(r[i * W + 2 * ow + j]));
+      put(yr + ow, v);
     }
   }
 }
 
-void max_pool_s2_planes(const float* x, int64_t k, int64_t W, float* y, int64_t OH, int64_t OW) {
+template <class T>
+void max_pool_s2_planes(const T* x, int64_t k, int64_t W, T* y, int64_t OH, int64_t OW) {
   if (k == 2) max_pool_s2<2>(x, W, y, OH, OW);
   else max_pool_s2<3>(x, W, y, OH, OW);
 }
 #else
-void max_pool_s2_planes(const float*, int64_t, int64_t, float*, int64_t, int64_t) {}  // never called: not available
+template <class T>
+void max_pool_s2_planes(const T*, int64_t, int64_t, T*, int64_t, int64_t) {}  // never called: not available
 #endif
+
+// Whether the vectorised 2x2 / 3x3 stride-2 max pool takes a 2-D pool of this geometry: every
+// window inside the input, no padding or dilation, on a CPU with AVX2.
+bool max_pool_s2_applies(const std::vector<int64_t>& in, const std::vector<int64_t>& k, const std::vector<int64_t>& out,
+                         const std::vector<int64_t>& stride, const std::vector<int64_t>& dil, const std::vector<int64_t>& pb) {
+  return in.size() == 2 && (k[0] == 2 || k[0] == 3) && k[1] == k[0] && stride[0] == 2 && stride[1] == 2 && dil[0] == 1 && dil[1] == 1 &&
+         pb[0] == 0 && pb[1] == 0 && 2 * (out[0] - 1) + k[0] <= in[0] && 2 * (out[1] - 1) + k[1] <= in[1] && cpu_has_avx2_fma();
+}
+
+// A float16 MaxPool without indices that max_pool_s2_applies to, read and written in float16;
+// false (nothing done) otherwise.
+bool max_pool_half(KernelContext& ctx, const SpatialAttrs& at) {
+  const Value& x = ctx.in(0);
+  if (x.rank() != 4 || at.kernel.size() != 2 || (ctx.output_count() > 1 && ctx.has_output(1))) return false;
+  std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end()), k = at.kernel, out, stride, dil, pb, pe;
+  at.resolve(ctx, in, k, stride, dil, pb, pe, out);
+  if (out[0] <= 0 || out[1] <= 0 || !max_pool_s2_applies(in, k, out, stride, dil, pb)) return false;
+  const int64_t planes = x.dims()[0] * x.dims()[1], IS = in[0] * in[1], P = out[0] * out[1];
+  Value& y = ctx.out(0);
+  y.reset(DType::Float16, {x.dims()[0], x.dims()[1], out[0], out[1]});
+  const uint16_t* px = x.as<uint16_t>().data();
+  uint16_t* py = y.mutable_as<uint16_t>().data();
+  ctx.pool().parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) max_pool_s2_planes(px + plane * IS, k[0], in[1], py + plane * P, out[0], out[1]);
+  });
+  return true;
+}
 
 std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
   SpatialAttrs at = SpatialAttrs::decode(init);
@@ -146,8 +201,7 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
       const int64_t kh = two ? g.k[0] : 1, kw = g.k.back(), sh = two ? g.stride[0] : 1, sw = g.stride.back();
       const int64_t dh = two ? g.dil[0] : 1, dw = g.dil.back(), ph = two ? g.pb[0] : 0, pw = g.pb.back();
       const int64_t peh = two ? g.pe[0] : 0, pew = g.pe.back();
-      if (kind == PoolKind::Max && two && (kh == 2 || kh == 3) && kw == kh && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 && pw == 0 &&
-          2 * (OH - 1) + kh <= H && 2 * (OW - 1) + kw <= W && cpu_has_avx2_fma()) {
+      if (kind == PoolKind::Max && max_pool_s2_applies(g.in, g.k, g.out, g.stride, g.dil, g.pb)) {
         // The 2x2 and 3x3 stride-2 pooling of vision networks with every window inside the
         // input, vectorised.
         ctx.pool().parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
@@ -301,20 +355,22 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
 std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kind) {
   const double p_norm = static_cast<double>(init.attrs().get_int("p", 2));
   return make_kernel([=](KernelContext& ctx) {
-    ctx.expect_dtype(0, {DType::Float});
+    ctx.expect_dtype(0, {DType::Float, DType::Float16});
     ctx.expect_min_rank(0, 2);
     const Value& x = ctx.in(0);
+    const bool half = x.dtype() == DType::Float16;
     const int64_t planes = x.dims()[0] * x.dims()[1];
     const int64_t IS = product(std::span<const int64_t>(x.dims()).subspan(2));
     Shape os(x.rank(), 1);
     os[0] = x.dims()[0];
     os[1] = x.dims()[1];
     Value& y = ctx.out(0);
-    y.reset(DType::Float, os);
-    const float* px = x.as<float>().data();
-    float* py = y.mutable_as<float>().data();
+    y.reset(x.dtype(), os);
+    // float16: each plane widened into a buffer that stays in cache, the result rounded once.
+    std::vector<float> widened(half ? static_cast<size_t>(IS) : 0);
     for (int64_t plane = 0; plane < planes; ++plane) {
-      const float* xp = px + plane * IS;
+      const float* xp = half ? widened.data() : x.as<float>().data() + plane * IS;
+      if (half) model::half_to_float(x.as<uint16_t>().data() + plane * IS, widened.data(), widened.size());
       double acc = kind == PoolKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
       for (int64_t i = 0; i < IS; ++i) {
         if (kind == PoolKind::Max) acc = std::isnan(xp[i]) || xp[i] > acc ? xp[i] : acc;
@@ -323,7 +379,8 @@ std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kin
       }
       if (kind == PoolKind::Avg) acc = IS > 0 ? acc / static_cast<double>(IS) : 0.0;
       if (kind == PoolKind::Lp) acc = std::pow(acc, 1.0 / p_norm);
-      py[plane] = static_cast<float>(acc);
+      if (half) y.mutable_as<uint16_t>()[static_cast<size_t>(plane)] = model::float_to_half(static_cast<float>(acc));
+      else y.mutable_as<float>()[static_cast<size_t>(plane)] = static_cast<float>(acc);
     }
   });
 }
@@ -334,9 +391,26 @@ void register_pool(Registry& r) {
   r.add("MaxPool", [](const KernelInit& i) {
     std::shared_ptr<const Kernel> inner = pool_factory(i, PoolKind::Max);
     const model::Graph* graph = &i.graph;  // owned by the Plan, which owns this kernel
-    return make_kernel([inner, graph](KernelContext& ctx) {
+    const SpatialAttrs at = SpatialAttrs::decode(i);
+    return make_kernel([inner, graph, at](KernelContext& ctx) {
       const Value& x = ctx.in(0);
       const DType t = x.dtype();
+      if (t == DType::Float16) {
+        if (max_pool_half(ctx, at)) return;
+        // Other geometries: widened to float, pooled, rounded back (exact: the max is an input).
+        Value xf, yf, indices;
+        xf.reset(DType::Float, x.dims());
+        model::half_to_float(x.as<uint16_t>().data(), xf.mutable_as<float>().data(), static_cast<size_t>(x.elements()));
+        std::vector<const Value*> ins{&xf};
+        std::vector<Value*> outs{&yf, ctx.has_output(1) ? &indices : nullptr};
+        KernelContext fctx(*graph, ctx.node(), ins, std::span<Value*>(outs.data(), std::min(outs.size(), ctx.output_count())), ctx.pool());
+        inner->run(fctx);
+        Value& y = ctx.out(0);
+        y.reset(t, yf.dims());
+        model::float_to_half(yf.as<float>().data(), y.mutable_as<uint16_t>().data(), static_cast<size_t>(yf.elements()));
+        if (ctx.has_output(1)) ctx.out(1).assign(indices.dtype(), indices.dims(), {indices.data(), indices.byte_size()});
+        return;
+      }
       if (t != DType::UInt8 && t != DType::Int8) return inner->run(ctx);
       // 8-bit integers: pooled as float32 (exact for them), converted back.
       Value xf, yf, indices;
@@ -356,12 +430,13 @@ void register_pool(Registry& r) {
       }
       if (ctx.has_output(1)) ctx.out(1).assign(indices.dtype(), indices.dims(), {indices.data(), indices.byte_size()});
     });
-  });
+  }, false);  // float16 read and written by max_pool_half (or widened above)
   r.add("AveragePool", [](const KernelInit& i) { return pool_factory(i, PoolKind::Avg); });
   r.add("LpPool", [](const KernelInit& i) { return pool_factory(i, PoolKind::Lp); });
-  r.add("GlobalMaxPool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Max); });
-  r.add("GlobalAveragePool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Avg); });
-  r.add("GlobalLpPool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Lp); });
+  // The global pools read float16 themselves (a plane at a time).
+  r.add("GlobalMaxPool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Max); }, false);
+  r.add("GlobalAveragePool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Avg); }, false);
+  r.add("GlobalLpPool", [](const KernelInit& i) { return global_pool_factory(i, PoolKind::Lp); }, false);
 }
 
 }  // namespace nnxr::runtime

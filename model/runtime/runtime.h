@@ -185,7 +185,7 @@ std::vector<std::string> non_finite_report(const Session& session, size_t max_li
 
 // The instruction sets the kernels are built for, widest last. The set that runs is chosen once,
 // at the first kernel call, from what the CPU (and OS) supports: AVX-512 (F, BW, VL, DQ) before
-// AVX2 + FMA before portable C++. The environment variable NNXR_ISA=avx512|avx2|portable lowers it
+// AVX2 + FMA (both with F16C) before portable C++. The environment variable NNXR_ISA=avx512|avx2|portable lowers it
 // (a set the CPU lacks, or an unknown name, gives a warning on stderr and the widest set).
 enum class Isa { Portable, Avx2, Avx512 };
 const char* isa_name(Isa isa);  // "portable", "avx2", "avx512"

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "model/half.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/runtime.h"
@@ -489,6 +490,222 @@ TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
     expect_close(z, refz, K, "gemm_packed epilogue " + std::to_string(static_cast<int>(e.kind)));
     if (e.kind == Epilogue::Kind::SiLU) expect_close(zz, refzz, K, "gemm_packed silu");
   }
+}
+
+// gemm_lanes (rows in the vector lanes, scattered stores): partial row blocks, column tails, a
+// column range inside a wider C, a range of row blocks, bias and each epilogue.
+TEST_P(RuntimeKernels, GemmLanesMatchesNaive) {
+  if (!gemm_lanes_wins(64, 49, 512, 49)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
+  std::mt19937 rng(31);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int iter = 0; iter < 60; ++iter) {
+    const int64_t M = r(1, 100), K = r(1, 70), N = r(1, 80), ldb = N + r(0, 5), ldc = N + r(0, 5);
+    const int64_t n0 = r(0, static_cast<int>(N) - 1), n1 = r(static_cast<int>(n0) + 1, static_cast<int>(N));
+    const int64_t blocks = lane_blocks(M), b0 = iter % 3 == 0 ? r(0, static_cast<int>(blocks) - 1) : 0;
+    const int64_t b1 = iter % 3 == 0 ? r(static_cast<int>(b0) + 1, static_cast<int>(blocks)) : blocks;
+    const auto a = test::random_floats(static_cast<size_t>(M * K), 2300 + iter);
+    const auto bm = test::random_floats(static_cast<size_t>(K * ldb), 2400 + iter);
+    const auto bias = test::random_floats(static_cast<size_t>(M), 2500 + iter);
+    const Epilogue e = test_epilogue(iter);
+    std::vector<float> c(static_cast<size_t>(M * ldc), 123.f), z(c.size(), 123.f), zz(c.size(), 123.f);
+    const auto addend = test::random_floats(c.size(), 2600 + iter);
+    const EpilogueOut act{&e, z.data(), zz.data(), addend.data()};
+    const PackedA pa = pack_a(a.data(), M, K, K);
+    gemm_lanes(pa, b0, b1, bm.data(), ldb, n0, n1, GemmOut{c.data(), ldc, iter % 2 ? bias.data() : nullptr, &act, 0});
+    std::vector<float> ref(static_cast<size_t>(M * ldc), 123.f), refz(ref.size(), 123.f), refzz(ref.size(), 123.f);
+    gemm_naive(false, false, M, N, K, 1.f, a.data(), K, bm.data(), ldb, 0.f, ref.data(), ldc);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t j = 0; j < ldc; ++j) {
+        const size_t i = static_cast<size_t>(m * ldc + j);
+        if (j < n0 || j >= n1 || m < b0 * kLaneRows || m >= b1 * kLaneRows) {  // outside the range: untouched
+          ref[i] = 123.f;
+          continue;
+        }
+        if (iter % 2) ref[i] += bias[static_cast<size_t>(m)];
+        epilogue_naive(e, &ref[i], &refz[i], &refzz[i], 1, &addend[i]);
+      }
+    const std::string what = "gemm_lanes M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N);
+    expect_close(c, ref, K, what);
+    expect_close(z, refz, K, what + " epilogue " + std::to_string(static_cast<int>(e.kind)));
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(zz, refzz, K, what + " silu");
+  }
+}
+
+namespace {
+
+std::vector<uint16_t> to_halves(const std::vector<float>& f) {
+  std::vector<uint16_t> h(f.size());
+  nnxr::model::float_to_half(f.data(), h.data(), f.size());
+  return h;
+}
+std::vector<float> to_floats(const uint16_t* h, size_t n) {
+  std::vector<float> f(n);
+  nnxr::model::half_to_float(h, f.data(), n);
+  return f;
+}
+// Float16 results that are exactly the float ones rounded once (to nearest even).
+void expect_rounded(const std::vector<uint16_t>& h, const std::vector<float>& f, const std::string& what) {
+  ASSERT_EQ(h.size(), f.size()) << what;
+  size_t bad = 0;
+  for (size_t i = 0; i < h.size(); ++i)
+    if (h[i] != nnxr::model::float_to_half(f[i]) && ++bad <= 3)
+      ADD_FAILURE() << what << ": element " << i << " float16 " << nnxr::model::half_to_float(h[i]) << " float " << f[i];
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+}  // namespace
+
+// gemm_packed_f16 (B and C in float16, converted in registers) is gemm_packed on B widened, each
+// output and its Relu rounded once; columns outside [n0, n1) untouched. Values in [-8, 8] so that
+// sums reach the float16 range's coarser steps.
+TEST_P(RuntimeKernels, GemmPackedF16MatchesFloat) {
+  if (!gemm_packed_available()) GTEST_SKIP() << "needs AVX2 + FMA + F16C: the " << isa_name(GetParam()) << " path widens to float";
+  std::mt19937 rng(23);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int iter = 0; iter < 80; ++iter) {
+    // Many panels with few columns too (the copied-tile branch).
+    const int64_t M = iter % 4 == 3 ? r(40, 120) : r(1, 40), K = r(1, 70), N = iter % 4 == 3 ? r(1, 20) : r(1, 130);
+    const int64_t ldb = N + r(0, 5), ldc = N + r(0, 5);
+    const int64_t n0 = r(0, static_cast<int>(N) - 1), n1 = r(static_cast<int>(n0) + 1, static_cast<int>(N));
+    const auto a = test::random_floats(static_cast<size_t>(M * K), 1600 + iter);
+    const auto bh = to_halves(test::random_floats(static_cast<size_t>(K * ldb), 1700 + iter, -8.f, 8.f));
+    const auto bf = to_floats(bh.data(), bh.size());
+    const auto bias = test::random_floats(static_cast<size_t>(M), 1800 + iter);
+    const bool relu = iter % 3 != 0;
+    const float* pbias = iter % 2 ? bias.data() : nullptr;
+    const PackedA pa = pack_a(a.data(), M, K, K);
+    std::vector<uint16_t> c(static_cast<size_t>(M * ldc), 0x7777), z(c.size(), 0x7777);
+    gemm_packed_f16(pa, 0, pa.panels(), bh.data(), ldb, n0, n1, GemmOutF16{c.data(), ldc, pbias, relu ? z.data() : nullptr});
+    const Epilogue e{Epilogue::Kind::Relu};
+    std::vector<float> cf(c.size(), 123.f), zf(c.size(), 123.f);
+    const EpilogueOut act{&e, zf.data(), nullptr, nullptr};
+    gemm_packed(pa, 0, pa.panels(), bf.data(), ldb, n0, n1, GemmOut{cf.data(), ldc, pbias, &act, 0});
+    std::vector<uint16_t> c_in, z_in;
+    std::vector<float> cf_in, zf_in;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t j = 0; j < ldc; ++j) {
+        const size_t i = static_cast<size_t>(m * ldc + j);
+        if (j < n0 || j >= n1) {
+          EXPECT_EQ(c[i], 0x7777) << "written outside the columns at " << m << "," << j;
+          EXPECT_EQ(z[i], 0x7777) << "relu written outside the columns at " << m << "," << j;
+          continue;
+        }
+        c_in.push_back(c[i]);
+        cf_in.push_back(cf[i]);
+        z_in.push_back(z[i]);
+        zf_in.push_back(zf[i]);
+      }
+    const std::string what = "gemm_packed_f16 M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N);
+    expect_rounded(c_in, cf_in, what);
+    if (relu) expect_rounded(z_in, zf_in, what + " relu");
+  }
+}
+
+// conv_im2col_f16 on random geometries (pointwise, strided, padded, dilated, groups, 1-D and 2-D,
+// planes of many columns): exactly conv_im2col on the widened input rounded once, and so within
+// the tolerance of the naive reference plus float16's rounding.
+TEST_P(RuntimeKernels, ConvIm2colF16MatchesFloat) {
+  if (!gemm_packed_available()) GTEST_SKIP() << "needs AVX2 + FMA + F16C: the " << isa_name(GetParam()) << " path widens to float";
+  std::mt19937 rng(29);
+  ThreadPool pool(2);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int iter = 0; iter < 60; ++iter) {
+    ConvGeom g = random_geom(rng, iter % 5 == 0 ? 1 : 2, false);
+    if (iter % 3 == 1) {  // pointwise
+      g.kernel.assign(g.spatial(), 1);
+      g.stride.assign(g.spatial(), 1);
+      g.dilation.assign(g.spatial(), 1);
+      g.pad_begin.assign(g.spatial(), 0);
+      g.pad_end.assign(g.spatial(), 0);
+      for (auto& d : g.in) d = r(1, 60);
+      g.out = g.in;
+    } else if (iter % 3 == 2) {  // large planes
+      for (size_t d = 0; d < g.in.size(); ++d) {
+        g.in[d] = r(20, 60);
+        g.out[d] = conv_out_dim(g.in[d], g.kernel[d], g.stride[d], g.dilation[d], g.pad_begin[d] + g.pad_end[d]);
+      }
+    }
+    if (!conv_f16_applies(g)) continue;
+    const auto xh = to_halves(test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 1900 + iter, -4.f, 4.f));
+    const auto wh = to_halves(test::random_floats(static_cast<size_t>(g.M * (g.C / g.group) * product(g.kernel)), 2000 + iter));
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 2100 + iter);
+    const auto xf = to_floats(xh.data(), xh.size()), wf = to_floats(wh.data(), wh.size());
+    const float* bias = iter % 2 ? b.data() : nullptr;
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    const auto packed = pack_conv_weights(wf.data(), g.M, g.group, static_cast<int64_t>(wf.size()) / g.M);
+    std::vector<uint16_t> y(n, 0x7777), z(n, 0x7777);
+    conv_im2col_f16(g, xh.data(), packed, bias, y.data(), z.data(), pool);
+    const Epilogue e{Epilogue::Kind::Relu};
+    std::vector<float> yf(n), zf(n), ref(n);
+    conv_im2col(g, xf.data(), wf.data(), bias, yf.data(), pool, {&e, zf.data(), nullptr, nullptr});
+    expect_rounded(y, yf, "conv f16 " + geom_str(g));
+    expect_rounded(z, zf, "conv f16 relu " + geom_str(g));
+    conv_naive(g, xf.data(), wf.data(), bias, ref.data());
+    const int64_t K = (g.C / g.group) * product(g.kernel);
+    const auto yw = to_floats(y.data(), n);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_NEAR(yw[i], ref[i], 1e-4 * std::sqrt(static_cast<double>(K)) * (1 + std::fabs(ref[i])) + std::fabs(ref[i]) / 2048) << geom_str(g) << " element " << i;
+  }
+}
+
+// Float16 graphs of the ops SqueezeNet_fp16 uses (Conv with a fused Relu, pointwise, strided and
+// depthwise Conv, 3x3 and 2x2 MaxPool, GlobalAveragePool, Concat, a Relu on its own): every tensor bit for bit the
+// float graph's on the same (float16) values, rounded once. Each node reads graph inputs, or
+// tensors whose rounding commutes with it (Concat, MaxPool).
+TEST_P(RuntimeKernels, Float16GraphMatchesFloatGraphRounded) {
+  const std::string body = R"(
+      c1 = Conv <pads = [1, 1, 1, 1]> (X, W1, B1)
+      r1 = Relu(c1)
+      c2 = Conv (X, W2, B2)
+      r2 = Relu(c2)
+      c3 = Conv <strides = [2, 2], kernel_shape = [3, 3]> (X, W3)
+      c4 = Conv <group = 5, pads = [1, 1, 1, 1]> (X, W4)
+      p1 = MaxPool <kernel_shape = [3, 3], strides = [2, 2]> (r1)
+      p2 = MaxPool <kernel_shape = [2, 2], pads = [1, 1, 1, 1]> (X)
+      p3 = MaxPool <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (X)
+      p4 = MaxPool <kernel_shape = [2, 2], strides = [2, 2]> (X)
+      k = Concat <axis = 1> (r1, r2)
+      Y = GlobalAveragePool(X)
+      Z = GlobalMaxPool(X)
+      i3 = Identity(c3)
+      r3 = Relu(i3)
+  )";
+  auto graph = [&](const char* t) {
+    std::string s = R"(<ir_version: 8, opset_import: ["" : 13]> g (T[1,5,23,29] X, T[8,5,3,3] W1, T[8] B1, T[8,5,1,1] W2, T[8] B2, T[6,5,3,3] W3, T[5,1,3,3] W4) => (T[1,5,1,1] Y, T[1,5,1,1] Z) {)" + body + "}";
+    for (size_t at = s.find("T["); at != std::string::npos; at = s.find("T[", at + 1)) s.replace(at, 1, t);
+    return s;
+  };
+  Session sh(test::plan_from_text(graph("float16"))), sf(test::plan_from_text(graph("float")));
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> inputs = {{"X", {1, 5, 23, 29}}, {"W1", {8, 5, 3, 3}}, {"B1", {8}},
+                                                                             {"W2", {8, 5, 1, 1}}, {"B2", {8}}, {"W3", {6, 5, 3, 3}},
+                                                                             {"W4", {5, 1, 3, 3}}};
+  uint32_t seed = 2200;
+  for (const auto& [name, shape] : inputs) {
+    const auto h = to_halves(test::random_floats(static_cast<size_t>(product(shape)), seed++, -2.f, 2.f));
+    test::feed(sh, name, nnxr::model::DType::Float16, shape, h);
+    test::feed_f(sf, name, shape, to_floats(h.data(), h.size()));
+  }
+  sh.run();
+  sf.run();
+  for (const char* t : {"c1", "r1", "c2", "r2", "c3", "r3", "c4", "p1", "p2", "p3", "p4", "k", "Y", "Z"}) {
+    const Value* h = sh.find(t);
+    ASSERT_NE(h, nullptr) << t;
+    ASSERT_EQ(h->dtype(), nnxr::model::DType::Float16) << t;
+    ASSERT_EQ(h->dims(), test::shape_of(sf, t)) << t;
+    expect_rounded({h->as<uint16_t>().begin(), h->as<uint16_t>().end()}, test::values<float>(sf, t), t);
+  }
+}
+
+// Relu on float16 bits: +0 for zeros, negatives and NaN (as the float kernel: NaN > 0 is false);
+// positives, the smallest subnormal and +inf kept.
+TEST(RuntimeFloat16, ReluOnTheBitsMatchesFloat) {
+  const std::vector<uint16_t> x = {0x0000, 0x8000, 0x0001, 0x8001, 0x3c00, 0xbc00, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01};
+  Session s(test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float16[13] X) => (float16[13] Y) { Y = Relu(X) })"));
+  test::feed(s, "X", nnxr::model::DType::Float16, {13}, x);
+  s.run();
+  const auto y = test::values<uint16_t>(s, "Y");
+  const std::vector<uint16_t> want = {0, 0, 0x0001, 0, 0x3c00, 0, 0x7bff, 0, 0x7c00, 0, 0, 0, 0};
+  EXPECT_EQ(y, want);
 }
 
 // Softmax rows of every length around the vector widths, with a large spread (tolerance 1e-5
