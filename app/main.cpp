@@ -30,17 +30,19 @@ view      (the default command) loads the model, runs it, lays the network out a
           desktop window: WASD + mouse to fly, scroll to scale, [ ] neuron threshold, , . connection
           threshold, Page Down / Page Up step the layer window deeper / shallower (and walk to
           it), End / Home narrow / widen it, click to select a neuron, R to reset the view and
-          filters, / to find a tensor by name (Enter flies there), the filter panel (bottom
-          left: op types, dim/hide, isolate, reset) clicked, F12 to save a screenshot, drop an
+          filters, / to find a tensor by name (Enter flies there), the filter menu (right edge:
+          op types, dim/hide, isolate the selected tensor or its path, reset) clicked, F12 to save a screenshot, drop an
           image to use it as the input. Without a display it renders offscreen to a PNG instead.
           With an OpenXR runtime and a headset, view uses the headset instead: squeeze grabs the
           network (both hands: scale and turn), the right thumbstick steps the neuron (up/down)
           and connection (left/right) thresholds, the left thumbstick steps the layer window
           (forward/back, walking to it) and narrows/widens it (left/right), the trigger selects
           what the aim ray hits, the menu button puts the network back in front of you and resets
-          thresholds and filters. Each controller shows its aim ray,
-          the right one gauges of both thresholds, and a panel shows the selected neuron. With a
-          display, a desktop window mirrors the left eye.
+          thresholds and filters; the filter menu stands on the left controller (turn it to you)
+          and the right ray and trigger press its rows. Each controller shows its aim ray, the
+          right one gauges of both thresholds, and a panel shows the selected neuron; the title,
+          prediction and legend stand on a board to the left of the network. With a display, a
+          desktop window mirrors the left eye.
           --desktop             require the desktop window (error when there is no display)
           --xr                  require the headset (error when there is no OpenXR runtime or HMD)
           --no-mirror           in the headset: no desktop window mirroring the left eye

@@ -281,6 +281,31 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
 
 }  // namespace
 
+void compose_menu(TextBuilder& out, const MenuState& m) {
+  const FilterMenu menu{m.ops.size()};
+  const glm::vec4 plate{0.05f, 0.07f, 0.16f, 1.0f}, title{1.0f, 0.85f, 0.2f, 1}, off{0.5f, 0.5f, 0.55f, 1};
+  out.screen_rect({0, 0}, menu.size(), {.colour = plate, .menu = true});
+  constexpr float kEm = 19;
+  auto row = [&](size_t i, const std::string& text, glm::vec4 colour) {
+    out.screen({10, menu.row_top(i) + 0.5f * (FilterMenu::kLine - kEm * out.font().line_height())}, text,
+               {.em = kEm, .colour = colour, .menu = true});
+  };
+  row(0, "Filters", title);
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const bool shown = i < m.shown.size() && m.shown[i];
+    row(i + 1, std::string(shown ? "[x] " : "[  ] ") + m.ops[i].first + "  " + std::to_string(m.ops[i].second),
+        shown ? kText : off);
+  }
+  const size_t n = m.ops.size();
+  row(n + 1, m.dim ? "outside: dimmed" : "outside: hidden", kText);
+  row(n + 2, m.selected.empty() ? "isolate selected tensor" : "isolate " + scene::short_name(m.selected, 22),
+      m.selected.empty() ? off : kText);
+  row(n + 3, m.path ? "isolate its path (" + std::to_string(m.path) + " tensors)" : "isolate path that fed it",
+      m.path ? kText : off);
+  row(n + 4, m.isolated.empty() ? "reset filters" : "reset filters (" + std::to_string(m.isolated.size()) + " isolated)",
+      kText);
+}
+
 void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout, const scene::Activations& values,
               const AnnotationOptions& options) {
   const scene::Labels labels = scene::make_labels(graph, layout);
@@ -367,6 +392,7 @@ void SceneBuffers::publish_words(const WordsContext& c) {
   }
   TextBuilder text(Font::builtin());
   annotate(text, c.graph, c.layout, c.values, o);
+  if (o.words.menu && c.menu && !c.menu->ops.empty()) compose_menu(text, *c.menu);
   text_.publish(text);
 }
 

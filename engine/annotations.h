@@ -14,6 +14,7 @@
 
 #include <glm/glm.hpp>
 
+#include "engine/interaction.h"
 #include "engine/text.h"
 #include "engine/words.h"
 #include "model/graph.h"
@@ -32,6 +33,10 @@ struct AnnotationOptions {
   glm::vec2 viewport{1600, 900};
   bool panels = true;  // title, prediction, legend and selection (a thumbnail has no room for them)
 };
+
+// Appends the filter menu's text (glyphs on the menu's canvas, TextStyle::menu): a dark plate of
+// FilterMenu::size() and one line per row.
+void compose_menu(TextBuilder& out, const MenuState& menu);
 
 // Appends the view's text to `out`.
 void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,

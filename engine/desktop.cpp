@@ -174,6 +174,7 @@ struct DesktopViewer::Impl {
       slot.done = create_fence(device->get(), true);
       slot.acquired = create_semaphore(device->get());
     }
+    options.worker.words.menu = true;  // the filter menu, clicked with the mouse
     worker = std::make_unique<Worker>(*scene, options.worker);
     interaction.set_filter(options.filter, options.filter_tensors);
     state = std::make_unique<ViewerState>(*worker, interaction, *renderer);
@@ -335,12 +336,14 @@ struct DesktopViewer::Impl {
 
     // Stage: update uniforms.
     FrameParams params = state->frame_params(aspect());
-    // The filter panel, and the search box with its matches when it is open, in front of the camera.
+    // The search box with its matches when it is open, in front of the camera. The filter menu is
+    // the worker's text (engine/annotations.h compose_menu), placed where clicks look for it.
     overlay.clear();
     if (interaction.search().active()) draw_search(interaction.search(), interaction.camera(), aspect(), overlay);
-    int window_w = 0, window_h = 0;
-    glfwGetWindowSize(window.get(), &window_w, &window_h);
-    draw_filter_panel(interaction, static_cast<float>(window_w), static_cast<float>(window_h), overlay);
+    const FilterMenu::Placement menu =
+        FilterMenu{interaction.op_counts().size()}.desktop(static_cast<float>(fb.width), static_cast<float>(fb.height));
+    params.menu_origin = menu.origin;
+    params.menu_scale = menu.scale;
     params.overlay_lines = overlay.lines();
     params.overlay_triangles = overlay.triangles();
 

@@ -278,26 +278,56 @@ bool Interaction::isolate_tensor(model::TensorId tensor, const std::string& name
   return true;
 }
 
-FilterPanel FilterPanel::layout(float fb_width, float fb_height, size_t ops) {
-  FilterPanel p;
-  p.line_height = std::max(fb_height / 30, 8.0f);
-  p.width = 14 * p.line_height;
-  p.ops = ops;
-  p.left = fb_width * 0.015f;
-  p.top = std::max(0.0f, fb_height * 0.97f - p.line_height * float(p.rows()));
-  return p;
+bool Interaction::isolate_tensors(std::vector<model::TensorId> tensors, std::vector<std::string> names) {
+  if (tensors.empty() || base_.tensors == tensors) return false;
+  base_.tensors = std::move(tensors);
+  tensor_names_ = std::move(names);
+  ++filter_serial_;
+  return true;
 }
 
-FilterPanel::Row FilterPanel::row(float x, float y, size_t* op) const {
-  if (x < left || x >= left + width || y < top) return Row::None;
-  const auto i = static_cast<size_t>((y - top) / line_height);
+FilterMenu::Row FilterMenu::row(glm::vec2 p, size_t* op) const {
+  if (!(p.x >= 0 && p.x < kWidth && p.y >= kPad)) return Row::None;
+  const auto i = static_cast<size_t>((p.y - kPad) / kLine);
   if (i >= rows()) return Row::None;
   if (i == 0) return Row::Title;
   if (i <= ops) {
     if (op) *op = i - 1;
     return Row::Op;
   }
-  return i == ops + 1 ? Row::Mode : i == ops + 2 ? Row::Isolate : Row::Reset;
+  const size_t k = i - ops;
+  return k == 1 ? Row::Mode : k == 2 ? Row::IsolateTensor : k == 3 ? Row::IsolatePath : Row::Reset;
+}
+
+FilterMenu::Placement FilterMenu::desktop(float width, float height) const {
+  // Below the prediction (about 190 px tall), above the selection panel (about 170 px).
+  constexpr float kPrediction = 190, kSelection = 170, kMargin = 14;
+  const float scale = std::clamp((height - kPrediction - kSelection) / size().y, 0.6f, 1.0f);
+  return {{width - kMargin - size().x * scale, std::max(0.0f, height - kSelection - size().y * scale)}, scale};
+}
+
+Command press_menu(Interaction& interaction, FilterMenu::Row row, size_t op) {
+  Command c;
+  switch (row) {
+    case FilterMenu::Row::Op:
+      if (op < interaction.op_counts().size()) c.filter_changed = interaction.toggle_op(interaction.op_counts()[op].first);
+      break;
+    case FilterMenu::Row::Mode:
+      c.filter_changed = interaction.set_outside(interaction.filter_summary().mode == "dim" ? scene::Filter::Outside::Hide
+                                                                                           : scene::Filter::Outside::Dim);
+      break;
+    case FilterMenu::Row::IsolateTensor:
+      if (const auto& s = interaction.selection(); s && s->tensor != model::kNone)
+        c.filter_changed = interaction.isolate_tensor(s->tensor, s->tensor_name);
+      break;
+    case FilterMenu::Row::IsolatePath:
+      if (const auto& s = interaction.selection(); s && !s->path.empty())
+        c.filter_changed = interaction.isolate_tensors(s->path, s->path_names);
+      break;
+    case FilterMenu::Row::Reset: c.filter_changed = interaction.reset_filters(); break;
+    default: break;
+  }
+  return c;
 }
 
 FilterSummary Interaction::filter_summary() const {
@@ -414,28 +444,14 @@ Command DesktopControls::key(Key key, Press press) {
   return c;
 }
 
-Command DesktopControls::panel_click(float x, float y, bool* hit) {
-  Command c;
-  const FilterPanel panel = FilterPanel::layout(width_, height_, interaction_.op_counts().size());
+Command DesktopControls::menu_click(float x, float y, bool* hit) {
+  *hit = false;
+  if (interaction_.op_counts().empty()) return {};
+  const FilterMenu menu{interaction_.op_counts().size()};
   size_t op = 0;
-  const FilterPanel::Row row = interaction_.op_counts().empty() ? FilterPanel::Row::None : panel.row(x, y, &op);
-  *hit = row != FilterPanel::Row::None;
-  switch (row) {
-    case FilterPanel::Row::Op: c.filter_changed = interaction_.toggle_op(interaction_.op_counts()[op].first); break;
-    case FilterPanel::Row::Mode:
-      c.filter_changed = interaction_.set_outside(interaction_.filter_summary().mode == "dim" ? scene::Filter::Outside::Hide
-                                                                                            : scene::Filter::Outside::Dim);
-      break;
-    case FilterPanel::Row::Isolate:
-      if (const auto& s = interaction_.selection()) {
-        for (const SearchEntry& e : interaction_.search().entries())
-          if (e.name == s->tensor_name) c.filter_changed = interaction_.isolate_tensor(e.tensor, e.name);
-      }
-      break;
-    case FilterPanel::Row::Reset: c.filter_changed = interaction_.reset_filters(); break;
-    default: break;
-  }
-  return c;
+  const FilterMenu::Row row = menu.row(menu.desktop(width_, height_).to_canvas({x, y}), &op);
+  *hit = row != FilterMenu::Row::None;
+  return press_menu(interaction_, row, op);
 }
 
 Command DesktopControls::button(Button button, Press press, float x, float y) {
@@ -443,7 +459,7 @@ Command DesktopControls::button(Button button, Press press, float x, float y) {
   last_x_ = x, last_y_ = y;
   if (button == Button::Left && press == Press::Down) {
     bool hit = false;
-    c = panel_click(x, y, &hit);
+    c = menu_click(x, y, &hit);
     if (hit) return c;
   }
   if (button == Button::Right) looking_ = press == Press::Down;

@@ -77,6 +77,10 @@ struct SelectionState {
   int64_t element = 0;
   float value = 0;
   std::optional<uint32_t> neuron;  // resident neuron index (highlighted)
+  model::TensorId tensor = model::kNone;
+  // The path that fed it (scene::upstream_tensors): laid-out tensors, its own first.
+  std::vector<model::TensorId> path;
+  std::vector<std::string> path_names;
 };
 
 // The filter beyond the thresholds, as reported by `view --stats` (filter: {...}).
@@ -164,13 +168,15 @@ class Interaction {
   void stop_walk() { walk_.reset(); }  // the network stays where the walk had taken it
 
   // Op types: the model's own list with its laid-out tensor counts (set with the model), which the
-  // filter panel toggles. toggle_op shows a hidden op or hides a shown one (never the last shown);
+  // filter menu toggles. toggle_op shows a hidden op or hides a shown one (never the last shown);
   // isolate_tensor shows that tensor alone. Return true when the filter changed.
   void set_op_counts(std::vector<std::pair<std::string, int>> ops) { op_counts_ = std::move(ops); }
   const std::vector<std::pair<std::string, int>>& op_counts() const { return op_counts_; }
   bool op_shown(const std::string& op) const;
   bool toggle_op(const std::string& op);
   bool isolate_tensor(model::TensorId tensor, const std::string& name);
+  // Shows these tensors alone (`names` in the same order), e.g. the path that fed the selection.
+  bool isolate_tensors(std::vector<model::TensorId> tensors, std::vector<std::string> names);
 
   // The desktop's find-by-name box (the tensors come with the model).
   Search& search() { return search_; }
@@ -222,18 +228,41 @@ class Interaction {
   std::vector<std::pair<std::string, int>> op_counts_;
 };
 
-// The desktop filter panel (the hand menu's desktop twin), bottom left of the window: a title row,
-// one row per op type, then dim/hide, isolate the selected tensor, reset filters. Rows are
-// line_height pixels tall; row(x, y) says which a click hits.
-struct FilterPanel {
-  enum class Row : uint8_t { None, Title, Op, Mode, Isolate, Reset };
-  float left = 0, top = 0, width = 0, line_height = 0;
+// The filter menu: the left hand's menu in the headset, the same panel on the desktop. A title
+// row, one row per op type (the model's own list with its tensor counts, as toggles), then dimmed
+// or hidden outside the filter, isolate the selected tensor, isolate the path that fed it, reset
+// filters. It lives on its own canvas, in pixels from its top left (x right, y down): the worker
+// composes its text there (engine/annotations.h compose_menu), the desktop draws it where
+// desktop() says, the headset on a plane held by the left hand (xr/feedback.h hand_menu). row() says which row a
+// canvas point hits, for a click or the right hand's aim ray.
+struct FilterMenu {
+  enum class Row : uint8_t { None, Title, Op, Mode, IsolateTensor, IsolatePath, Reset };
+  static constexpr float kLine = 28;   // row height, canvas pixels
+  static constexpr float kWidth = 340;
+  static constexpr float kPad = 6;     // above the first row and below the last
   size_t ops = 0;
-  static FilterPanel layout(float fb_width, float fb_height, size_t ops);
-  size_t rows() const { return ops + 4; }
-  // The row at pixel (x, y); `op` gets the op index for Row::Op.
-  Row row(float x, float y, size_t* op = nullptr) const;
+  size_t rows() const { return ops + 6; }
+  glm::vec2 size() const { return {kWidth, kLine * float(rows()) + 2 * kPad}; }
+  float row_top(size_t i) const { return kPad + kLine * float(i); }
+  // The row at canvas point p; `op` gets the op index for Row::Op.
+  Row row(glm::vec2 p, size_t* op = nullptr) const;
+  // Where the desktop puts the canvas in a window of width × height pixels: at the right edge,
+  // between the prediction (top right) and the selection (bottom right), shrunk (to no less than
+  // 0.6) to fit; the left side has the title, the input picture, the legend and the search box.
+  // Screen = origin + scale · canvas.
+  struct Placement {
+    glm::vec2 origin{0};
+    float scale = 1;
+    glm::vec2 to_canvas(glm::vec2 screen) const { return (screen - origin) / scale; }
+    glm::vec2 to_screen(glm::vec2 canvas) const { return origin + canvas * scale; }
+  };
+  Placement desktop(float width, float height) const;
 };
+
+struct Command;
+// Does what a menu row says (a click on the desktop, the trigger in the headset): toggles the op,
+// switches dimmed/hidden, isolates the selected tensor or the path that fed it, resets filters.
+Command press_menu(Interaction& interaction, FilterMenu::Row row, size_t op);
 
 // ---- desktop bindings --------------------------------------------------------------------------
 
@@ -289,7 +318,7 @@ class DesktopControls {
   bool looking_ = false;
   float last_x_ = 0, last_y_ = 0;
   float press_x_ = 0, press_y_ = 0;
-  Command panel_click(float x, float y, bool* hit);
+  Command menu_click(float x, float y, bool* hit);
   bool skip_slash_ = false;  // the search was just opened by '/', whose character comes next
 };
 

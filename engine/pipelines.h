@@ -22,6 +22,10 @@ struct FrameUniforms {
   glm::vec4 background;
   glm::vec4 sizes;  // neuron radius (world m), min radius (px), viewport height (px), connection alpha
   glm::vec4 fog;    // start, end, point fade-in diameter (px; 0: off)
+  // Screen text placed on planes (the headset): canvas pixels → world, [0] the view's panels
+  // (title, prediction, legend, selection), [1] the filter menu.
+  glm::mat4 panel[2];
+  glm::vec4 canvas;  // xy: the panels' canvas size (px); zw: the menu's top left on the screen (px)
 };
 
 // Mirror of Push in shaders/scene.glsl.
@@ -37,8 +41,14 @@ struct TextPush {
   float viewport[2] = {1, 1};
   float world_scale = 1;
   uint32_t atlas_width = 1;
-  uint32_t screen = 1;  // 0: screen-space glyphs (panels) are not drawn
+  uint32_t screen = 1;  // text_screen bits: screen-space glyphs (panels, menu) on, on planes, menu shown
+  float menu_scale = 1;  // on the screen: screen pixels per menu canvas pixel
+  float hover[2] = {0, 0};  // the menu's rows between these canvas y are lit (pointed at)
 };
+static_assert(sizeof(TextPush) == 32);
+namespace text_screen {
+inline constexpr uint32_t kOn = 1u, kPlanes = 2u, kMenu = 4u;
+}
 // Mirror of TilePush in shaders/tiles.glsl.
 struct TilePushConstants {
   uint64_t image = 0;  // device address of the activation image

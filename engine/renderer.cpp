@@ -177,6 +177,9 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
   u.sizes = glm::vec4(0.5f * params.neuron_size * world_scale, 0.5f * params.min_neuron_pixels,
                       float(target.extent.height), params.connection_alpha);
   u.fog = glm::vec4(params.fog_start, params.fog_end, params.point_fade_pixels, 0);
+  u.panel[0] = params.panel_plane;
+  u.panel[1] = params.menu_plane;
+  u.canvas = glm::vec4(params.panel_canvas, params.menu_origin);
   std::memcpy(slot.uniforms.mapped, &u, sizeof u);
 
   const bool highlighted = scene.generation != 0 && m.highlight.generation == scene.generation &&
@@ -285,7 +288,12 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
     push.viewport[1] = float(target.extent.height);
     push.world_scale = world_scale;
     push.atlas_width = m.atlas_width;
-    push.screen = params.screen_text ? 1u : 0u;
+    push.screen = params.panels == PanelPlacement::Hidden ? 0u
+                  : text_screen::kOn | (params.panels == PanelPlacement::Planes ? text_screen::kPlanes : 0u) |
+                        (params.menu ? text_screen::kMenu : 0u);
+    push.menu_scale = params.menu_scale;
+    push.hover[0] = params.menu_hover.x;
+    push.hover[1] = params.menu_hover.y;
     vkCmdPushConstants(cmd, m.pipelines.text_layout.get(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
                        sizeof push, &push);
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.text.get());

@@ -67,6 +67,8 @@ enum class ColourRange : uint32_t {
   Global = 1,     // FrameParams::value_range (or the generation's max |value| when ≤ 0)
 };
 
+enum class PanelPlacement : uint8_t { Hidden, Corners, Planes };
+
 // Everything a frame's draws depend on besides the scene. Plain data.
 struct FrameParams {
   std::array<glm::mat4, kMaxViews> view{glm::mat4(1), glm::mat4(1)};        // world → eye
@@ -102,10 +104,22 @@ struct FrameParams {
   // Draw the scene's text (SceneFrame::text: labels, legend, panels; engine/text.h) last, over
   // everything, without depth test.
   bool text = true;
-  // Draw the screen-space panels (title, prediction, legend, selection) in the viewport's
-  // corners. Off in the headset: text fixed to the corners of each eye is neither readable nor
-  // comfortable there (the headset shows its own in-view feedback); world labels still draw.
-  bool screen_text = true;
+  // Where the screen-space panels (title, prediction, legend, selection) and the filter menu go:
+  // the viewport's corners (desktop, render), or planes in the world (the headset, where text
+  // fixed to the corners of each eye is neither readable nor comfortable), or nowhere.
+  PanelPlacement panels = PanelPlacement::Corners;
+  // Planes: canvas pixels (x right, y down from the top left) → world. The panels' canvas is
+  // panel_canvas pixels in size, its corners where the panels sit.
+  glm::mat4 panel_plane = glm::mat4(1);
+  glm::vec2 panel_canvas{1280, 720};
+  // The filter menu (engine/interaction.h FilterMenu, composed by the worker when the viewer asks
+  // for it): shown or not; on the screen its canvas's top left is at menu_origin (pixels), on
+  // planes menu_plane maps it to the world (the left hand).
+  bool menu = true;
+  glm::vec2 menu_origin{14, 130};
+  float menu_scale = 1;  // screen pixels per canvas pixel
+  glm::vec2 menu_hover{0, 0};  // canvas y range of the row pointed at, lit (empty: none)
+  glm::mat4 menu_plane = glm::mat4(1);
 };
 
 // Elements to emphasise (e.g. a selected neuron's trace). Indices are into the neuron and

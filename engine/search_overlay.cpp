@@ -48,37 +48,4 @@ void draw_search(const Search& search, const FlyCamera& camera, float aspect, Ov
   }
 }
 
-void draw_filter_panel(const Interaction& interaction, float width, float height, OverlayBuilder& overlay) {
-  if (interaction.op_counts().empty() || !(width > 0) || !(height > 0)) return;
-  const FlyCamera& camera = interaction.camera();
-  const FilterPanel panel = FilterPanel::layout(width, height, interaction.op_counts().size());
-  const float distance = camera.near_plane * 4;
-  const float half_h = distance * std::tan(camera.fov_y * 0.5f);
-  const float half_w = half_h * width / height;
-  const glm::vec3 f = camera.forward(), r = camera.right(), u = camera.up();
-  const glm::vec3 centre = camera.position + f * distance;
-  auto at_pixel = [&](float x, float y) { return centre + r * ((2 * x / width - 1) * half_w) - u * ((2 * y / height - 1) * half_h); };
-  const float metres_per_pixel = 2 * half_h / height;
-  const float unit = panel.line_height / 12 * metres_per_pixel;  // a glyph unit: a line is 12
-  const glm::vec3 right = r * unit, down = -u * unit;
-  const float panel_h = panel.line_height * float(panel.rows());
-  overlay.quad(at_pixel(panel.left + panel.width / 2, panel.top + panel_h / 2), r * (panel.width / 2 * metres_per_pixel),
-               u * (panel_h / 2 * metres_per_pixel), {0.03f, 0.03f, 0.06f, 0.75f});
-  const glm::vec4 white{1, 1, 1, 1}, grey{0.55f, 0.55f, 0.6f, 1}, title{1.0f, 0.85f, 0.2f, 1};
-  const float pad = panel.line_height * 0.25f;
-  auto row = [&](size_t i, const std::string& text, glm::vec4 colour) {
-    overlay.text(at_pixel(panel.left + pad, panel.top + float(i) * panel.line_height + pad), right, down, text, colour);
-  };
-  row(0, "filters (click)", title);
-  for (size_t i = 0; i < interaction.op_counts().size(); ++i) {
-    const auto& [op, count] = interaction.op_counts()[i];
-    const bool shown = interaction.op_shown(op);
-    row(i + 1, std::string(shown ? "[x] " : "[ ] ") + op + "  " + std::to_string(count), shown ? white : grey);
-  }
-  const FilterSummary s = interaction.filter_summary();
-  row(panel.ops + 1, s.mode == "dim" ? "outside: dimmed" : "outside: hidden", white);
-  row(panel.ops + 2, "isolate selected tensor", interaction.selection() ? white : grey);
-  row(panel.ops + 3, "reset filters", white);
-}
-
 }  // namespace nnxr::engine

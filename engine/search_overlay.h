@@ -11,8 +11,4 @@ namespace nnxr::engine {
 // Clears `overlay` and draws `search` in front of `camera` (aspect: width / height).
 void draw_search(const Search& search, const FlyCamera& camera, float aspect, OverlayBuilder& overlay);
 
-// Adds the filter panel (FilterPanel's rows: op toggles with counts, dim/hide, isolate, reset) in
-// the bottom left of a width × height framebuffer.
-void draw_filter_panel(const Interaction& interaction, float width, float height, OverlayBuilder& overlay);
-
 }  // namespace nnxr::engine

@@ -123,7 +123,8 @@ glm::vec2 text_size(const Font& font, std::string_view text) {
 
 glm::vec2 TextBuilder::add(glm::vec3 at, std::string_view text, const TextStyle& style, uint32_t flags) {
   const glm::vec2 size = text_size(font_, text);
-  flags |= uint32_t(style.corner) << glyph_flags::kCornerShift;
+  flags |= uint32_t(style.menu ? Corner::TopLeft : style.corner) << glyph_flags::kCornerShift;
+  if (style.menu && (flags & glyph_flags::kScreen)) flags |= glyph_flags::kMenu;
   flags |= uint32_t(std::clamp(style.min_px, 0.0f, 255.0f)) << glyph_flags::kMinPxShift;
   flags |= uint32_t(std::clamp(style.max_px, 0.0f, 255.0f)) << glyph_flags::kMaxPxShift;
   const uint32_t rgba = pack_colour(style.colour);
@@ -174,8 +175,8 @@ void TextBuilder::screen_rect(glm::vec2 at, glm::vec2 size, const TextStyle& sty
   const glm::u16vec2 s = font_.solid_texel();
   q.uv[0] = q.uv[1] = uint32_t(s.x) | uint32_t(s.y) << 16;
   q.rgba = pack_colour(style.colour);
-  q.flags = glyph_flags::kScreen | uint32_t(style.corner) << glyph_flags::kCornerShift |
-            uint32_t(fill) << glyph_flags::kFillShift;
+  q.flags = glyph_flags::kScreen | uint32_t(style.menu ? Corner::TopLeft : style.corner) << glyph_flags::kCornerShift |
+            uint32_t(fill) << glyph_flags::kFillShift | (style.menu ? glyph_flags::kMenu : 0u);
   glyphs_.push_back(q);
 }
 

@@ -59,6 +59,7 @@ namespace glyph_flags {
 inline constexpr uint32_t kScreen = 1u;           // bit 0: screen space (else world billboard)
 inline constexpr uint32_t kCornerShift = 1;       // bits 1-2: Corner
 inline constexpr uint32_t kFillShift = 3;         // bits 3-4: Fill
+inline constexpr uint32_t kMenu = 1u << 5;        // bit 5 (screen glyphs): on the filter menu's canvas (engine/interaction.h FilterMenu)
 inline constexpr uint32_t kMinPxShift = 8;        // bits 8-15: world labels hidden below this em height (px)
 inline constexpr uint32_t kMaxPxShift = 16;       // bits 16-23: world labels never taller than this (px)
 }  // namespace glyph_flags
@@ -112,6 +113,9 @@ struct TextStyle {
   bool centred = false;                  // `at` is the top centre of the first line (else top left)
   bool above = false;                    // the block's last line ends at `at` (stands on it)
   float raise_em = 0;                    // moves the text up by this many em
+  // Screen text: on the filter menu's own canvas (pixels from its top left; `corner` is ignored),
+  // which the frame places (FrameParams::menu_*), instead of a corner of the view.
+  bool menu = false;
 };
 
 class TextBuilder {

@@ -82,15 +82,7 @@ void ViewerState::take_in(float aspect) {
         entries.push_back({t.tensor, t.name, t.node, t.op, t.layer, glm::vec3(t.min[0], t.min[1], t.min[2]),
                            glm::vec3(t.max[0], t.max[1], t.max[2])});
       interaction_.search().set_entries(std::move(entries));
-      std::vector<std::pair<std::string, int>> ops;  // the model's op types by laid-out tensors
-      for (const TensorPlace& t : e->tensors) {
-        if (t.op.empty()) continue;
-        auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == t.op; });
-        if (it == ops.end()) ops.emplace_back(t.op, 1);
-        else ++it->second;
-      }
-      std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-      interaction_.set_op_counts(std::move(ops));
+      interaction_.set_op_counts(op_counts(e->tensors));
       interaction_.select(std::nullopt);
       set_highlight({});
       std::cerr << "nnxr: " << e->name << ": " << e->nodes << " nodes, " << e->layers << " layers, loaded in "
@@ -124,7 +116,7 @@ void ViewerState::take_in(float aspect) {
         continue;
       }
       const Selection& s = *e->selection;
-      SelectionState state{s.tensor_name, s.node_name, s.op_type, s.index, s.element, s.value, s.neuron};
+      SelectionState state{s.tensor_name, s.node_name, s.op_type, s.index, s.element, s.value, s.neuron, s.tensor, s.path, s.path_names};
       interaction_.select(state);
       std::ostringstream line;  // one write: stderr is unbuffered
       line << "nnxr: selected " << (s.op_type.empty() ? std::string("input") : s.op_type)

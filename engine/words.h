@@ -37,9 +37,21 @@ struct ViewWords {
   std::vector<std::string> class_names;   // for the prediction; empty: "class N"
   std::string class_list;                 // where they came from ("ImageNet-1k"), shown in the panel
   std::optional<InputPicture> picture;    // the input in its true colours, with detections over it
+  bool menu = false;                      // also compose the filter menu (the viewers)
   // Called (worker thread) with the loaded graph and its class count before each compose, to fill
   // what depends on the model. May be empty.
   std::function<void(const model::Graph& graph, int64_t classes, ViewWords& words)> complete;
+};
+
+// What the filter menu shows (engine/interaction.h FilterMenu): the model's op types with their
+// tensor counts and whether each is shown, dimmed or hidden, and what the isolate rows would do.
+struct MenuState {
+  std::vector<std::pair<std::string, int>> ops;
+  std::vector<bool> shown;      // per op
+  bool dim = false;             // outside the filter: dimmed (else hidden)
+  std::string selected;         // the selected tensor ("": none)
+  size_t path = 0;              // tensors on the path that fed it
+  std::vector<std::string> isolated;  // the tensor filter in effect (names)
 };
 
 struct WordsContext {
@@ -49,6 +61,7 @@ struct WordsContext {
   const ViewWords& words;
   std::optional<model::TensorId> focus;       // the legend's tensor
   std::optional<SelectionText> selection;
+  std::optional<MenuState> menu;  // when ViewWords::menu
 };
 
 class WordsSink {

@@ -79,6 +79,10 @@ struct TensorPlace {
   std::array<float, 3> min{}, max{};  // its block's bounds (network space)
 };
 
+// The model's op types with their laid-out tensor counts, most first (ties in order of first
+// appearance): the filter menu's rows. Inputs (no op) are not counted.
+std::vector<std::pair<std::string, int>> op_counts(const std::vector<TensorPlace>& tensors);
+
 struct ModelLoaded {
   std::string name;
   std::array<float, 3> bounds_min{}, bounds_max{};  // network space, metres at scale 1
@@ -132,6 +136,10 @@ struct Selection {
   float value = 0;
   std::optional<uint32_t> neuron;
   scene::Trace trace;
+  // The path that fed it (scene::upstream_tensors): the laid-out tensors it was computed from,
+  // its own first; for "isolate the path" in the filter menu.
+  std::vector<model::TensorId> path;
+  std::vector<std::string> path_names;
 };
 
 struct Selected {

@@ -191,6 +191,9 @@ class SceneStages final : public Stages {
     const scene::DrawCounts counts = scene_->counts(filter);
     sink_.write_counts(counts);
     post(CountsApplied{serial, generation_, sum(counts.neurons), sum(counts.connections)});
+    filter_ = filter;
+    // The menu shows the filter: its text follows (after the counts, which show next frame).
+    if (options_.words.menu) publish_words(words_values(), focus_, selection_text_);
     return true;
   }
 
@@ -199,6 +202,7 @@ class SceneStages final : public Stages {
     Selected out{.serial = serial, .generation = generation_};
     const auto hit = scene_ && layout_ ? layout_->pick(origin, direction, radius) : std::nullopt;
     if (hit) out.selection = describe(hit->tensor, hit->element);
+    selected_ = out.selection;
     if (scene_ && words_) {
       std::optional<SelectionText> text;
       if (out.selection) {
@@ -210,7 +214,7 @@ class SceneStages final : public Stages {
             if (in != model::kNone && g.tensors[in].kind != model::TensorKind::Initializer) text->fed_by.push_back(g.tensors[in].name);
       }
       publish_words(scene::activations_of(*session_), out.selection ? std::optional(out.selection->tensor) : std::nullopt,
-                    std::move(text));
+                    text);
     }
     post(std::move(out));
   }
@@ -276,6 +280,8 @@ class SceneStages final : public Stages {
       images_stale_ = false;
       images_show_ = show;
     }
+    filter_ = filter;
+    selected_.reset();  // a new scene drops the selection
     publish_words(values, std::nullopt, std::nullopt);
     ++generation_;
     const scene::BuildStats& st = scene_->stats();
@@ -331,7 +337,31 @@ class SceneStages final : public Stages {
   void publish_words(const scene::Activations& values, std::optional<model::TensorId> focus,
                      std::optional<SelectionText> selection) {
     if (!words_ || !layout_) return;
-    words_->publish_words({plan_->graph(), *layout_, values, options_.words, focus, std::move(selection)});
+    focus_ = focus;
+    selection_text_ = selection;
+    if (&values != &values_) values_ = values;
+    words_->publish_words({plan_->graph(), *layout_, values, options_.words, focus, std::move(selection), menu_state()});
+  }
+
+  // The values the view's text described last (what the scene shows: A, B or A − B).
+  const scene::Activations& words_values() const { return values_; }
+
+  // What the filter menu shows: the filter in effect and the selection.
+  std::optional<MenuState> menu_state() const {
+    if (!options_.words.menu || !layout_) return std::nullopt;
+    const model::Graph& g = plan_->graph();
+    MenuState m;
+    m.ops = op_counts(tensor_places(g, *layout_));
+    for (const auto& [op, count] : m.ops)
+      m.shown.push_back(filter_.op_types.empty() || std::find(filter_.op_types.begin(), filter_.op_types.end(), op) != filter_.op_types.end());
+    m.dim = filter_.outside == scene::Filter::Outside::Dim;
+    if (selected_) {
+      m.selected = selected_->tensor_name;
+      m.path = selected_->path.size();
+    }
+    for (model::TensorId t : filter_.tensors)
+      if (t < g.tensors.size()) m.isolated.push_back(g.tensors[t].name);
+    return m;
   }
 
   Selection describe(model::TensorId tensor, int64_t element) const {
@@ -372,6 +402,8 @@ class SceneStages final : public Stages {
       sel.neuron = *n;
       sel.trace = scene_->trace(*n);
     }
+    sel.path = scene::upstream_tensors(g, *layout_, tensor);
+    for (model::TensorId id : sel.path) sel.path_names.push_back(g.tensors[id].name);
     return sel;
   }
 
@@ -398,9 +430,27 @@ class SceneStages final : public Stages {
   uint64_t layout_serial_ = 0;         // incremented whenever layout_ is replaced
   uint64_t scene_layout_serial_ = 0;   // layout_serial_ when scene_ was built
   uint64_t generation_ = 0;
+  // What the view's text showed last, so that a filter change can compose it again with the menu.
+  scene::Filter filter_;
+  std::optional<Selection> selected_;
+  std::optional<model::TensorId> focus_;
+  std::optional<SelectionText> selection_text_;
+  scene::Activations values_;
 };
 
 }  // namespace
+
+std::vector<std::pair<std::string, int>> op_counts(const std::vector<TensorPlace>& tensors) {
+  std::vector<std::pair<std::string, int>> ops;
+  for (const TensorPlace& t : tensors) {
+    if (t.op.empty()) continue;
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == t.op; });
+    if (it == ops.end()) ops.emplace_back(t.op, 1);
+    else ++it->second;
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return ops;
+}
 
 CompareSummary compare_summary(const model::Graph& g, const scene::Layout& layout,
                                const std::vector<std::optional<scene::Divergence>>& div) {

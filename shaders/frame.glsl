@@ -10,6 +10,8 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
   vec4 background;     // rgb: background and fog colour (linear)
   vec4 sizes;          // x: neuron radius (world m), y: min radius (px), z: viewport height (px), w: connection alpha
   vec4 fog;            // x: start, y: end (eye distance, world m), z: point fade-in diameter (px, 0: off)
+  mat4 panel[2];       // text only (shaders/text.glsl): canvas pixels → world
+  vec4 canvas;         // text only
 } frame;
 
 // Diverging colour map, t in [-1, 1]: negative blue, zero grey, positive red (linear RGB).

@@ -11,6 +11,7 @@ layout(location = 1) in vec2 in_local;
 layout(location = 2) flat in vec4 in_colour;
 layout(location = 3) flat in uint in_fill;
 layout(location = 4) flat in uvec2 in_image;
+layout(location = 5) in vec2 in_canvas;
 layout(location = 0) out vec4 out_colour;
 
 float texel(ivec2 p) {
@@ -53,15 +54,19 @@ vec3 picture(vec2 uv) {
 vec3 srgb_to_linear(vec3 c) { return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), greaterThan(c, vec3(0.04045))); }
 
 void main() {
-  if (in_fill == 3u) {
+  const uint fill = in_fill & 3u;
+  if (fill == 3u) {
     out_colour = vec4(srgb_to_linear(picture(in_local * vec2(float(in_image.y & 0xffffu), float(in_image.y >> 16)))), 1.0);
     return;
   }
-  if (in_fill == 1u) {
+  if (fill == 1u) {
     out_colour = in_colour;
+    // The menu's row under the pointer is lit.
+    if ((in_fill & 4u) != 0u && in_canvas.y >= push.hover.x && in_canvas.y < push.hover.y)
+      out_colour.rgb = vec3(0.10, 0.28, 0.62);
     return;
   }
-  if (in_fill == 2u) {
+  if (fill == 2u) {
     out_colour = vec4(diverging(in_local.x * 2.0 - 1.0), 1.0);
     return;
   }

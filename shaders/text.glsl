@@ -9,6 +9,8 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
   vec4 background;
   vec4 sizes;
   vec4 fog;
+  mat4 panel[2];  // canvas pixels → world: [0] the view's panels, [1] the filter menu (headset)
+  vec4 canvas;    // xy: the panels' canvas size (px); zw: the menu's top left on the screen (px)
 } frame;
 
 // Set 1: the text buffer's glyph quads and the SDF atlas (8-bit texels, four to a word).
@@ -26,5 +28,8 @@ layout(push_constant) uniform TextPush {
   vec2 viewport;      // pixels
   float world_scale;  // of frame.world
   uint atlas_width;   // texels
-  uint screen;        // 0: screen-space glyphs (panels) are not drawn
+  uint screen;        // bit 0: screen-space glyphs (panels, menu) drawn; bit 1: on the planes of
+                      // frame.panel (else in the viewport); bit 2: the menu is shown
+  float menu_scale;   // on the screen: screen pixels per menu canvas pixel
+  vec2 hover;         // the menu's plate is lit between these canvas y (the row pointed at)
 } push;

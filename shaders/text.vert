@@ -5,12 +5,14 @@
 
 // One glyph quad per instance (6 vertices). World glyphs are billboards in eye space whose em
 // height in pixels is clamped to [min_px, max_px]; below min_px the whole quad is clipped away.
-// Screen glyphs are placed in pixels from a corner of the viewport.
+// Screen glyphs are placed in pixels from a corner of the viewport, the filter menu's at its own
+// top left; in the headset both canvases are planes in the world (frame.panel).
 layout(location = 0) out vec2 out_uv;         // atlas texels
 layout(location = 1) out vec2 out_local;      // 0..1 across the quad
 layout(location = 2) flat out vec4 out_colour;
-layout(location = 3) flat out uint out_fill;
+layout(location = 3) flat out uint out_fill;   // Fill, | 4 on the menu's canvas
 layout(location = 4) flat out uvec2 out_image;  // pictures: first pixel, width | height << 16
+layout(location = 5) out vec2 out_canvas;     // the menu's canvas pixels
 
 const vec2 kCorners[6] = vec2[](vec2(0, 0), vec2(1, 0), vec2(1, 1), vec2(0, 0), vec2(1, 1), vec2(0, 1));
 
@@ -24,18 +26,31 @@ void main() {
   out_uv = mix(uv0, uv1, q);
   out_local = q;
   out_colour = unpackUnorm4x8(g.uv_rgba_flags.z);
-  out_fill = (flags >> 3) & 3u;
+  out_fill = ((flags >> 3) & 3u) | ((flags & 32u) != 0u ? 4u : 0u);
   // A picture's first pixel: anchor.z (float bits) on a screen quad, uv[0] on a world quad.
   out_image = uvec2((flags & 1u) != 0u ? floatBitsToUint(g.anchor_em.z) : g.uv_rgba_flags.x, g.uv_rgba_flags.y);
+  out_canvas = vec2(0.0);
   if ((flags & 1u) != 0u) {
-    if (push.screen == 0u) {
-      gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // panels are off for this target: nothing is drawn
+    const bool menu = (flags & 32u) != 0u;  // on the filter menu's canvas
+    if ((push.screen & 1u) == 0u || (menu && (push.screen & 4u) == 0u)) {
+      gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // panels (or the menu) are off for this target: nothing is drawn
       return;
     }
-    const uint corner = (flags >> 1) & 3u;
-    const vec2 origin = vec2((corner & 1u) != 0u ? push.viewport.x : 0.0, (corner & 2u) != 0u ? push.viewport.y : 0.0);
-    const vec2 dir = vec2((corner & 1u) != 0u ? -1.0 : 1.0, (corner & 2u) != 0u ? -1.0 : 1.0);
-    const vec2 px = origin + dir * g.anchor_em.xy + off * g.anchor_em.w;
+    const bool planes = (push.screen & 2u) != 0u;
+    vec2 px = g.anchor_em.xy + off * g.anchor_em.w;  // the menu: pixels of its own canvas
+    out_canvas = px;
+    if (!menu) {
+      const vec2 size = planes ? frame.canvas.xy : push.viewport;
+      const uint corner = (flags >> 1) & 3u;
+      const vec2 origin = vec2((corner & 1u) != 0u ? size.x : 0.0, (corner & 2u) != 0u ? size.y : 0.0);
+      const vec2 dir = vec2((corner & 1u) != 0u ? -1.0 : 1.0, (corner & 2u) != 0u ? -1.0 : 1.0);
+      px = origin + dir * g.anchor_em.xy + off * g.anchor_em.w;
+    }
+    if (planes) {  // the headset: a canvas is a plane in the world
+      gl_Position = frame.projection[gl_ViewIndex] * frame.view[gl_ViewIndex] * frame.panel[menu ? 1 : 0] * vec4(px, 0.0, 1.0);
+      return;
+    }
+    if (menu) px = frame.canvas.zw + px * push.menu_scale;
     gl_Position = vec4(px / push.viewport * 2.0 - 1.0, 0.0, 1.0);
     return;
   }

@@ -7,7 +7,6 @@
 namespace nnxr::xr {
 namespace {
 
-constexpr float kRayLength = 3.0f;            // metres
 constexpr float kRayWidth = 0.004f;
 constexpr float kGaugeHalfWidth = 0.010f;     // metres
 constexpr float kGaugeHalfHeight = 0.060f;
@@ -53,10 +52,11 @@ void gauge(engine::OverlayBuilder& out, glm::vec3 centre, glm::vec3 right, glm::
 
 void build_feedback(const FeedbackInput& in, engine::OverlayBuilder& out) {
   using namespace feedback_colour;
-  for (const HandState& h : in.hands) {
+  for (size_t i = 0; i < 2; ++i) {
+    const HandState& h = in.hands[i];
     if (!h.tracked) continue;
     const glm::vec3 dir = glm::normalize(h.aim.orientation * glm::vec3(0, 0, -1));
-    out.ribbon(h.aim.position, h.aim.position + dir * kRayLength, in.head.position, kRayWidth, kRay);
+    out.ribbon(h.aim.position, h.aim.position + dir * in.ray_length[i], in.head.position, kRayWidth, kRay);
   }
 
   const HandState& right = in.hands[kRight];
@@ -90,6 +90,55 @@ void build_feedback(const FeedbackInput& in, engine::OverlayBuilder& out) {
       at += d * 13.0f;
     }
   }
+}
+
+glm::mat4 canvas_plane(glm::vec3 top_left, glm::vec3 right, glm::vec3 up, float metres) {
+  glm::mat4 m(1.0f);
+  m[0] = glm::vec4(right * metres, 0);
+  m[1] = glm::vec4(-up * metres, 0);
+  m[2] = glm::vec4(glm::cross(right, up), 0);
+  m[3] = glm::vec4(top_left, 1);
+  return m;
+}
+
+glm::mat4 panel_plane() {
+  const glm::quat turn = glm::angleAxis(glm::radians(40.0f), glm::vec3(0, 1, 0));
+  const glm::vec3 right = turn * glm::vec3(1, 0, 0), up(0, 1, 0);
+  const glm::vec3 centre(-0.95f, 1.45f, -1.1f);
+  const glm::vec2 half = 0.5f * kPanelCanvas * kPanelMetresPerPixel;
+  return canvas_plane(centre - right * half.x + up * half.y, right, up, kPanelMetresPerPixel);
+}
+
+HandMenu hand_menu(const Pose& grip, glm::vec2 canvas_size) {
+  constexpr float kAboveGrip = 0.05f;
+  HandMenu m;
+  const glm::quat q = grip.orientation;
+  m.right = q * glm::vec3(1, 0, 0);
+  m.up = q * glm::vec3(0, 1, 0);
+  m.normal = q * glm::vec3(0, 0, 1);
+  const glm::vec2 size = canvas_size * kMenuMetresPerPixel;
+  const glm::vec3 bottom = grip.position + m.up * kAboveGrip;
+  m.centre = bottom + m.up * (0.5f * size.y);
+  m.top_left = bottom + m.up * size.y - m.right * (0.5f * size.x);
+  m.plane = canvas_plane(m.top_left, m.right, m.up, kMenuMetresPerPixel);
+  return m;
+}
+
+bool menu_faces(const HandMenu& menu, glm::vec3 eyes) {
+  constexpr float kFacing = 0.8f, kReach = 0.75f;
+  const glm::vec3 to_eyes = eyes - menu.centre;
+  const float d = glm::length(to_eyes);
+  return d > 1e-3f && d < kReach && glm::dot(menu.normal, to_eyes / d) >= kFacing;
+}
+
+std::optional<glm::vec2> menu_hit(const HandMenu& menu, const engine::Ray& ray, float* distance) {
+  const float facing = glm::dot(ray.direction, menu.normal);
+  if (std::abs(facing) < 1e-4f) return std::nullopt;
+  const float t = glm::dot(menu.top_left - ray.origin, menu.normal) / facing;
+  if (!(t >= 0)) return std::nullopt;
+  if (distance) *distance = t;
+  const glm::vec3 local = ray.origin + ray.direction * t - menu.top_left;
+  return glm::vec2(glm::dot(local, menu.right), -glm::dot(local, menu.up)) / kMenuMetresPerPixel;
 }
 
 }  // namespace nnxr::xr

@@ -151,7 +151,18 @@ struct XrViewer::Impl {
   OverlayBuilder overlay;            // this frame's rays, gauges and panel; capacity kept
   WorldTransform world;  // the gesture tracker's copy of the network's transform
   bool placed = false;   // the network was put in front of the user
+  const glm::mat4 panel = panel_plane();  // the view's panels, canvas → world
+  // The filter menu on the left hand this frame: shown, its plane, the row the right ray points at.
+  struct Menu {
+    bool shown = false;
+    glm::mat4 plane{1.0f};
+    FilterMenu::Row hovered = FilterMenu::Row::None;
+    size_t hovered_index = 0;  // the row's index (for the lit band)
+    size_t op = 0;             // the op, for FilterMenu::Row::Op
+    float hit_distance = 0;    // along the right aim ray
+  } menu;
 
+  uint64_t menu_presses = 0;  // rows pressed on the hand menu
   bool done = false, mirror_closed = false;
   std::atomic<uint64_t> waited{0};
   uint64_t frame_index = 0, serial = 0;
@@ -181,6 +192,7 @@ struct XrViewer::Impl {
     create_session(/*prepared=*/true);
     fit_budget(*device, options);
     create_device_objects();
+    options.worker.words.menu = true;  // the left hand's filter menu
     worker = std::make_unique<Worker>(sink, options.worker);
     interaction.set_filter(options.filter, options.filter_tensors);
     state = std::make_unique<ViewerState>(*worker, interaction, *renderer);
@@ -403,11 +415,44 @@ struct XrViewer::Impl {
     placed = true;
   }
 
+  // The filter menu on the left hand (xr/feedback.h hand_menu), shown while it faces the eyes;
+  // the right aim ray picks its rows.
+  void place_menu() {
+    menu = {};
+    const HandState& left = hands[kLeft];
+    if (!left.tracked || interaction.op_counts().empty()) return;
+    const FilterMenu layout{interaction.op_counts().size()};
+    const HandMenu m = hand_menu(left.grip, layout.size());
+    if (!menu_faces(m, head.position)) return;
+    menu.shown = true;
+    menu.plane = m.plane;
+    const HandState& pointer = hands[kRight];
+    if (!pointer.tracked) return;
+    const engine::Ray ray{pointer.aim.position, glm::normalize(pointer.aim.orientation * glm::vec3(0, 0, -1))};
+    float t = 0;
+    const auto canvas = menu_hit(m, ray, &t);
+    if (!canvas) return;
+    menu.hovered = layout.row(*canvas, &menu.op);
+    if (menu.hovered != FilterMenu::Row::None) {
+      menu.hovered_index = size_t((canvas->y - FilterMenu::kPad) / FilterMenu::kLine);
+      menu.hit_distance = t;
+    }
+  }
+
   void interact(XrTime time) {
     hands = xs->input->read_hands(xs->space.get(), time);
     const double dt = last_time ? std::clamp(double(time - last_time) * 1e-9, 0.0, 0.1) : 0.0;
     last_time = time;
-    const GestureEvents ev = gestures.update(hands, dt, world);
+    GestureEvents ev = gestures.update(hands, dt, world);
+    place_menu();
+    // The right trigger on the menu presses the row it points at instead of selecting a neuron.
+    Command pressed;
+    if (ev.select && ev.select_hand == kRight && menu.hovered != FilterMenu::Row::None) {
+      pressed = press_menu(interaction, menu.hovered, menu.op);
+      ev.select.reset();
+      ev.haptic_tick[kRight] = true;
+      ++menu_presses;
+    }
     if (ev.reset) place_network();
     interaction.set_world(world);
     bool filter = false;
@@ -435,7 +480,7 @@ struct XrViewer::Impl {
     for (int h = 0; h < 2; ++h)
       if (ev.haptic_tick[size_t(h)]) xs->input->haptic_tick(h);
     Command cmd;
-    cmd.filter_changed = filter;
+    cmd.filter_changed = filter || pressed.filter_changed;
     cmd.select = ev.select;
     cmd.input_step = ev.input_step;
     cmd.compare_toggle = ev.compare_toggle;
@@ -540,7 +585,17 @@ struct XrViewer::Impl {
     const SceneFrame scene_frame = scene->acquire(slot.serial);
 
     FrameParams params = state->frame_params(1.0f);
-    params.screen_text = false;  // no panels fixed to the eyes' corners (engine/renderer.h)
+    // No panels fixed to the eyes' corners (engine/renderer.h): the view's panels stand in the
+    // room, the filter menu on the left hand.
+    params.panels = PanelPlacement::Planes;
+    params.panel_plane = panel;
+    params.panel_canvas = kPanelCanvas;
+    params.menu = menu.shown;
+    params.menu_plane = menu.plane;
+    if (menu.hovered != FilterMenu::Row::None && menu.hovered != FilterMenu::Row::Title) {
+      const float top = FilterMenu{}.row_top(menu.hovered_index);
+      params.menu_hover = {top, top + FilterMenu::kLine};
+    }
     for (size_t v = 0; v < 2; ++v) {
       params.view[v] = view_of(xv[v].pose);
       params.projection[v] = projection(xv[v].fov);
@@ -552,6 +607,7 @@ struct XrViewer::Impl {
                            .selection = interaction.selection() ? &*interaction.selection() : nullptr};
     feedback.head.position = 0.5f * (to_glm(xv[0].pose.position) + to_glm(xv[1].pose.position));
     feedback.head.orientation = to_glm(xv[0].pose.orientation);
+    if (menu.hovered != FilterMenu::Row::None) feedback.ray_length[kRight] = menu.hit_distance;
     head = feedback.head;
     build_feedback(feedback, overlay);
     params.overlay_lines = overlay.lines();

@@ -228,6 +228,12 @@ struct Trace {
   std::vector<uint32_t> connections;   // connection array indices
 };
 
+// The path that fed a tensor: the laid-out tensors it was computed from, through any number of
+// nodes (also through tensors that are not laid out, such as constants), `tensor` itself first,
+// then the rest by layer and id. Graph inputs count; initializers are not laid out. A tensor that
+// is not laid out gives its laid-out sources only. O(nodes + tensors upstream).
+std::vector<model::TensorId> upstream_tensors(const model::Graph& graph, const Layout& layout, model::TensorId tensor);
+
 struct BuildStats {
   // Wall time per stage. The sink's memory is asked for during scoring (neurons) and sorting
   // (connections), and sorting also writes the neurons; writing copies the connections.

@@ -98,4 +98,30 @@ Trace Scene::trace(uint32_t index, int back, int forward, int fan) const {
   return t;
 }
 
+std::vector<model::TensorId> upstream_tensors(const model::Graph& graph, const Layout& layout, model::TensorId tensor) {
+  std::vector<model::TensorId> out;
+  if (tensor >= graph.tensors.size()) return out;
+  std::vector<char> seen(graph.tensors.size(), 0);
+  std::vector<model::TensorId> stack{tensor};
+  seen[tensor] = 1;
+  while (!stack.empty()) {
+    const model::TensorId t = stack.back();
+    stack.pop_back();
+    if (t != tensor && layout.block(t)) out.push_back(t);
+    const model::NodeId p = graph.tensors[t].producer;
+    if (p == model::kNone) continue;
+    for (model::TensorId in : graph.nodes[p].inputs)
+      if (in != model::kNone && in < seen.size() && !seen[in]) {
+        seen[in] = 1;
+        stack.push_back(in);
+      }
+  }
+  std::sort(out.begin(), out.end(), [&](model::TensorId a, model::TensorId b) {
+    const int la = layout.block(a)->layer, lb = layout.block(b)->layer;
+    return la != lb ? la < lb : a < b;
+  });
+  if (layout.block(tensor)) out.insert(out.begin(), tensor);
+  return out;
+}
+
 }  // namespace nnxr::scene

@@ -223,26 +223,30 @@ TEST(DesktopFilters, TheFilterPanelIsClickedWithTheMouse) {
   ASSERT_EQ(ops.size(), 6u);  // Conv, Relu (2 each), MaxPool, Flatten, Gemm, Softmax
   EXPECT_EQ(ops[0].first, "Conv");
   EXPECT_EQ(ops[0].second, 2);
-  const FilterPanel panel = FilterPanel::layout(640, 400, ops.size());
+  const FilterMenu menu{ops.size()};
+  const FilterMenu::Placement place = menu.desktop(640, 400);
+  const glm::vec2 origin = place.origin, end = place.to_screen(menu.size());
   auto click_row = [&](size_t row) {
-    const float x = panel.left + panel.width / 2, y = panel.top + (float(row) + 0.5f) * panel.line_height;
-    v.click(Button::Left, Press::Down, x, y);
-    v.click(Button::Left, Press::Up, x, y);
+    const glm::vec2 p = place.to_screen({FilterMenu::kWidth / 2, menu.row_top(row) + 0.5f * FilterMenu::kLine});
+    v.click(Button::Left, Press::Down, p.x, p.y);
+    v.click(Button::Left, Press::Up, p.x, p.y);
   };
   const ViewStats before = v.stats();
-  // The panel is drawn: white text in the bottom left.
+  // The menu is drawn where clicks look for it: white text on its plate.
   const std::string shot = screenshot(v, "panel");
   int w = 0, h = 0, n = 0;
   unsigned char* px = stbi_load(shot.c_str(), &w, &h, &n, 4);
   ASSERT_NE(px, nullptr);
-  size_t text = 0;
-  for (int y = int(panel.top); y < int(panel.top + panel.line_height * float(panel.rows())) && y < h; ++y)
-    for (int x = int(panel.left); x < int(panel.left + panel.width) && x < w; ++x) {
+  size_t text = 0, plate = 0;
+  for (int y = int(origin.y); y < int(end.y) && y < h; ++y)
+    for (int x = int(origin.x); x < int(end.x) && x < w; ++x) {
       const unsigned char* q = px + (y * w + x) * 4;
       text += q[0] > 200 && q[1] > 200 && q[2] > 200;
+      plate += q[2] > q[0] + 20 && q[2] < 130 && q[0] < 80;  // the dark blue plate (sRGB)
     }
   stbi_image_free(px);
   fs::remove(shot);
+  EXPECT_GT(plate, size_t((end.x - origin.x) * (end.y - origin.y) / 3)) << "no menu plate";
   EXPECT_GT(text, 200u) << "no panel text";
 
   click_row(1);  // Conv off
@@ -257,12 +261,48 @@ TEST(DesktopFilters, TheFilterPanelIsClickedWithTheMouse) {
   s = v.stats();
   EXPECT_EQ(s.filter.mode, "dim");
   EXPECT_EQ(s.drawn_neurons, before.drawn_neurons);
-  click_row(ops.size() + 3);  // reset
+  click_row(ops.size() + 4);  // reset
   ASSERT_TRUE(filtered(v));
   s = v.stats();
   EXPECT_TRUE(s.filter.ops.empty());
   EXPECT_EQ(s.filter.mode, "hide");
   EXPECT_EQ(s.drawn_neurons, before.drawn_neurons);
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+TEST(DesktopFilters, TheMenuIsolatesThePathThatFedTheSelectionOfARealModel) {
+  REQUIRE_DISPLAY();
+  const fs::path file = fs::path(NNXR_SHARED_MODELS) / "squeezenet1.1-caffe2-op7-fp32.onnx";
+  if (!fs::exists(file)) GTEST_SKIP() << file << " is absent";
+  DesktopViewer v(test_options());
+  v.load({"squeezenet", [file] { return model::load_model(file.string()); }}, random_feeds);
+  ASSERT_TRUE(settle(v) || settle(v));  // a real model: up to a minute on a loaded machine
+  const ViewStats before = v.stats();
+  ASSERT_GT(before.drawn_neurons, 0u);
+  // Find fire3's 1x1 expand branch and select it (the search flies there and picks it).
+  press(v, Key::Slash);
+  v.type("/fire3/expand1x1_2");
+  press(v, Key::Enter);
+  ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.interaction().flying(); }));
+  ASSERT_EQ(v.interaction().selection()->tensor_name, "fire3/expand1x1_2");
+  // The menu's "isolate its path" row.
+  const FilterMenu menu{v.interaction().op_counts().size()};
+  const glm::vec2 p = menu.desktop(640, 400).to_screen({FilterMenu::kWidth / 2, menu.row_top(menu.ops + 3) + 0.5f * FilterMenu::kLine});
+  v.click(Button::Left, Press::Down, p.x, p.y);
+  v.click(Button::Left, Press::Up, p.x, p.y);
+  ASSERT_TRUE(filtered(v));
+  const ViewStats s = v.stats();
+  // The branch, the input, the stem, fire2 whole, fire3's squeeze and the branch's conv; not
+  // fire3's 3x3 branch beside it, nor anything deeper.
+  const std::vector<std::string> want{"fire3/expand1x1_2", "data_0", "conv1_1", "conv1_2", "pool1_1",
+                                      "fire2/squeeze1x1_1", "fire2/squeeze1x1_2", "fire2/expand1x1_1", "fire2/expand3x3_1",
+                                      "fire2/expand1x1_2", "fire2/expand3x3_2", "fire2/concat_1", "fire3/squeeze1x1_1",
+                                      "fire3/squeeze1x1_2", "fire3/expand1x1_1"};
+  EXPECT_EQ(s.filter.tensors, want);
+  EXPECT_EQ(s.filter.mode, "hide");
+  EXPECT_GT(s.drawn_neurons, 0u);
+  EXPECT_LT(s.drawn_neurons, before.drawn_neurons);
+  EXPECT_EQ(s.selection->tensor_name, "fire3/expand1x1_2");  // the selection stays
   EXPECT_EQ(v.validation_errors(), 0u);
 }
 

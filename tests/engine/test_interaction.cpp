@@ -550,18 +550,35 @@ TEST(FrameTimes, PercentilesOfAMillionFramesInFixedMemory) {
 }
 
 
-TEST_F(Controls, FilterPanelClicksToggleOpsModeIsolateAndReset) {
+TEST_F(Controls, FilterMenuClicksToggleOpsModeIsolateAndReset) {
   in.set_op_counts({{"Conv", 3}, {"Relu", 2}, {"Gemm", 1}});
   in.search().set_entries(entries());
-  const FilterPanel panel = FilterPanel::layout(800, 600, 3);
+  const FilterMenu menu{3};
+  EXPECT_EQ(menu.rows(), 9u);
+  const FilterMenu::Placement place = menu.desktop(800, 600);
+  // At the right edge, between the prediction and the selection, shrunk to fit.
+  EXPECT_NEAR(place.to_screen(menu.size()).x, 800 - 14, 1e-3f);
+  EXPECT_NEAR(place.to_screen(menu.size()).y, 600 - 170, 1e-3f);
+  EXPECT_NEAR(place.origin.y, 190, 1e-3f);
+  EXPECT_NEAR(place.scale, 240.0f / menu.size().y, 1e-5f);
+  EXPECT_EQ(menu.desktop(800, 900).scale, 1.0f);  // a tall window: full size
+  EXPECT_EQ(menu.desktop(800, 300).scale, 0.6f);  // a short window: the menu shrinks, down to 0.6
   auto click_row = [&](size_t row) {
-    return controls.button(Button::Left, Press::Down, panel.left + panel.width / 2, panel.top + (float(row) + 0.5f) * panel.line_height);
+    const glm::vec2 p = place.to_screen({FilterMenu::kWidth / 2, menu.row_top(row) + 0.5f * FilterMenu::kLine});
+    return controls.button(Button::Left, Press::Down, p.x, p.y);
   };
-  EXPECT_EQ(panel.row(panel.left - 1, panel.top + 1), FilterPanel::Row::None);
+  EXPECT_EQ(menu.row({-1, menu.row_top(0) + 1}), FilterMenu::Row::None);
+  EXPECT_EQ(menu.row({1, 1}), FilterMenu::Row::None);  // the margin above the title
   size_t op = 9;
-  EXPECT_EQ(panel.row(panel.left + 1, panel.top + 2.5f * panel.line_height, &op), FilterPanel::Row::Op);
+  EXPECT_EQ(menu.row({1, menu.row_top(2) + 1}, &op), FilterMenu::Row::Op);
   EXPECT_EQ(op, 1u);
-  // A click on the panel is not a pick.
+  EXPECT_EQ(menu.row({1, menu.row_top(4) + 1}), FilterMenu::Row::Mode);
+  EXPECT_EQ(menu.row({1, menu.row_top(5) + 1}), FilterMenu::Row::IsolateTensor);
+  EXPECT_EQ(menu.row({1, menu.row_top(6) + 1}), FilterMenu::Row::IsolatePath);
+  EXPECT_EQ(menu.row({1, menu.row_top(7) + 1}), FilterMenu::Row::Reset);
+  EXPECT_EQ(menu.row({1, menu.row_top(8) + 1}), FilterMenu::Row::Reset);
+  EXPECT_EQ(menu.row({1, menu.row_top(9) + 1}), FilterMenu::Row::None);
+  // A click on the menu is not a pick.
   Command c = click_row(0);
   EXPECT_FALSE(c.select.has_value());
   EXPECT_FALSE(c.filter_changed);
@@ -583,19 +600,28 @@ TEST_F(Controls, FilterPanelClicksToggleOpsModeIsolateAndReset) {
   EXPECT_EQ(in.filter().outside, scene::Filter::Outside::Dim);
   // Isolate: nothing selected, nothing happens; with a selection, that tensor alone.
   EXPECT_FALSE(click_row(5).filter_changed);
+  EXPECT_FALSE(click_row(6).filter_changed);
   SelectionState sel;
   sel.tensor_name = "logits";
+  sel.tensor = 3;
+  sel.path = {3, 2, 1, 0};
+  sel.path_names = {"logits", "/block1/relu/Relu_output_0", "/block1/conv/Conv_output_0", "input"};
   in.select(sel);
   EXPECT_TRUE(click_row(5).filter_changed);
   EXPECT_EQ(in.filter().tensors, std::vector<model::TensorId>{3});
   EXPECT_EQ(in.filter_summary().tensors, std::vector<std::string>{"logits"});
-  // Reset.
+  // The path that fed it: those tensors, named in its order.
   EXPECT_TRUE(click_row(6).filter_changed);
+  EXPECT_EQ(in.filter().tensors, (std::vector<model::TensorId>{3, 2, 1, 0}));
+  EXPECT_EQ(in.filter_summary().tensors, sel.path_names);
+  EXPECT_FALSE(click_row(6).filter_changed);  // already
+  // Reset.
+  EXPECT_TRUE(click_row(7).filter_changed);
   EXPECT_TRUE(in.filter().op_types.empty());
   EXPECT_TRUE(in.filter().tensors.empty());
   EXPECT_EQ(in.filter().outside, scene::Filter::Outside::Hide);
-  // Below the panel a click picks again.
-  EXPECT_TRUE(click_row(7).select.has_value());
+  // Below the menu a click picks again.
+  EXPECT_TRUE(click_row(10).select.has_value());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <random>
+#include <filesystem>
 #include <set>
 
 #include "model/load.h"
@@ -101,5 +102,71 @@ TEST(Trace, Identity) {
   EXPECT_FALSE(scene.find(c, 105));
 }
 
+// ---- the path that fed a tensor -----------------------------------------------------------------
+
+// Naive reference: u feeds t when t is reachable from u along consumers.
+bool feeds(const Graph& g, model::TensorId u, model::TensorId t) {
+  std::vector<char> seen(g.tensors.size(), 0);
+  std::vector<model::TensorId> stack{u};
+  while (!stack.empty()) {
+    const model::TensorId x = stack.back();
+    stack.pop_back();
+    if (x == t) return true;
+    for (model::NodeId n : g.tensors[x].consumers)
+      for (model::TensorId o : g.nodes[n].outputs)
+        if (o != model::kNone && !seen[o]) {
+          seen[o] = 1;
+          stack.push_back(o);
+        }
+  }
+  return false;
+}
+
+TEST(UpstreamTensors, AreTheLaidOutTensorsThatReachItOnRealModels) {
+  const std::filesystem::path dir(NNXR_SHARED_MODELS);
+  int checked = 0;
+  for (const char* name : {"squeezenet1.1-caffe2-op7-fp32.onnx", "mnist-8.onnx", "ultraface-RFB-320.onnx", "tf-bert-qa-tiny.onnx"}) {
+    if (!std::filesystem::exists(dir / name)) continue;
+    const Graph g = model::load_model((dir / name).string());
+    const Layout layout = Layout::build(g, {});
+    // Every fifth laid-out tensor (all of them for the small models).
+    const size_t step = std::max<size_t>(1, layout.blocks().size() / 12);
+    for (size_t i = 0; i < layout.blocks().size(); i += step) {
+      const model::TensorId t = layout.blocks()[i].tensor;
+      const std::vector<model::TensorId> path = upstream_tensors(g, layout, t);
+      ASSERT_FALSE(path.empty());
+      EXPECT_EQ(path.front(), t);
+      std::set<model::TensorId> got(path.begin(), path.end());
+      EXPECT_EQ(got.size(), path.size()) << name << ": a tensor twice";
+      for (const Block& b : layout.blocks())
+        EXPECT_EQ(got.count(b.tensor) == 1, b.tensor == t || feeds(g, b.tensor, t))
+            << name << ": " << g.tensors[b.tensor].name << " for " << g.tensors[t].name;
+      for (size_t k = 2; k < path.size(); ++k) EXPECT_LE(layout.block(path[k - 1])->layer, layout.block(path[k])->layer);
+    }
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no shared models in " << dir;
+}
+
+TEST(UpstreamTensors, OfAFireModulesBranchLeaveItsSiblingOut) {
+  const std::filesystem::path file = std::filesystem::path(NNXR_SHARED_MODELS) / "squeezenet1.1-caffe2-op7-fp32.onnx";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " is absent";
+  const Graph g = model::load_model(file.string());
+  const Layout layout = Layout::build(g, {});
+  const model::TensorId t = g.find("fire3/expand1x1_2");
+  ASSERT_NE(t, model::kNone);
+  std::vector<std::string> names;
+  for (model::TensorId id : upstream_tensors(g, layout, t)) names.push_back(g.tensors[id].name);
+  // The branch itself, the input, the stem and fire2 whole (both its branches meet in its
+  // concat), fire3's squeeze and the branch's conv; fire3's 3x3 branch, at the same depth, is
+  // not on the path, nor is anything deeper.
+  const std::vector<std::string> want{"fire3/expand1x1_2", "data_0", "conv1_1", "conv1_2", "pool1_1",
+                                      "fire2/squeeze1x1_1", "fire2/squeeze1x1_2", "fire2/expand1x1_1", "fire2/expand3x3_1",
+                                      "fire2/expand1x1_2", "fire2/expand3x3_2", "fire2/concat_1", "fire3/squeeze1x1_1",
+                                      "fire3/squeeze1x1_2", "fire3/expand1x1_1"};
+  EXPECT_EQ(names, want);
+}
+
 }  // namespace
+
 }  // namespace nnxr::scene

@@ -98,5 +98,53 @@ TEST(Feedback, ThePanelShowsOnlyWithASelectionInFrontOfTheHead) {
   EXPECT_GT(of_colour(o, feedback_colour::kText).size(), text_without + 6 * 40);  // four lines of glyph strokes
 }
 
+TEST(HandMenu, StandsOnTheGripFacesTheEyesAndMapsTheRayToCanvasPixels) {
+  const engine::FilterMenu layout{6};
+  Pose grip;
+  grip.position = {-0.1f, 1.2f, -0.3f};
+  const glm::vec3 eyes(0, 1.6f, 0);
+  const HandMenu m = hand_menu(grip, layout.size());
+  // Canvas corners: top left 5 cm + its height above the grip, x along the grip's x.
+  const glm::vec2 size = layout.size() * kMenuMetresPerPixel;
+  const glm::vec3 tl(m.plane * glm::vec4(0, 0, 0, 1)), br(m.plane * glm::vec4(layout.size(), 0, 1));
+  EXPECT_NEAR(glm::length(tl - glm::vec3(-0.1f - size.x / 2, 1.2f + 0.05f + size.y, -0.3f)), 0, 1e-5f);
+  EXPECT_NEAR(glm::length(br - glm::vec3(-0.1f + size.x / 2, 1.25f, -0.3f)), 0, 1e-5f);
+  // Upright (+Z to the user) below the eyes it is seen at 44°: hidden; tipped back 30° it faces
+  // them; facing eyes in front of it or out of reach, or turned away, it is hidden.
+  EXPECT_FALSE(menu_faces(m, eyes));
+  Pose tipped = grip;
+  tipped.orientation = glm::angleAxis(glm::radians(-30.0f), glm::vec3(1, 0, 0));
+  const HandMenu shown = hand_menu(tipped, layout.size());
+  EXPECT_TRUE(menu_faces(shown, eyes));
+  EXPECT_FALSE(menu_faces(shown, glm::vec3(-0.1f, 1.6f, -1.0f)));
+  EXPECT_FALSE(menu_faces(shown, shown.centre + shown.normal * 0.8f));
+  EXPECT_TRUE(menu_faces(shown, shown.centre + shown.normal * 0.7f));
+  Pose turned = tipped;
+  turned.orientation = glm::angleAxis(glm::radians(90.0f), glm::vec3(0, 1, 0)) * tipped.orientation;
+  EXPECT_FALSE(menu_faces(hand_menu(turned, layout.size()), eyes));
+  // A ray at a canvas point comes back as that point; a ray away from the plane misses.
+  const glm::vec2 point(120, layout.row_top(3) + 10);
+  const glm::vec3 target(m.plane * glm::vec4(point, 0, 1));
+  const glm::vec3 hand(0.2f, 1.3f, -0.2f);
+  float t = 0;
+  const auto hit = menu_hit(m, engine::Ray{hand, glm::normalize(target - hand)}, &t);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_NEAR(hit->x, point.x, 1e-2f);
+  EXPECT_NEAR(hit->y, point.y, 1e-2f);
+  EXPECT_NEAR(t, glm::length(target - hand), 1e-4f);
+  size_t op = 9;
+  EXPECT_EQ(layout.row(*hit, &op), engine::FilterMenu::Row::Op);
+  EXPECT_EQ(op, 2u);
+  EXPECT_FALSE(menu_hit(m, engine::Ray{hand, glm::normalize(hand - target)}).has_value());
+  // The panels' plane: 1280 x 720 pixels of 1.2 mm, upright, to the left and ahead.
+  const glm::mat4 p = panel_plane();
+  const glm::vec3 c(p * glm::vec4(0.5f * kPanelCanvas, 0, 1));
+  EXPECT_NEAR(c.x, -0.95f, 1e-4f);
+  EXPECT_NEAR(c.y, 1.45f, 1e-4f);
+  EXPECT_NEAR(c.z, -1.1f, 1e-4f);
+  EXPECT_NEAR(glm::length(glm::vec3(p[0])) * 1280, 1.536f, 1e-4f);
+  EXPECT_GT(glm::dot(glm::normalize(glm::vec3(p[2])), glm::normalize(glm::vec3(0, 1.6f, 0) - c)), 0.95f);  // turned to the user
+}
+
 }  // namespace
 }  // namespace nnxr::xr

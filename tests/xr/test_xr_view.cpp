@@ -25,6 +25,7 @@
 #include "tests/support/run_nnxr.h"
 #include "tests/xrsim/client/xr_client.h"
 #include "tests/xrsim/xrsim.h"
+#include "engine/interaction.h"
 #include "xr/feedback.h"
 
 namespace {
@@ -218,7 +219,9 @@ TEST(XrView, WalksTheSessionStatesAndSubmitsStereoImagesOfTheNetwork) {
 
   // The last frame's two eye images: background almost everywhere, the network's colours in the
   // middle below the horizon (it stands 1 m ahead at 1.3 m, the head at 1.6 m), in both eyes.
-  // The controllers' feedback (rays, gauges) is left out of the count.
+  // The controllers' feedback (rays, gauges) is left out of the count, and so is the upper left
+  // quarter, where the view's panels stand in the room (xr/feedback.h panel_plane()): some of
+  // their words show there.
   namespace colour = nnxr::xr::feedback_colour;
   std::vector<std::array<int, 3>> overlay;
   for (glm::vec4 c : {colour::kRay, colour::kGaugeBack, colour::kNeuronGauge, colour::kConnectionGauge, colour::kText})
@@ -232,7 +235,7 @@ TEST(XrView, WalksTheSessionStatesAndSubmitsStereoImagesOfTheNetwork) {
     unsigned char* px = stbi_load(captures[v].c_str(), &w, &h, &n, 4);
     ASSERT_NE(px, nullptr) << captures[v];
     const unsigned char* bg = px;  // the corner is background
-    int lit = 0, lit_lower_middle = 0;
+    int lit = 0, lit_lower_middle = 0, lit_panels = 0;
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
         const unsigned char* p = px + 4 * (y * w + x);
@@ -241,6 +244,10 @@ TEST(XrView, WalksTheSessionStatesAndSubmitsStereoImagesOfTheNetwork) {
         });
         if (feedback) continue;
         if (std::abs(p[0] - bg[0]) + std::abs(p[1] - bg[1]) + std::abs(p[2] - bg[2]) > 30) {
+          if (x < w / 2 && y < h / 2) {
+            ++lit_panels;
+            continue;
+          }
           ++lit;
           if (y > h / 2 && x > w / 4 && x < 3 * w / 4) ++lit_lower_middle;
         }
@@ -249,6 +256,7 @@ TEST(XrView, WalksTheSessionStatesAndSubmitsStereoImagesOfTheNetwork) {
     EXPECT_GT(lit, 50) << captures[v];
     EXPECT_LT(lit, w * h / 4) << captures[v];
     EXPECT_GT(lit_lower_middle, lit * 9 / 10) << captures[v];
+    EXPECT_GT(lit_panels, 50) << captures[v];
   }
 }
 
@@ -816,6 +824,155 @@ frame 243
   ASSERT_EQ(placed.size(), 3u);
   EXPECT_NEAR(placed[1], 1.3, 1e-3) << reset;
   EXPECT_NEAR(placed[2], -1.0, 1e-3) << reset;
+}
+
+// ---- the hand menu and the view's panels ------------------------------------------------------
+
+// The default model's op types as the menu lists them (engine/worker.h op_counts): by laid-out
+// tensor count, most first, ties in order of first appearance.
+std::vector<std::string> menu_ops(const DefaultScene& scene) {
+  std::vector<std::pair<std::string, int>> ops;
+  for (const nnxr::scene::Block& b : scene.layout.blocks()) {
+    const auto p = scene.graph.tensors[b.tensor].producer;
+    if (p == nnxr::model::kNone) continue;
+    const std::string& op = scene.graph.nodes[p].op_type;
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == op; });
+    if (it == ops.end()) ops.emplace_back(op, 1);
+    else ++it->second;
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> out;
+  for (const auto& o : ops) out.push_back(o.first);
+  return out;
+}
+
+// The left hand held up in front of the chest, turned so that the menu faces the eyes (the head
+// stands at the runtime's default, 1.6 m above the stage origin).
+struct MenuHands {
+  glm::vec3 eyes{0, 1.6f, 0};
+  nnxr::xr::Pose grip;
+  nnxr::xr::HandMenu menu;
+  nnxr::engine::FilterMenu layout;
+  glm::vec3 right_hand{0.2f, 1.3f, -0.25f};
+  explicit MenuHands(size_t ops) : layout{ops} {
+    grip.position = glm::vec3(-0.12f, 1.25f, -0.32f);
+    // +Z of the grip towards the eyes: quatLookAt points −Z along its direction.
+    grip.orientation = glm::quatLookAt(glm::normalize(grip.position - eyes), glm::vec3(0, 1, 0));
+    menu = nnxr::xr::hand_menu(grip, layout.size());
+  }
+  // The right aim pointing at the middle of row `row` (a little left of the plate's middle).
+  glm::quat aim_at_row(size_t row) const {
+    const glm::vec4 p = menu.plane * glm::vec4(120.0f, layout.row_top(row) + 0.5f * nnxr::engine::FilterMenu::kLine, 0, 1);
+    return glm::quatLookAt(glm::normalize(glm::vec3(p) - right_hand), glm::vec3(0, 1, 0));
+  }
+  std::string aim_line(size_t row) const { return "aim right " + pose(right_hand, aim_at_row(row)) + "\n"; }
+};
+
+std::string trigger(int frame) {
+  return "frame " + std::to_string(frame) + "\n/user/hand/right/input/trigger/value 1.0\nframe " + std::to_string(frame + 4) +
+         "\n/user/hand/right/input/trigger/value 0.0\n";
+}
+
+// The names of "key":["a","b",...] (no escapes expected).
+std::vector<std::string> json_names(const std::string& json, const std::string& key) {
+  std::vector<std::string> out;
+  auto at = json.find("\"" + key + "\":[");
+  if (at == std::string::npos) return {"<missing " + key + ">"};
+  at += key.size() + 4;
+  const auto end = json.find(']', at);
+  for (auto q = json.find('"', at); q < end; q = json.find('"', q + 1)) {
+    const auto close = json.find('"', q + 1);
+    out.push_back(json.substr(q + 1, close - q - 1));
+    q = close;
+  }
+  return out;
+}
+
+TEST(XrView, TheHandMenuTogglesOpsDimsIsolatesThePathAndResets) {
+  xrsim::client::TestEnv env("view-menu");
+  const DefaultScene scene;
+  const std::vector<std::string> ops = menu_ops(scene);
+  ASSERT_GE(ops.size(), 3u);
+  const MenuHands hands(ops.size());
+  ASSERT_TRUE(nnxr::xr::menu_faces(hands.menu, hands.eyes));
+  const size_t n = ops.size();
+  // The deepest block's middle neuron, aimed at by the right hand from behind the network.
+  const auto deepest = scene.aim_at_deepest(glm::vec3(0.1f, 0.15f, 0));
+  std::string script = "view_size 512 512\ngrip left " + pose(hands.grip.position, hands.grip.orientation) + "\n";
+  script += "frame 100\n" + hands.aim_line(1) + trigger(120);  // the first op off
+  script += "frame 140\n" + hands.aim_line(n + 1) + trigger(150);  // outside: dimmed
+  script += "frame 170\ngrip right " + pose(deepest.hand) + "\naim right " + pose(deepest.hand, deepest.aim) + "\n" + trigger(180);
+  script += "frame 200\ngrip right " + pose(hands.right_hand) + "\n" + hands.aim_line(n + 3) + trigger(210);  // isolate the path
+  script += "frame 240\n" + hands.aim_line(n + 2) + "\n";  // rest on "isolate selected tensor"
+  env.set_script(script);
+  const RunResult r = view("--frames 300 --validation");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  // The path that fed the selected neuron, as scene::upstream_tensors finds it, is the filter.
+  const nnxr::model::TensorId selected = deepest.block.tensor;
+  EXPECT_EQ(json_string(json, "tensor"), scene.graph.tensors[selected].name) << json;
+  std::vector<std::string> path;
+  for (nnxr::model::TensorId t : nnxr::scene::upstream_tensors(scene.graph, scene.layout, selected))
+    path.push_back(scene.graph.tensors[t].name);
+  ASSERT_GE(path.size(), 2u);
+  EXPECT_EQ(json_names(json, "tensors"), path) << json;
+  // The first op is off, the others on; dimmed outside.
+  const std::vector<std::string> shown = json_names(json, "ops");
+  EXPECT_EQ(shown, std::vector<std::string>(ops.begin() + 1, ops.end())) << json;
+  EXPECT_NE(json.find(R"("mode":"dim")"), std::string::npos) << json;
+  EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+
+  // The left eye shows the menu's plate, and the row the ray points at lit.
+  const glm::vec4 plate{0.05f, 0.07f, 0.16f, 1.0f}, lit{0.10f, 0.28f, 0.62f, 1.0f};
+  const Image pointing(capture_at(env, 115, 0));
+  ASSERT_GT(pointing.w, 0) << env.capture_dir();
+  const int plate_px = pointing.count(plate), lit_px = pointing.count(lit);
+  EXPECT_GT(plate_px, 5000) << env.capture_dir();
+  EXPECT_GT(lit_px, 300) << env.capture_dir();
+  EXPECT_LT(lit_px, plate_px / int(hands.layout.rows()) * 2);  // one row of them
+  // Before the menu is pointed at, no row is lit; once the right hand turns to the network, still none.
+  EXPECT_EQ(Image(capture_at(env, 90, 0)).count(lit), 0);
+  EXPECT_GT(Image(capture_at(env, 90, 0)).count(plate), 5000);
+  EXPECT_EQ(Image(capture_at(env, 195, 0)).count(lit), 0);
+  if (HasFailure()) env.keep();
+
+  // The menu button still resets everything (thresholds, filters, placement).
+  xrsim::client::TestEnv env2("view-menu-reset");
+  env2.set_script(script + "frame 250\n" + hands.aim_line(n + 4) + trigger(260));  // reset filters
+  const RunResult m = view("--frames 300");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const std::string reset = last_line(m.out);
+  EXPECT_NE(reset.find(R"("ops":[],"tensors":[],"mode":"hide")"), std::string::npos) << reset;
+  EXPECT_EQ(json_string(reset, "tensor"), scene.graph.tensors[selected].name) << reset;  // still selected
+}
+
+bool have_tesseract() { return std::system("command -v tesseract >/dev/null 2>&1") == 0; }
+
+TEST(XrView, TheViewsPanelsStandInTheRoomAndReadInTheEye) {
+  if (!have_tesseract()) GTEST_SKIP() << "tesseract (Debian tesseract-ocr) is not installed";
+  xrsim::client::TestEnv env("view-panels");
+  // The head 0.8 m in front of the panels' plane (xr/feedback.h panel_plane), looking at it.
+  const glm::mat4 plane = nnxr::xr::panel_plane();
+  const glm::vec3 centre = glm::vec3(plane * glm::vec4(0.5f * nnxr::xr::kPanelCanvas, 0, 1));
+  const glm::vec3 normal = glm::normalize(glm::vec3(plane[2]));
+  const glm::vec3 head = centre + normal * 0.8f;
+  const glm::quat look = glm::quatLookAt(-normal, glm::vec3(0, 1, 0));
+  env.set_script("view_size 1024 1024\nhead " + pose(head, look) + "\n");
+  const RunResult r = view("--frames 100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path eye = capture_at(env, 1000000, 0);
+  ASSERT_FALSE(eye.empty()) << env.capture_dir();
+  const fs::path base = fs::path(env.dir()) / "ocr";
+  const std::string cmd = "tesseract '" + eye.string() + "' '" + base.string() + "' --psm 11 >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream f(base.string() + ".txt");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  // The title (the model's file name), the prediction panel and the legend.
+  for (const char* word : {"digits", "prediction", "colour", "mean"})
+    EXPECT_NE(text.find(word), std::string::npos) << word << " not read in " << eye << ":\n" << text;
+  if (HasFailure()) env.keep();
 }
 
 }  // namespace
