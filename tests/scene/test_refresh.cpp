@@ -27,18 +27,35 @@ std::atomic<uint64_t> allocated_bytes{0}, largest_allocation{0};
 std::unique_ptr<std::vector<int>> probe;
 }  // namespace
 
-void* operator new(std::size_t n) {
+// Every unaligned form is replaced, so that whatever new allocates, delete frees with the same
+// allocator (ASan checks the pairing).
+namespace {
+void* counted(std::size_t n) noexcept {
   if (counting.load(std::memory_order_relaxed)) {
     allocated_bytes += n;
     uint64_t seen = largest_allocation.load();
     while (n > seen && !largest_allocation.compare_exchange_weak(seen, n)) {
     }
   }
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  return std::malloc(n ? n : 1);
+}
+}  // namespace
+void* operator new(std::size_t n) {
+  if (void* p = counted(n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t n) {
+  if (void* p = counted(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted(n); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
