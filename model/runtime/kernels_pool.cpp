@@ -92,19 +92,21 @@ __attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 rows_max(c
   return v;
 }
 
-// One plane of a K x K (K = 2 or 3), stride-2 max pool whose windows lie inside x: y[oh][ow] =
-// the max of rows 2oh .. 2oh + K - 1 and columns 2ow .. 2ow + K - 1. Eight outputs at a time: the
-// rows' max over 16 columns, then its even and odd columns (K = 3: and the even columns of the
-// same max two columns on).
 // Outputs ow .. ow + 7 of one output row (r: its first input row).
 template <int K, class T>
 __attribute__((target("avx2,fma,f16c"), always_inline)) inline void max_pool_s2_eight(const T* r, int64_t W, T* yr, int64_t ow) {
   const __m256 a = rows_max<K>(r, W, 2 * ow), c = rows_max<K>(r, W, 2 * ow + 8);
   __m256 m = max_nan(avx2::even_lanes(a, c), avx2::odd_lanes(a, c));
-  if constexpr (K == 3) m = max_nan(m, avx2::even_lanes(rows_max<K>(r, W, 2 * ow + 2), rows_max<K>(r, W, 2 * ow + 10)));
+  // K = 3: columns 2 ow + 2, .., 2 ow + 16 as the odd lanes of the 16 from 2 ow + 1 (reading no
+  // further than column 2 ow + 16, which the window of output ow + 7 includes).
+  if constexpr (K == 3) m = max_nan(m, avx2::odd_lanes(rows_max<K>(r, W, 2 * ow + 1), rows_max<K>(r, W, 2 * ow + 9)));
   store8(yr + ow, m);
 }
 
+// One plane of a K x K (K = 2 or 3), stride-2 max pool whose windows lie inside x: y[oh][ow] =
+// the max of rows 2oh .. 2oh + K - 1 and columns 2ow .. 2ow + K - 1. Eight outputs at a time: the
+// rows' max over 16 columns, then its even and odd columns (K = 3: and the odd columns of the
+// same max one column on).
 // T: float, or float16 (widened as loaded, rounded as stored: exact, the max is one of the inputs).
 template <int K, class T>
 __attribute__((target("avx2,fma,f16c"))) void max_pool_s2(const T* x, int64_t W, T* y, int64_t OH, int64_t OW) {
