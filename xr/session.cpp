@@ -162,7 +162,6 @@ struct XrViewer::Impl {
     float hit_distance = 0;    // along the right aim ray
   } menu;
 
-  uint64_t menu_presses = 0;  // rows pressed on the hand menu
   bool done = false, mirror_closed = false;
   std::atomic<uint64_t> waited{0};
   uint64_t frame_index = 0, serial = 0;
@@ -451,7 +450,6 @@ struct XrViewer::Impl {
       pressed = press_menu(interaction, menu.hovered, menu.op);
       ev.select.reset();
       ev.haptic_tick[kRight] = true;
-      ++menu_presses;
     }
     if (ev.reset) place_network();
     interaction.set_world(world);
