@@ -22,6 +22,7 @@
 #include "engine/annotations.h"
 #include "engine/camera.h"
 #include "engine/device.h"
+#include "engine/interaction.h"
 #include "engine/offscreen.h"
 #include "engine/renderer.h"
 #include "engine/scene_buffers.h"
@@ -128,8 +129,10 @@ int render_command(Args& args) {
   const bool show_constants = args.flag("--show-constants");
   std::optional<uint32_t> seed;
   if (auto s = args.int_option("--random", 0, 0xffffffffLL)) seed = uint32_t(*s);
-  const float neuron_q = parse_quantile(args, "--neuron-threshold", 0.0f);
-  const float connection_q = parse_quantile(args, "--connection-threshold", 0.5f);  // as view
+  // The view's defaults (engine/interaction.h).
+  const engine::Thresholds defaults_q{engine::kDefaultNeuronRung, engine::kDefaultConnectionRung};
+  const float neuron_q = parse_quantile(args, "--neuron-threshold", defaults_q.neuron());
+  const float connection_q = parse_quantile(args, "--connection-threshold", defaults_q.connection());
   const uint64_t budget = uint64_t(args.int_option("--budget", 1, 1'000'000'000).value_or(20'000'000));
   const int threads = int(args.int_option("--threads", 0, 256).value_or(1));
   const FilterArgs filter_args = parse_filter_args(args);

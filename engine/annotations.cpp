@@ -239,7 +239,7 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
         {"Colour: value / max |value| of each tensor", 15, kDim},
         {"", 22, kText},  // the colour bar
         {"", 14, kDim},  // the bar's scale
-        {op + "  " + scene::short_name(t.name, 32) + "  " + scene::shape_text(t.shape), 17, kText},
+        {op + "  " + scene::short_name(t.name, 32) + "  " + scene::shape_text(values[focus].shape.empty() ? std::span<const int64_t>(t.shape) : values[focus].shape), 17, kText},
         {"min " + fixed(st.min) + "   max " + fixed(st.max) + "   mean " + fixed(st.mean) + "   zeros " + zeros, 15,
          kText},
     };
@@ -322,7 +322,11 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
     const float em = std::clamp(0.06f * l.extent, 0.011f * size, 0.025f * size);
     TextStyle style{.em = em, .colour = kText, .min_px = l.importance == 0 ? 7.f : l.importance == 1 ? 10.f : 12.f,
                     .max_px = l.importance == 0 ? 26.f : 22.f, .centred = true, .above = true};
-    world.push_back({glm::vec3(l.anchor[0], l.anchor[1] + 0.4f * em, l.anchor[2]), l.op + "\n" + l.name + "\n" + l.shape,
+    // The shape as run (symbolic dimensions are known only then).
+    const std::string shape = l.tensor < values.size() && !values[l.tensor].shape.empty()
+                                  ? scene::shape_text(values[l.tensor].shape)
+                                  : l.shape;
+    world.push_back({glm::vec3(l.anchor[0], l.anchor[1] + 0.4f * em, l.anchor[2]), l.op + "\n" + l.name + "\n" + shape,
                      style, l.importance});
   }
   const size_t tensor_labels = world.size();
@@ -350,7 +354,21 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
       }
   }
   if (options.view_projection) declutter(world, out.font(), *options.view_projection, options.viewport, covered);
-  for (size_t i = 0; i < world.size(); ++i) {
+  // The panels always fit: world labels take what glyphs are left, the most important first.
+  const size_t budget = kMaxGlyphs - std::min<size_t>(kMaxGlyphs, out.glyphs().size() + fixed_text.glyphs().size());
+  std::vector<size_t> order(world.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return world[a].importance < world[b].importance; });
+  std::vector<bool> keep(world.size(), false);
+  size_t used = 0;
+  for (const size_t i : order)
+    if (used + world[i].text.size() + 1 <= budget) {  // at most a glyph per character and the plate
+      keep[i] = true;
+      used += world[i].text.size() + 1;
+    }
+  TextBuilder world_text(out.font());
+  for (size_t i = 0; i < world.size(); ++i) {  // in layout order
+    if (!keep[i]) continue;
     const Pending& p = world[i];
     if (i < tensor_labels) {
       // The op in its own colour, standing on the name and shape.
@@ -361,13 +379,14 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
       const glm::vec2 size = text_size(out.font(), p.text);
       TextStyle plate = p.style;
       plate.colour = kPlate;
-      out.world_rect(p.anchor, {-0.5f * size.x - 0.25f, -size.y - 0.1f}, {size.x + 0.5f, size.y + 0.3f}, plate);
-      out.world(p.anchor, p.text.substr(0, nl), op);
-      out.world(p.anchor, p.text.substr(nl + 1), p.style);
+      world_text.world_rect(p.anchor, {-0.5f * size.x - 0.25f, -size.y - 0.1f}, {size.x + 0.5f, size.y + 0.3f}, plate);
+      world_text.world(p.anchor, p.text.substr(0, nl), op);
+      world_text.world(p.anchor, p.text.substr(nl + 1), p.style);
     } else {
-      out.world(p.anchor, p.text, p.style);
+      world_text.world(p.anchor, p.text, p.style);
     }
   }
+  out.append(world_text);
 
   out.append(fixed_text);
 }

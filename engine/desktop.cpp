@@ -178,6 +178,7 @@ struct DesktopViewer::Impl {
     worker = std::make_unique<Worker>(*scene, options.worker);
     interaction.set_filter(options.filter, options.filter_tensors);
     state = std::make_unique<ViewerState>(*worker, interaction, *renderer);
+    state->set_print_selection(false);  // the selection panel in the window shows it
     install_callbacks();
   }
 
@@ -314,6 +315,7 @@ struct DesktopViewer::Impl {
     last_frame = now;
     update_window_size();
     controls.update(dt);
+    if (const auto ray = controls.take_hover()) state->hover(*ray);  // the legend follows the mouse
     // Stage: take in published results.
     state->take_in(aspect());
 

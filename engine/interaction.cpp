@@ -469,7 +469,14 @@ Command DesktopControls::button(Button button, Press press, float x, float y) {
 
 void DesktopControls::cursor(float x, float y) {
   if (looking_) interaction_.look(x - last_x_, y - last_y_);
+  moved_ = moved_ || x != last_x_ || y != last_y_;
   last_x_ = x, last_y_ = y;
+}
+
+std::optional<Ray> DesktopControls::take_hover() {
+  if (!moved_ || looking_) return std::nullopt;
+  moved_ = false;
+  return interaction_.camera().ray_through(last_x_, last_y_, width_, height_);
 }
 
 void DesktopControls::scroll(float notches, float x, float y) {

@@ -97,13 +97,18 @@ struct LayerBox {
   bool empty() const { return min.x > max.x; }
 };
 
+// The defaults every view starts from (desktop, headset and `render`): all neurons, and the
+// strongest half of each segment's connections.
+inline constexpr int kDefaultNeuronRung = 0;
+inline constexpr int kDefaultConnectionRung = 10;  // quantile 0.5 on Thresholds::ladder()
+
 struct InteractionOptions {
   float fly_speed = 0.5f;               // fraction of the network's extent per second
   float look_radians_per_pixel = 0.004f;
   float scroll_factor = 1.1f;           // scale per scroll notch
   float min_scale = 1e-3f, max_scale = 1e3f;
-  int initial_neuron_rung = 0;
-  int initial_connection_rung = 10;     // the strongest half of each segment's connections
+  int initial_neuron_rung = kDefaultNeuronRung;
+  int initial_connection_rung = kDefaultConnectionRung;
   float walk_seconds = 0.3f;            // a layer-window step slides the network this long
   float arm_length = 0.6f;              // metres from the eye to the window's first layer
 };
@@ -304,6 +309,9 @@ class DesktopControls {
   // Applies held keys for `seconds` of motion (once per frame).
   void update(float seconds);
   bool looking() const { return looking_; }
+  // The ray through the mouse when it moved since the last call and the view is not being
+  // turned (for the legend's hover); nullopt otherwise.
+  std::optional<Ray> take_hover();
   Search& search() { return interaction_.search(); }
   const Search& search() const { return interaction_.search(); }
 
@@ -318,6 +326,7 @@ class DesktopControls {
   bool looking_ = false;
   float last_x_ = 0, last_y_ = 0;
   float press_x_ = 0, press_y_ = 0;
+  bool moved_ = false;  // the cursor moved since take_hover()
   Command menu_click(float x, float y, bool* hit);
   bool skip_slash_ = false;  // the search was just opened by '/', whose character comes next
 };

@@ -112,7 +112,7 @@ void ViewerState::take_in(float aspect) {
       if (!e->selection) {
         interaction_.select(std::nullopt);
         set_highlight({});
-        std::cerr << "nnxr: nothing selected\n";
+        if (print_selection_) std::cerr << "nnxr: nothing selected\n";
         continue;
       }
       const Selection& s = *e->selection;
@@ -130,7 +130,7 @@ void ViewerState::take_in(float aspect) {
         set_highlight({});
       }
       line << '\n';
-      std::cerr << line.str();
+      if (print_selection_) std::cerr << line.str();
     } else if (auto* e = std::get_if<Failed>(&event)) {
       const auto& inputs = worker_.options().inputs;
       if (e->stage == Stage::Infer && awaited_ && !awaited_->flip && awaited_->previous_input < inputs.names.size()) {
@@ -177,6 +177,18 @@ void ViewerState::apply(const Command& command) {
     select_requested_ = worker_.select({r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z},
                                        command.select_radius.value_or(neuron_spacing_ * 0.75f));
   }
+}
+
+void ViewerState::hover(const Ray& world_ray) {
+  const auto now = Clock::now();
+  if (last_hover_ && now - last_hover_time_ < std::chrono::milliseconds(50)) return;
+  if (last_hover_ && glm::length(last_hover_->origin - world_ray.origin) < 1e-6f &&
+      glm::dot(last_hover_->direction, world_ray.direction) > 1 - 1e-9f)
+    return;  // not moved
+  last_hover_ = world_ray;
+  last_hover_time_ = now;
+  const Ray r = interaction_.world().to_network(world_ray);
+  worker_.hover({r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z}, neuron_spacing_ * 0.75f);
 }
 
 FrameParams ViewerState::frame_params(float aspect) const {

@@ -73,6 +73,13 @@ class ViewerState {
   void take_in(float aspect);
   // Passes a desktop command on (filter change → worker, pick ray → worker).
   void apply(const Command& command);
+  // The world-space ray the user points along (desktop: through the mouse; headset: the aim
+  // ray): the legend follows the tensor under it. At most one request every 50 ms reaches the
+  // worker, and only when the ray moved.
+  void hover(const Ray& world_ray);
+  // Whether a selection is also written to stderr as a line (the headset's default); the desktop
+  // window shows it in its selection panel instead.
+  void set_print_selection(bool print) { print_selection_ = print; }
   // Frame stage "update uniforms".
   FrameParams frame_params(float aspect) const;
 
@@ -108,6 +115,9 @@ class ViewerState {
   uint64_t activations_total_ = 0, activations_shown_ = 0;
   uint64_t filter_requested_ = 0, filter_applied_ = 0;
   uint64_t select_requested_ = 0;
+  bool print_selection_ = true;
+  std::optional<Ray> last_hover_;
+  Clock::time_point last_hover_time_{};
   std::vector<std::string> errors_;
   std::string last_error_;
   FrameTimes cpu_ms_, wall_ms_;  // of settled frames

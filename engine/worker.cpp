@@ -46,11 +46,12 @@ struct Worker::Pending {
   std::optional<std::pair<int, uint64_t>> rebuild;
   std::optional<std::pair<scene::Filter, uint64_t>> filter;
   std::optional<Ray3> select;
+  std::optional<Ray3> hover;
   bool need_infer = false, need_scene = false;
   bool need_refine = false;  // the scene was refreshed: an exact build when nothing else waits
   bool no_refresh = false;   // the next scene is built, not refreshed (reinfer(): a new sink)
 
-  bool any() const { return model || input || rebuild || filter || select || need_infer || need_scene || need_refine; }
+  bool any() const { return model || input || rebuild || filter || select || hover || need_infer || need_scene || need_refine; }
 };
 
 // The pipeline's parameters as of the stage about to run. Worker thread only.
@@ -64,6 +65,7 @@ struct Worker::Taken {
   Ray3 select;
   bool refine = false;  // the Scene stage taken is the exact build after a refresh
   bool no_refresh = false;  // the Scene stage taken builds (Pending::no_refresh)
+  std::optional<Ray3> hover;  // set: the Select stage runs this hover instead of a pick
 };
 
 // Thrown from a refine's progress when a newer request came in; nothing is posted.
@@ -158,6 +160,13 @@ uint64_t Worker::select(std::array<float, 3> origin, std::array<float, 3> direct
   return serial;
 }
 
+void Worker::hover(std::array<float, 3> origin, std::array<float, 3> direction, float radius) {
+  std::lock_guard lock(mutex_);
+  pending_->hover = Ray3{origin, direction, radius, 0};
+  busy_ = true;
+  wake_.notify_one();
+}
+
 Progress Worker::progress() const {
   return {stage_.load(std::memory_order_relaxed), fraction_.load(std::memory_order_relaxed), busy_.load()};
 }
@@ -229,6 +238,10 @@ bool Worker::next(Stage& stage) {
     stage = Stage::Select;
     t.select = *p.select;
     p.select.reset();
+  } else if (p.hover) {
+    stage = Stage::Select;  // a hover: a pick that only moves the legend
+    t.hover = *p.hover;
+    p.hover.reset();
   } else {
     stage = Stage::Scene;
     t.refine = true;
@@ -288,7 +301,15 @@ void Worker::run_stage(Stage stage) {
       }
       break;
     case Stage::Filter: stages_->filter(t.filter, t.filter_serial, post); break;
-    case Stage::Select: stages_->select(t.select.origin, t.select.direction, t.select.radius, t.select.serial, post); break;
+    case Stage::Select:
+      if (t.hover) {
+        const Ray3 h = *t.hover;
+        t.hover.reset();
+        stages_->hover(h.origin, h.direction, h.radius);
+      } else {
+        stages_->select(t.select.origin, t.select.direction, t.select.radius, t.select.serial, post);
+      }
+      break;
     case Stage::Idle: break;
   }
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -234,6 +234,9 @@ class Stages {
   virtual bool filter(const scene::Filter& filter, uint64_t serial, const PostFn& post) = 0;
   virtual void select(std::array<float, 3> origin, std::array<float, 3> direction, float radius, uint64_t serial,
                       const PostFn& post) = 0;
+  // Points the legend at the tensor under the ray (nothing posted); a miss goes back to the
+  // selected tensor. Stages without words ignore it.
+  virtual void hover(std::array<float, 3> /*origin*/, std::array<float, 3> /*direction*/, float /*radius*/) {}
 };
 
 // The real pipeline: model/ loader → runtime::Session → scene::Layout/Scene → `sink`. The sink
@@ -267,6 +270,9 @@ class Worker {
   uint64_t filter(scene::Filter filter);
   // Picks along a ray in network space (the caller undoes the world transform). Returns its serial.
   uint64_t select(std::array<float, 3> origin, std::array<float, 3> direction, float radius);
+  // The ray the user points along (desktop: through the mouse; headset: the aim ray), in network
+  // space: the legend follows the tensor it hits. Only the newest is kept; runs after the rest.
+  void hover(std::array<float, 3> origin, std::array<float, 3> direction, float radius);
 
   Progress progress() const;
   // Events posted since the last call, oldest first; empty when none or when the worker holds

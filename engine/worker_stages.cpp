@@ -213,10 +213,20 @@ class SceneStages final : public Stages {
           for (model::TensorId in : g.nodes[p].inputs)
             if (in != model::kNone && g.tensors[in].kind != model::TensorKind::Initializer) text->fed_by.push_back(g.tensors[in].name);
       }
-      publish_words(scene::activations_of(*session_), out.selection ? std::optional(out.selection->tensor) : std::nullopt,
-                    text);
+      const std::optional<model::TensorId> picked = out.selection ? std::optional(out.selection->tensor) : std::nullopt;
+      publish_words(scene::activations_of(*session_), hovered_ ? hovered_ : picked, text);
     }
     post(std::move(out));
+  }
+
+  void hover(std::array<float, 3> origin, std::array<float, 3> direction, float radius) override {
+    if (!scene_ || !layout_ || !words_) return;
+    const auto hit = layout_->pick(origin, direction, radius);
+    const std::optional<model::TensorId> tensor = hit ? std::optional(hit->tensor) : std::nullopt;
+    if (tensor == hovered_) return;  // the legend already shows it
+    hovered_ = tensor;
+    const std::optional<model::TensorId> picked = selected_ ? std::optional(selected_->tensor) : std::nullopt;
+    publish_words(words_values(), hovered_ ? hovered_ : picked, selection_text_);
   }
 
  private:
@@ -281,7 +291,7 @@ class SceneStages final : public Stages {
       images_show_ = show;
     }
     filter_ = filter;
-    selected_.reset();  // a new scene drops the selection
+    selected_.reset(), hovered_.reset();  // a new scene drops the selection and the hover
     publish_words(values, std::nullopt, std::nullopt);
     ++generation_;
     const scene::BuildStats& st = scene_->stats();
@@ -409,6 +419,8 @@ class SceneStages final : public Stages {
 
   scene::SceneSink& sink_;
   WordsSink* words_;  // the sink, when it also takes the view's text
+  // The legend's tensor: the one under the pointer, else the selected one (with its panel text).
+  std::optional<model::TensorId> hovered_;
   WorkerOptions options_;
   std::string name_;
   std::shared_ptr<const runtime::Plan> plan_;

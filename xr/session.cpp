@@ -483,6 +483,9 @@ struct XrViewer::Impl {
     cmd.input_step = ev.input_step;
     cmd.compare_toggle = ev.compare_toggle;
     if (cmd.filter_changed || cmd.select || cmd.input_step || cmd.compare_toggle) state->apply(cmd);
+    // The legend follows the tensor under the right hand's aim ray (throttled in ViewerState).
+    if (const HandState& right = hands[kRight]; right.tracked)
+      state->hover(engine::Ray{right.aim.position, glm::normalize(right.aim.orientation * glm::vec3(0.0f, 0.0f, -1.0f))});
   }
 
   void frame() {

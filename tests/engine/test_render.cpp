@@ -257,6 +257,42 @@ TEST_F(RenderTest, CameraPresetsFrameTheBounds) {
   EXPECT_FALSE(parse_camera_preset("diagonal"));
 }
 
+// Blocks like UltraFace's: a short body of square maps and, past it, a strip four times as tall
+// (a [3600, 4] tensor). No preset clips any corner, side and top look from elevations 50 degrees
+// apart, and the overview turns towards the side when that widens the network on screen.
+TEST_F(RenderTest, CameraPresetsFrameATallStripUnclipped) {
+  std::vector<glm::vec3> corners;
+  auto block = [&](glm::vec3 lo, glm::vec3 hi) {
+    for (int i = 0; i < 8; ++i) corners.push_back({(i & 1) ? hi.x : lo.x, (i & 2) ? hi.y : lo.y, (i & 4) ? hi.z : lo.z});
+  };
+  for (int i = 0; i < 12; ++i) block({0.1f * i, -0.3f, -0.3f}, {0.1f * i + 0.02f, 0.3f, 0.3f});
+  block({1.4f, -1.2f, -0.02f}, {1.42f, 1.2f, 0.02f});
+  const float aspect = 16.0f / 9.0f;
+  glm::vec3 side_dir{0}, top_dir{0};
+  for (const char* name : {"overview", "front", "side", "top"}) {
+    const Camera cam = frame_points(*parse_camera_preset(name), corners, aspect);
+    const glm::mat4 vp = cam.projection(aspect) * cam.view();
+    float x_lo = 1, x_hi = -1;
+    for (const glm::vec3& c : corners) {
+      const glm::vec4 clip = vp * glm::vec4(c, 1);
+      ASSERT_GT(clip.w, 0) << name;
+      EXPECT_LE(std::abs(clip.x / clip.w), 1.0f) << name;
+      EXPECT_LE(std::abs(clip.y / clip.w), 1.0f) << name;
+      x_lo = std::min(x_lo, clip.x / clip.w), x_hi = std::max(x_hi, clip.x / clip.w);
+    }
+    const glm::vec3 dir = glm::normalize(cam.eye - cam.target);
+    if (std::string(name) == "side") side_dir = dir;
+    if (std::string(name) == "top") top_dir = dir;
+    if (std::string(name) == "overview") {
+      // Seen from the default 37 degrees off the depth axis the strip's height limits the
+      // network to about a quarter of the width; turned towards the side, it spans more.
+      EXPECT_GT(dir.z / -dir.x, 1.0f) << "not turned towards the side";
+      EXPECT_GT(0.5f * (x_hi - x_lo), 0.35f);
+    }
+  }
+  EXPECT_LT(glm::dot(side_dir, top_dir), std::cos(0.8f)) << "side and top look from nearly the same direction";
+}
+
 TEST_F(RenderTest, StereoPipelinesBuild) {
   Renderer stereo(*env->device, *buffers, RendererConfig{.view_count = 2});
   EXPECT_EQ(stereo.config().view_count, 2u);

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "assets/assets.h"
+#include "engine/words.h"
 #include "engine/worker.h"
 #include "model/load.h"
 #include "model/runtime/runtime.h"
@@ -606,6 +607,58 @@ TEST(WorkerScene, SelectsTheNeuronOnTheRay) {
   events = drain(w);
   ASSERT_EQ(events_of<Selected>(events).size(), 1u);
   EXPECT_FALSE(events_of<Selected>(events)[0].selection.has_value());
+}
+
+// A scene sink that also takes the view's words and records which tensor each publish focused.
+struct WordsRecorder final : scene::SceneSink, WordsSink {
+  scene::InMemorySink memory;
+  std::span<scene::Neuron> neurons(uint64_t count) override { return memory.neurons(count); }
+  std::span<scene::Connection> connections(uint64_t count) override { return memory.connections(count); }
+  void publish(std::span<const scene::Segment> segments, const scene::DrawCounts& counts, float max) override {
+    memory.publish(segments, counts, max);
+  }
+  void write_counts(const scene::DrawCounts& counts) override { memory.write_counts(counts); }
+  std::vector<std::optional<model::TensorId>> focus;
+  std::vector<bool> with_selection;
+  void publish_words(const WordsContext& c) override {
+    focus.push_back(c.focus);
+    with_selection.push_back(c.selection.has_value());
+  }
+};
+
+// The legend follows the tensor under the pointer (hover), goes back to the selected tensor when
+// the pointer leaves the network, and a hover that stays on the same tensor publishes nothing.
+TEST(WorkerScene, LegendFollowsTheHoveredTensorThenTheSelection) {
+  WordsRecorder sink;
+  Worker w(sink, quiet());
+  w.load({"digits", digits}, ones);
+  w.wait_idle();
+  ASSERT_EQ(sink.focus.size(), 1u);  // the scene's build
+  EXPECT_FALSE(sink.focus[0]);
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const scene::Block& a = layout.blocks()[1];
+  const scene::Block& b = layout.blocks()[layout.blocks().size() - 2];
+  const auto pa = layout.position(a.tensor, 0), pb = layout.position(b.tensor, 0);
+  w.select({pa[0] + 0.001f, pa[1], pa[2]}, {-1, 0, 0}, 0.001f);
+  w.wait_idle();
+  ASSERT_EQ(sink.focus.size(), 2u);
+  EXPECT_EQ(sink.focus[1], a.tensor);
+  EXPECT_TRUE(sink.with_selection[1]);
+  w.hover({pb[0] + 0.001f, pb[1], pb[2]}, {-1, 0, 0}, 0.001f);
+  w.wait_idle();
+  ASSERT_EQ(sink.focus.size(), 3u);
+  EXPECT_EQ(sink.focus[2], b.tensor);
+  EXPECT_TRUE(sink.with_selection[2]);  // the selection panel stays
+  w.hover({pb[0] + 0.001f, pb[1], pb[2]}, {-1, 0, 0}, 0.001f);  // the same tensor: nothing new
+  w.wait_idle();
+  EXPECT_EQ(sink.focus.size(), 3u);
+  w.hover({pb[0], pb[1] + 100.0f, pb[2]}, {0, 1, 0}, 0.001f);  // off the network: the selection again
+  w.wait_idle();
+  ASSERT_EQ(sink.focus.size(), 4u);
+  EXPECT_EQ(sink.focus[3], a.tensor);
+  auto events = drain(w);
+  EXPECT_TRUE(events_of<Failed>(events).empty());
 }
 
 TEST(WorkerScene, BadModelIsAFailedEventNamingTheFile) {
