@@ -39,17 +39,40 @@ Fold near_square(int64_t n) {
   return {1, (n + w - 1) / w, w};
 }
 
-Fold fold(std::span<const int64_t> shape, int64_t elements) {
+// n as h × w exactly with h the largest divisor <= sqrt(n) (1 × n for a prime).
+std::pair<int64_t, int64_t> exact_square(int64_t n) {
+  for (auto h = int64_t(std::sqrt(double(n))); h > 1; --h)
+    if (n % h == 0) return {h, n / h};
+  return {1, n};
+}
+
+}  // namespace
+
+std::array<int64_t, 3> fold_of(std::span<const int64_t> shape, int64_t elements) {
+  auto out = [](Fold f) { return std::array<int64_t, 3>{f.tiles, f.tile_h, f.tile_w}; };
   size_t first = 0;
   while (first + 1 < shape.size() && shape[first] == 1) ++first;
   const auto dims = shape.subspan(first);
-  if (dims.size() <= 1) return near_square(elements);
+  if (dims.size() <= 1) return out(near_square(elements));  // a vector: one picture
   const int64_t h = dims[dims.size() - 2], w = dims[dims.size() - 1];
-  if (h <= 1 || w <= 1) {
-    if (dims.size() == 2 || h * w == 1) return near_square(elements);
-    return {elements / (h * w), h, w};  // e.g. C tiles of 1×L
+  if (h <= 0 || w <= 0) return out(near_square(elements));
+  if (h * w == 1) return out(near_square(elements));  // C × 1 × 1 (a fully connected layer): one picture
+  // Rows much wider than they are many (tokens × features, C × 1 × L, a sequence's channels):
+  // each row becomes its own near-square tile, so that a token or a channel reads as a picture
+  // rather than a one-pixel line. Exact factors only: a tile's elements stay contiguous.
+  if ((h == 1 || w == 1 || w > 8 * h) && std::max(h, w) >= 16) {
+    const auto [th, tw] = exact_square(w == 1 ? h : w);
+    if (th > 1) return {elements / (th * tw), th, tw};
   }
-  return {elements / (h * w), h, w};
+  if (dims.size() == 2 && (h == 1 || w == 1)) return out(near_square(elements));
+  return {elements / (h * w), h, w};  // C tiles of H × W; [heads, T, T]: an attention map a head
+}
+
+namespace {
+
+Fold fold(std::span<const int64_t> shape, int64_t elements) {
+  const auto f = fold_of(shape, elements);
+  return {f[0], f[1], f[2]};
 }
 
 std::array<float, 3> place(const Placement& p, int64_t e) {

@@ -108,6 +108,13 @@ struct Block {
 // Dropout mask. Layout leaves these out unless LayoutOptions::constants.
 std::vector<bool> constant_tensors(const model::Graph& graph);
 
+// How a tensor of `shape` (`elements` values) folds into tiles: {tiles, tile_h, tile_w}, each tile
+// a picture of contiguous elements. Leading 1s are dropped; the last two dims make a tile and the
+// dims before them count tiles (C feature maps; a head's T × T attention map; D × H × W volumes
+// as D slices); a vector or a C × 1 × 1 map (fully connected) is one near-square tile; rows far
+// wider than they are many (BERT's 7 × 128, C × 1 × L) become one near-square tile per row.
+std::array<int64_t, 3> fold_of(std::span<const int64_t> shape, int64_t elements);
+
 class Layout {
  public:
   static Layout build(const model::Graph& graph, const LayoutOptions& options, const Activations* run = nullptr);
@@ -159,6 +166,9 @@ struct SceneOptions {
   // Keep what Scene::refresh() needs: per kept connection its source, destination and weight
   // factor (16 bytes on the CPU, plus 4 for its contribution). Off: refresh() throws.
   bool refreshable = false;
+  // At most this many connections per tensor, its strongest by |contribution| (0: no cap), so a
+  // focus's connections stay a sketch of what fed it rather than a sheet over its images.
+  uint64_t connections_per_tensor = 0;
 };
 
 // One tensor's elements in an element array, sorted by descending score. Neuron segments and

@@ -88,6 +88,28 @@ TEST(Layout, FeatureMapsAreTiles) {
   EXPECT_EQ(u.tile_w, 4);
 }
 
+// Every rank reads as pictures (scene.h fold_of): {tiles, tile_h, tile_w}.
+TEST(Layout, FoldsEveryRankIntoPictures) {
+  using F = std::array<int64_t, 3>;
+  auto fold = [](std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return fold_of(shape, n);
+  };
+  EXPECT_EQ(fold({1000}), (F{1, 32, 32}));              // rank 1: one near-square picture
+  EXPECT_EQ(fold({1, 1000}), (F{1, 32, 32}));           // logits [1, 1000]
+  EXPECT_EQ(fold({1, 1280, 1, 1}), (F{1, 36, 36}));     // a fully connected layer's 1×1 maps
+  EXPECT_EQ(fold({1, 64, 56, 56}), (F{64, 56, 56}));    // feature maps
+  EXPECT_EQ(fold({1, 12, 197, 197}), (F{12, 197, 197}));  // attention: a head's map is a tile
+  EXPECT_EQ(fold({1, 7, 128}), (F{7, 8, 16}));          // BERT: each token a picture, not a line
+  EXPECT_EQ(fold({1, 197, 768}), (F{1, 197, 768}));     // ViT tokens × features: one picture
+  EXPECT_EQ(fold({1, 32, 1, 100}), (F{32, 10, 10}));    // C × 1 × L: each channel a picture
+  EXPECT_EQ(fold({1, 4, 3, 5, 6}), (F{12, 5, 6}));      // rank 5: D slices of H × W per channel
+  EXPECT_EQ(fold({2, 3, 4, 5, 6, 7}), (F{120, 6, 7}));  // rank 6
+  EXPECT_EQ(fold({1, 3, 1, 13}), (F{3, 1, 13}));        // short rows stay rows
+  EXPECT_EQ(fold({1, 2, 97}), (F{1, 2, 97}));           // a prime row has no exact square fold
+}
+
 TEST(Layout, Deterministic) {
   const Graph g = model::load_model_from_text(test::kBranchy);
   const Layout a = Layout::build(g, {}), b = Layout::build(g, {});
