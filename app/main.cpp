@@ -57,6 +57,10 @@ view      (the default command) loads the model, runs it, lays the network out a
           --budget N            resident neurons + connections (default 2000000; lowered to what
                                 the Vulkan device can hold)
           --threads N           threads for inference and the scene build (default 2)
+          --focus T[,T...]|all  points and connections for these tensors only (all: every
+                                tensor); by default for the tensors nearest you in view, the
+                                one you look at and the selection, following you as you move
+                                (the images show every activation regardless)
           --width W --height H  window or image size (default 1280x720)
           --frames N            exit after N frames once the scene is shown
           --stats               with --frames: print one JSON line (frame CPU and wall time
@@ -126,6 +130,10 @@ render    runs the model, lays the network out and renders it offscreen to a PNG
           --image-preset P      as for run
           --show-constants      also lay out tensors computed from weights alone and Dropout masks
           --budget N            resident neurons + connections (default 20000000)
+          --focus T[,T...]|all  points and connections for these tensors only (default: those
+                                nearest the camera in view, up to 500000 neurons; all: every
+                                tensor, every connection); a focus keeps 2000
+                                connections per tensor, its strongest
           --threads N           threads for inference and the scene build (default 1)
           --layers A:B          show layers A to B only (also A, A: and :B)
           --ops OP,...          show only tensors produced by these ops (e.g. Conv,Relu)

@@ -264,7 +264,11 @@ int render_command(Args& args) {
   }
   const uint64_t limit = engine::max_element_budget(device);
   const scene::SceneOptions defaults;
-  uint64_t resident = std::max<uint64_t>(1, std::min(budget, scene::focus_elements(g, layout, focus, defaults.top_k)));
+  // A focus keeps each tensor's strongest connections only (a sketch, not a sheet over the
+  // images); --focus all keeps every connection top-k gives, as without a focus.
+  const uint64_t connection_cap = focus_arg && *focus_arg == "all" ? 0 : scene::kFocusConnectionsPerTensor;
+  uint64_t resident =
+      std::max<uint64_t>(1, std::min(budget, scene::focus_elements(g, layout, focus, defaults.top_k, connection_cap)));
   if (resident > limit) {
     std::cerr << "render: budget " << resident << " lowered to " << limit << ", the most " << device.name()
               << " can address\n";
@@ -280,6 +284,7 @@ int render_command(Args& args) {
   scene::SceneOptions scene_options;
   scene_options.budget = resident;
   scene_options.focus = focus;
+  scene_options.connections_per_tensor = connection_cap;
   scene_options.threads = std::max(threads, 1);
   scene_options.progress = [&](float f) { progress.fraction(f); };
   const scene::Scene scene = scene::Scene::build(g, layout, values, scene_options, buffers);
@@ -287,6 +292,7 @@ int render_command(Args& args) {
   filter.connection_threshold = connection_q;
   const scene::DrawCounts counts = scene.counts(filter);
   buffers.write_counts(counts);
+  buffers.images().write_image_filter(scene::image_filter(g, layout, filter));  // the images follow the op/tensor filter
   uint64_t shown_neurons = 0, shown_connections = 0;
   for (uint32_t n : counts.neurons) shown_neurons += n;
   for (uint32_t c : counts.connections) shown_connections += c;

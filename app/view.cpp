@@ -1,7 +1,13 @@
 // `nnxr view [MODEL] [--input FILE | --random SEED] [--xr | --desktop] [--budget N]
-//            [--frames N --stats] [--width W --height H] [--out FILE.png] [--threads N]`:
+//            [--frames N --stats] [--width W --height H] [--out FILE.png] [--threads N]
+//            [--focus TENSOR[,TENSOR...]|all]`:
 // the viewer. A headset when an OpenXR runtime with an HMD is there (--xr: required), else the
 // desktop window (--desktop: required), else offscreen to a PNG.
+//
+// --focus: points and connections for these tensors only (all: every tensor, within the budget);
+// by default they follow the view: the tensors nearest the eye in view, the one under the gaze
+// and the selection, re-chosen by the worker as the viewer moves. The images show every
+// activation in every case.
 //
 // --frames N: exit after N frames. In a window, the frames are counted once the model's scene is
 // shown (or loading failed); frames drawn while it loads come on top (frames_total). Without a
@@ -24,6 +30,7 @@
 #include "app/limits.h"
 #include "assets/assets.h"
 #include "engine/desktop.h"
+#include "model/scene/focus.h"
 #include "xr/session.h"
 
 namespace nnxr::app {
@@ -125,6 +132,7 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
   j.field("first_frame_ms", s.first_frame_ms).field("first_scene_ms", s.first_scene_ms);
   j.field("activations_total", s.activations_total).field("activations_shown", s.activations_shown);
   j.field("points_resident", s.resident_neurons).field("connections_resident", s.resident_connections);
+  j.field("focus_tensors", uint64_t(s.focus.size()));
   j.key("resident").begin_object().field("neurons", s.resident_neurons).field("connections", s.resident_connections).end_object();
   j.key("drawn").begin_object().field("neurons", s.drawn_neurons).field("connections", s.drawn_connections).end_object();
   j.key("world").begin_object();
@@ -203,6 +211,19 @@ int view_command(Args& args) {
   const auto budget = args.int_option("--budget", 1, 1'000'000'000);
   options.worker.scene.budget = static_cast<uint64_t>(budget.value_or(2'000'000));
   options.budget_explicit = budget.has_value();
+  if (const auto focus = args.option("--focus"); focus && *focus != "all") {
+    for (size_t from = 0; from <= focus->size();) {
+      const size_t comma = std::min(focus->find(',', from), focus->size());
+      if (comma > from) options.worker.scene.focus.push_back(focus->substr(from, comma - from));
+      from = comma + 1;
+    }
+    if (options.worker.scene.focus.empty()) throw UsageError("--focus takes tensor names or all");
+  } else {
+    options.worker.follow_view = !focus;  // --focus all: every tensor, as before
+  }
+  // A focus keeps each tensor's strongest connections (a sketch, not a sheet over the images).
+  if (options.worker.follow_view || !options.worker.scene.focus.empty())
+    options.worker.scene.connections_per_tensor = scene::kFocusConnectionsPerTensor;
   options.worker.threads = static_cast<int>(args.int_option("--threads", 1, 256).value_or(2));
   const auto frames = args.int_option("--frames", 1, 100'000'000);
   options.max_frames = static_cast<uint64_t>(frames.value_or(0));

@@ -338,6 +338,7 @@ struct DesktopViewer::Impl {
 
     // Stage: update uniforms.
     FrameParams params = state->frame_params(aspect());
+    state->follow_view(params.view[0], params.projection[0]);  // the worker re-chooses the focus
     // The search box with its matches when it is open, in front of the camera. The filter menu is
     // the worker's text (engine/annotations.h compose_menu), placed where clicks look for it.
     overlay.clear();
@@ -524,6 +525,7 @@ struct OffscreenViewer::Impl {
     const Clock::time_point wall_start = Clock::now();
     state->take_in(aspect());
     const FrameParams params = state->frame_params(aspect());
+    state->follow_view(params.view[0], params.projection[0]);
     const uint64_t generation = scene->generation();
     last = target->render(*renderer, *scene, params);
     state->frame_done(thread_cpu_ms() - cpu_start, generation,

@@ -59,7 +59,7 @@ struct TilePushConstants {
   float threshold = 0;
   uint32_t outside = 0;  // tensors outside the layer window: 0 hidden, 1 dimmed
   int32_t layer_min = 0, layer_max = 0;
-  uint32_t pad[2]{};
+  uint64_t filter = 0;  // device address of the op/tensor filter's flags (engine/tiles.h); 0: none
 };
 static_assert(sizeof(TilePushConstants) == 48);
 

@@ -224,6 +224,7 @@ void Renderer::record(VkCommandBuffer cmd, const RenderTarget& target, const Sce
     push.outside = params.image_dim_outside ? 1 : 0;
     push.layer_min = params.image_layer_min;
     push.layer_max = params.image_layer_max;
+    push.filter = scene.images.filter;
     vkCmdPushConstants(cmd, m.pipelines.tiles_layout.get(), VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
                        sizeof push, &push);
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m.pipelines.tiles.get());

@@ -1,6 +1,7 @@
 #include "engine/tiles.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "engine/device.h"
@@ -52,12 +53,43 @@ void ActivationImages::publish_image(const scene::ImagesStats& stats) {
   stats_ = stats;
 }
 
+void ActivationImages::write_image_filter(std::span<const uint8_t> flags) {
+  int pick = -1;
+  {
+    std::unique_lock lock(mutex_);
+    auto free_slot = [&] {
+      for (int i = 0; i < int(filters_.size()); ++i)
+        if (i != filter_current_ && filters_[size_t(i)].last_use <= retired_) return i;
+      return -1;
+    };
+    retired_cv_.wait(lock, [&] { return stopped_ || (pick = free_slot()) >= 0; });
+    if (stopped_) throw std::runtime_error("stopped");
+  }
+  FilterSlot& f = filters_[size_t(pick)];
+  const uint64_t bytes = 4 * (uint64_t(flags.size()) + 1);
+  if (f.buffer.size < bytes) {  // no frame reads it (free above)
+    f.buffer = {};
+    f.buffer = create_mapped_buffer(device_, std::max<uint64_t>(bytes, 256), VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT);
+  }
+  auto* out = static_cast<uint32_t*>(f.buffer.mapped);
+  out[0] = uint32_t(flags.size());
+  for (size_t i = 0; i < flags.size(); ++i) out[i + 1] = flags[i];
+  std::lock_guard lock(mutex_);
+  filter_current_ = pick;
+}
+
 ImagesFrame ActivationImages::acquire(uint64_t serial) {
   std::lock_guard lock(mutex_);
   if (current_ < 0) return {};
   Region& r = regions_[size_t(current_)];
   r.last_use = std::max(r.last_use, serial);
-  return {generation_, r.buffer.address, r.tiles};
+  ImagesFrame frame{generation_, r.buffer.address, r.tiles, 0};
+  if (filter_current_ >= 0) {
+    FilterSlot& f = filters_[size_t(filter_current_)];
+    f.last_use = std::max(f.last_use, serial);
+    frame.filter = f.buffer.address;
+  }
+  return frame;
 }
 
 void ActivationImages::retire(uint64_t serial) {

@@ -36,6 +36,9 @@ struct ImagesFrame {
   uint64_t generation = 0;    // 0: no image yet
   VkDeviceAddress address = 0;  // of the ImagesHeaderGpu
   uint32_t tile_count = 0;
+  // The op-type/tensor filter's flags: uint32 count, then one uint32 per image tensor (0 shown,
+  // 1 dimmed, 2 hidden); 0: none written (all shown).
+  VkDeviceAddress filter = 0;
 };
 
 class ActivationImages final : public scene::ImageSink {
@@ -50,6 +53,9 @@ class ActivationImages final : public scene::ImageSink {
   // after stop(), VulkanError when the memory cannot be had).
   std::span<std::byte> image(uint64_t bytes) override;
   void publish_image(const scene::ImagesStats& stats) override;
+  // Into a filter slot no unretired frame reads (kFilterSlots of them; waits like image()), then
+  // current by one swap: O(tensors) bytes per filter change.
+  void write_image_filter(std::span<const uint8_t> flags) override;
 
   // ---- frame thread ----
   ImagesFrame acquire(uint64_t serial);
@@ -80,6 +86,14 @@ class ActivationImages final : public scene::ImageSink {
   scene::ImagesStats stats_;
 
   int writing_ = -1;  // writer thread: region handed out by image()
+
+  struct FilterSlot {
+    MappedBuffer buffer;
+    uint64_t last_use = 0;
+  };
+  static constexpr size_t kFilterSlots = 4;
+  std::vector<FilterSlot> filters_{kFilterSlots};
+  int filter_current_ = -1;
   std::atomic<uint64_t> allocated_{0};
 };
 

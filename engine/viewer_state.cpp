@@ -85,6 +85,9 @@ void ViewerState::take_in(float aspect) {
       interaction_.set_op_counts(op_counts(e->tensors));
       interaction_.select(std::nullopt);
       set_highlight({});
+      last_pick_.reset();
+      loaded_ = true;
+      view_sent_.reset();
       std::cerr << "nnxr: " << e->name << ": " << e->nodes << " nodes, " << e->layers << " layers, loaded in "
                 << static_cast<int>(e->milliseconds) << " ms\n";
     } else if (auto* e = std::get_if<SceneBuilt>(&event)) {
@@ -95,8 +98,20 @@ void ViewerState::take_in(float aspect) {
       resident_connections_ = e->connections;
       activations_total_ = e->images.activations_total;
       activations_shown_ = e->images.activations_shown;
-      interaction_.select(std::nullopt);
+      focus_ = e->focus;
       set_highlight({});
+      if (e->refocused && last_pick_ && interaction_.selection()) {
+        // Same inference, other residents: the selection stays and its trace is asked again.
+        select_requested_ = worker_.select(last_pick_->origin, last_pick_->direction, last_pick_->radius);
+      } else {
+        interaction_.select(std::nullopt);
+        last_pick_.reset();
+      }
+      if (e->refocused) {
+        std::cerr << "nnxr: focus " << e->focus.size() << " tensors: " << e->neurons << " points, " << e->connections
+                  << " connections resident (" << static_cast<int>(e->build_ms) << " ms)\n";
+        continue;
+      }
       std::cerr << "nnxr: scene " << e->generation << ": " << e->neurons << " neurons, " << e->connections
                 << " connections resident (inference " << static_cast<int>(e->infer_ms) << " ms, scene "
                 << static_cast<int>(e->build_ms) << " ms: layout " << static_cast<int>(e->stats.layout_ms) << ", scoring "
@@ -174,8 +189,9 @@ void ViewerState::apply(const Command& command) {
   if (command.select) {
     const Ray r = interaction_.world().to_network(*command.select);
     // A pick radius of most of a neuron spacing: the nearest neuron under the cursor, at any zoom.
-    select_requested_ = worker_.select({r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z},
-                                       command.select_radius.value_or(neuron_spacing_ * 0.75f));
+    last_pick_ = Pick{{r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z},
+                      command.select_radius.value_or(neuron_spacing_ * 0.75f)};
+    select_requested_ = worker_.select(last_pick_->origin, last_pick_->direction, last_pick_->radius);
   }
 }
 
@@ -189,6 +205,36 @@ void ViewerState::hover(const Ray& world_ray) {
   last_hover_time_ = now;
   const Ray r = interaction_.world().to_network(world_ray);
   worker_.hover({r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z}, neuron_spacing_ * 0.75f);
+}
+
+void ViewerState::follow_view(const glm::mat4& view, const glm::mat4& projection) {
+  if (!loaded_ || !worker_.options().follow_view) return;
+  const glm::mat4 eye_of_network = view * interaction_.world().matrix();
+  const glm::mat4 clip = projection * eye_of_network;
+  const glm::mat4 inverse = glm::inverse(eye_of_network);
+  const glm::vec3 eye(inverse * glm::vec4(0, 0, 0, 1));
+  const glm::vec3 forward = glm::normalize(glm::vec3(inverse * glm::vec4(0, 0, -1, 0)));
+  scene::FocusView v;
+  v.eye = {eye.x, eye.y, eye.z};
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r) v.clip[static_cast<size_t>(4 * c + r)] = clip[c][r];
+  v.aim_origin = v.eye;
+  v.aim_direction = {forward.x, forward.y, forward.z};
+  if (interaction_.selection()) v.selected = interaction_.selection()->tensor_name;
+  if (view_sent_) {
+    // Noticeably: the eye moved 1% of the network's extent, the gaze turned 2 degrees, the
+    // frustum changed (zoom, aspect) or the selection did.
+    const scene::FocusView& o = *view_sent_;
+    const float step = 0.01f * std::max(interaction_.extent(), 1e-6f);
+    const glm::vec3 old_eye(o.eye[0], o.eye[1], o.eye[2]), old_forward(o.aim_direction[0], o.aim_direction[1], o.aim_direction[2]);
+    float clip_change = 0;
+    for (size_t i = 0; i < 16; ++i) clip_change = std::max(clip_change, std::abs(o.clip[i] - v.clip[i]));
+    if (glm::distance(old_eye, eye) < step && glm::dot(old_forward, forward) > 0.99939f && clip_change < 0.02f &&
+        o.selected == v.selected)
+      return;
+  }
+  view_sent_ = v;
+  worker_.view(std::move(v));
 }
 
 FrameParams ViewerState::frame_params(float aspect) const {
@@ -291,6 +337,7 @@ std::string ViewerState::title() const {
   if (generation_ > 0) {
     t << " — images: " << count_string(activations_shown_) << " of " << count_string(activations_total_)
       << " activations; points: " << count_string(drawn_neurons_) << ", connections: " << count_string(drawn_connections_);
+    if (!focus_.empty()) t << " in " << focus_.size() << (focus_.size() == 1 ? " tensor" : " tensors") << " near the view";
   }
   char ms[32];
   std::snprintf(ms, sizeof ms, " — %.2f ms", last_cpu_ms_);
@@ -322,6 +369,7 @@ ViewStats ViewerState::stats() const {
   s.drawn_connections = drawn_connections_;
   s.activations_total = activations_total_;
   s.activations_shown = activations_shown_;
+  s.focus = focus_;
   s.world = interaction_.world();
   s.neuron_threshold = interaction_.thresholds().neuron();
   s.connection_threshold = interaction_.thresholds().connection();

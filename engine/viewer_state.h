@@ -7,6 +7,7 @@
 // another one or the ViewerState is destroyed.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -34,6 +35,7 @@ struct ViewStats {
   uint64_t resident_neurons = 0, resident_connections = 0;
   uint64_t drawn_neurons = 0, drawn_connections = 0;
   uint64_t activations_total = 0, activations_shown = 0;  // of laid-out tensors; shown as images
+  std::vector<std::string> focus;  // tensors with points and connections (empty: every tensor)
   WorldTransform world;
   float neuron_threshold = 0, connection_threshold = 0;
   FilterSummary filter;
@@ -82,6 +84,10 @@ class ViewerState {
   void set_print_selection(bool print) { print_selection_ = print; }
   // Frame stage "update uniforms".
   FrameParams frame_params(float aspect) const;
+  // Tells the worker where the viewer looks (the eye's world-space view and projection; the
+  // world transform and the selection are the interaction's), so that it re-chooses the focus
+  // (WorkerOptions::follow_view). Posts only when the view moved noticeably; never blocks.
+  void follow_view(const glm::mat4& view, const glm::mat4& projection);
 
   // Bookkeeping for a frame that was submitted and drew `generation` (0: none). `wall_ms`: the
   // frame's wall time as the loop measured it (from its start, waits included); when < 0, the
@@ -118,6 +124,15 @@ class ViewerState {
   bool print_selection_ = true;
   std::optional<Ray> last_hover_;
   Clock::time_point last_hover_time_{};
+  // The last pick (network space): asked again after a refocus, whose scene has other indices.
+  struct Pick {
+    std::array<float, 3> origin{}, direction{};
+    float radius = 0;
+  };
+  std::optional<Pick> last_pick_;
+  bool loaded_ = false;  // a model is in: views go to the worker
+  std::optional<scene::FocusView> view_sent_;
+  std::vector<std::string> focus_;  // of the scene shown (empty: every tensor)
   std::vector<std::string> errors_;
   std::string last_error_;
   FrameTimes cpu_ms_, wall_ms_;  // of settled frames

@@ -27,6 +27,7 @@ const char* stage_name(Stage stage) {
     case Stage::Scene: return "scene";
     case Stage::Filter: return "filter";
     case Stage::Select: return "select";
+    case Stage::Focus: return "focus";
   }
   return "?";
 }
@@ -47,11 +48,14 @@ struct Worker::Pending {
   std::optional<std::pair<scene::Filter, uint64_t>> filter;
   std::optional<Ray3> select;
   std::optional<Ray3> hover;
+  std::optional<scene::FocusView> view;
   bool need_infer = false, need_scene = false;
   bool need_refine = false;  // the scene was refreshed: an exact build when nothing else waits
   bool no_refresh = false;   // the next scene is built, not refreshed (reinfer(): a new sink)
 
-  bool any() const { return model || input || rebuild || filter || select || hover || need_infer || need_scene || need_refine; }
+  bool any() const {
+    return model || input || rebuild || filter || select || hover || view || need_infer || need_scene || need_refine;
+  }
 };
 
 // The pipeline's parameters as of the stage about to run. Worker thread only.
@@ -151,6 +155,15 @@ uint64_t Worker::filter(scene::Filter filter) {
   return serial;
 }
 
+void Worker::view(scene::FocusView view) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_->view = std::move(view);
+    busy_ = true;
+  }
+  wake_.notify_one();
+}
+
 uint64_t Worker::select(std::array<float, 3> origin, std::array<float, 3> direction, float radius) {
   std::lock_guard lock(mutex_);
   const uint64_t serial = ++select_serial_;
@@ -242,10 +255,17 @@ bool Worker::next(Stage& stage) {
     stage = Stage::Select;  // a hover: a pick that only moves the legend
     t.hover = *p.hover;
     p.hover.reset();
-  } else {
+  } else if (p.need_refine) {
     stage = Stage::Scene;
     t.refine = true;
     p.need_refine = false;
+  } else {
+    stage = Stage::Focus;
+  }
+  // A build chooses its focus for the newest view, so a scene build takes the view too.
+  if ((stage == Stage::Scene || stage == Stage::Focus) && p.view) {
+    stages_->view = std::move(p.view);
+    p.view.reset();
   }
   if (stage == Stage::Scene && p.filter) {  // the build applies it; no separate filter stage
     t.filter = std::move(p.filter->first);
@@ -310,6 +330,7 @@ void Worker::run_stage(Stage stage) {
         stages_->select(t.select.origin, t.select.direction, t.select.radius, t.select.serial, post);
       }
       break;
+    case Stage::Focus: stages_->refocus(t.scene_options, t.filter, t.filter_serial, progress, post); break;
     case Stage::Idle: break;
   }
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -41,6 +41,7 @@
 #include "model/graph.h"
 #include "model/runtime/runtime.h"
 #include "model/scene/compare.h"
+#include "model/scene/focus.h"
 #include "model/scene/scene.h"
 #include "model/scene/tiles.h"
 
@@ -59,8 +60,9 @@ struct ModelSource {
 // Makes the input tensors for a loaded graph; runs on the worker thread, throws on bad input.
 using InputSource = std::function<Feeds(const model::Graph&)>;
 
-enum class Stage : uint8_t { Idle, Load, Infer, Scene, Filter, Select };
-const char* stage_name(Stage stage);  // "idle", "load", "infer", "scene", "filter", "select"
+enum class Stage : uint8_t { Idle, Load, Infer, Scene, Filter, Select, Focus };
+// "idle", "load", "infer", "scene", "filter", "select", "focus"
+const char* stage_name(Stage stage);
 
 struct Progress {
   Stage stage = Stage::Idle;
@@ -117,6 +119,8 @@ struct SceneBuilt {
   bool refreshed = false, refined = false;
   std::optional<CompareSummary> compare;  // compare mode only
   scene::ImagesStats images;  // the run's activation images (every activation; zero without an image sink)
+  std::vector<std::string> focus;  // the tensors with points and connections (empty: every tensor)
+  bool refocused = false;  // built because the view's focus changed (same inference, same input)
 };
 
 // A filter's counts were written to the sink (the frame after this shows them).
@@ -186,6 +190,11 @@ struct WorkerOptions {
   // Limits for every inference (deadline, Loop/Scan cap, a cancel flag such as Ctrl-C's): a run
   // they stop fails its stage with their message. The worker's own shutdown flag is added to them.
   runtime::RunOptions run;
+  // The focus follows the view (Worker::view()) unless scene.focus names a fixed one: each build
+  // gives points and connections to the tensors chosen for the newest view (scene/focus.h), up
+  // to focus_points neurons (0: half the budget), and a new view whose choice differs rebuilds.
+  bool follow_view = false;
+  uint64_t focus_points = 0;
 };
 
 // Thrown from a stage's progress callback once the Worker is being destroyed; the stage unwinds
@@ -237,6 +246,13 @@ class Stages {
   // Points the legend at the tensor under the ray (nothing posted); a miss goes back to the
   // selected tensor. Stages without words ignore it.
   virtual void hover(std::array<float, 3> /*origin*/, std::array<float, 3> /*direction*/, float /*radius*/) {}
+  // The viewer's newest view (set by the Worker before Scene and Focus stages; nullopt: none yet).
+  std::optional<scene::FocusView> view;
+  // Re-chooses the focus for `view`; when the choice differs from the scene's, rebuilds and
+  // publishes as build() does. Returns whether it rebuilt. By default nothing depends on the view.
+  virtual bool refocus(const scene::SceneOptions&, const scene::Filter&, uint64_t, const ProgressFn&, const PostFn&) {
+    return false;
+  }
 };
 
 // The real pipeline: model/ loader → runtime::Session → scene::Layout/Scene → `sink`. The sink
@@ -273,6 +289,9 @@ class Worker {
   // The ray the user points along (desktop: through the mouse; headset: the aim ray), in network
   // space: the legend follows the tensor it hits. Only the newest is kept; runs after the rest.
   void hover(std::array<float, 3> origin, std::array<float, 3> direction, float radius);
+  // Where the viewer looks now (network space). With WorkerOptions::follow_view the focus is
+  // re-chosen for it after any other pending work; a newer view replaces a queued one.
+  void view(scene::FocusView view);
 
   Progress progress() const;
   // Events posted since the last call, oldest first; empty when none or when the worker holds

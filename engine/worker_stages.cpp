@@ -86,6 +86,7 @@ class SceneStages final : public Stages {
     // Committed. The old scene stays in the sink (and on screen) until the new one is
     // published, but it can no longer be filtered or picked.
     scene_.reset();
+    point_focus_.clear();
     inferred_ = false;
     images_stale_ = true;
     ++layout_serial_;
@@ -160,13 +161,23 @@ class SceneStages final : public Stages {
              const ProgressFn& progress, const PostFn& post) override {
     if (!inferred_) return false;
     scene_.reset();  // its memory goes before the new scene's comes
-    return build_scene(options, filter, filter_serial, progress, post, false);
+    return build_scene(options, choose_focus(options), filter, filter_serial, progress, post, false, false);
   }
 
   bool refine(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
               const ProgressFn& progress, const PostFn& post) override {
     if (!inferred_) return false;
-    return build_scene(options, filter, filter_serial, progress, post, true);  // scene_ stays until then
+    // scene_ stays until then
+    return build_scene(options, choose_focus(options), filter, filter_serial, progress, post, true, false);
+  }
+
+  bool refocus(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
+               const ProgressFn& progress, const PostFn& post) override {
+    if (!inferred_ || !scene_) return false;
+    std::vector<std::string> focus = choose_focus(options);
+    if (focus == point_focus_) return false;
+    scene_.reset();
+    return build_scene(options, std::move(focus), filter, filter_serial, progress, post, false, true);
   }
 
   bool refresh(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
@@ -190,6 +201,7 @@ class SceneStages final : public Stages {
     if (!scene_) return false;
     const scene::DrawCounts counts = scene_->counts(filter);
     sink_.write_counts(counts);
+    write_image_filter(filter);
     post(CountsApplied{serial, generation_, sum(counts.neurons), sum(counts.connections)});
     filter_ = filter;
     // The menu shows the filter: its text follows (after the counts, which show next frame).
@@ -259,11 +271,29 @@ class SceneStages final : public Stages {
     return values;
   }
 
-  // A full build of the shown values (refine: the current scene stays until this one is done).
-  bool build_scene(const scene::SceneOptions& options, const scene::Filter& filter, uint64_t filter_serial,
-                   const ProgressFn& progress, const PostFn& post, bool refine) {
+  // The focus of the next build: the fixed one (SceneOptions::focus), else the tensors chosen for
+  // the newest view, else (no view yet, or nothing in view) the current one.
+  std::vector<std::string> choose_focus(const scene::SceneOptions& options) const {
+    if (!options.focus.empty() || !options_.follow_view || !view || !layout_) return options.focus;
+    const uint64_t points = options_.focus_points ? options_.focus_points : std::max<uint64_t>(options.budget / 2, 1);
+    std::vector<std::string> focus = scene::choose_focus(plan_->graph(), *layout_, *view, points);
+    if (focus.size() == layout_->blocks().size()) return {};  // all of it: as without a focus
+    return focus.empty() ? point_focus_ : focus;
+  }
+
+  // The images' share of a filter: which tensors' images the op types and tensors leave out.
+  void write_image_filter(const scene::Filter& filter) {
+    if (scene::ImageSink* images = sink_.image_sink(); images && layout_)
+      images->write_image_filter(scene::image_filter(plan_->graph(), *layout_, filter));
+  }
+
+  // A full build of the shown values with points and connections for `focus` (refine: the
+  // current scene stays until this one is done; refocused: the view chose another focus).
+  bool build_scene(const scene::SceneOptions& options, std::vector<std::string> focus, const scene::Filter& filter,
+                   uint64_t filter_serial, const ProgressFn& progress, const PostFn& post, bool refine, bool refocused) {
     const auto start = Clock::now();
     scene::SceneOptions o = options;
+    o.focus = focus;
     o.progress = progress;
     o.refreshable = true;  // the next input or comparison side refreshes it
     HeldPublish held(sink_);
@@ -272,16 +302,18 @@ class SceneStages final : public Stages {
     scene_ = std::move(built);
     scene_options_ = options;
     scene_layout_serial_ = layout_serial_;
-    publish(held, values, filter, filter_serial, start, post, false, refine);
+    point_focus_ = std::move(focus);
+    publish(held, values, filter, filter_serial, start, post, false, refine, refocused);
     return true;
   }
 
   // Publishes the scene held in `held`'s target with `filter`'s counts, the activation images of
   // `values` when they changed, and the view's words; posts SceneBuilt and CountsApplied.
   void publish(HeldPublish& held, const scene::Activations& values, const scene::Filter& filter, uint64_t filter_serial,
-               Clock::time_point start, const PostFn& post, bool refreshed, bool refined) {
+               Clock::time_point start, const PostFn& post, bool refreshed, bool refined, bool refocused = false) {
     const scene::DrawCounts counts = scene_->counts(filter);
     held.release(counts);
+    write_image_filter(filter);
     const scene::CompareShow show = session_b_ && b_inferred_ ? options_.compare.show->load() : scene::CompareShow::A;
     if (scene::ImageSink* images = sink_.image_sink(); images && (images_stale_ || show != images_show_)) {
       // Every activation as images, of what is shown (A, B or the difference, each tensor's
@@ -305,7 +337,9 @@ class SceneStages final : public Stages {
                     .refreshed = refreshed,
                     .refined = refined,
                     .compare = session_b_ && b_inferred_ ? std::optional(compare_summary_) : std::nullopt,
-                    .images = images_});
+                    .images = images_,
+                    .focus = point_focus_,
+                    .refocused = refocused});
     post(CountsApplied{filter_serial, generation_, sum(counts.neurons), sum(counts.connections)});
   }
 
@@ -448,6 +482,7 @@ class SceneStages final : public Stages {
   std::optional<model::TensorId> focus_;
   std::optional<SelectionText> selection_text_;
   scene::Activations values_;
+  std::vector<std::string> point_focus_;  // of scene_ (empty: every tensor)
 };
 
 }  // namespace

@@ -16,7 +16,7 @@ layout(push_constant) uniform TilePush {
   float threshold;
   uint outside;         // tensors outside [layer_min, layer_max]: 0 hidden, 1 dimmed
   int layer_min, layer_max;
-  uint pad0, pad1;
+  uint64_t filter_flags;  // op/tensor filter flags: count, then per tensor 0 shown, 1 dimmed, 2 hidden; 0: none
 } push;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ImageHeader {
@@ -39,6 +39,13 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Ti
   uvec4 data;        // level 0 index, pyramid index, levels, pad
 };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer HalfPair { uint bits; };
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer FilterWord { uint value; };
+
+// The op/tensor filter's flag of image tensor i (0 when none is written or i is beyond it).
+uint filter_flag(uint i) {
+  if (push.filter_flags == 0ul || i >= FilterWord(push.filter_flags).value) return 0u;
+  return FilterWord(push.filter_flags + 4ul * uint64_t(i + 1u)).value;
+}
 
 const uint kTensorBytes = 288u;
 const uint kTileBytes = 48u;

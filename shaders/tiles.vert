@@ -33,13 +33,13 @@ void main() {
 
   TensorImage tensor = tensor_at(tile.shape.z);
   out_dim = push.dim;
-  if (int(tensor.layer) < push.layer_min || int(tensor.layer) > push.layer_max) {
-    if (push.outside == 0u) {
-      gl_Position = vec4(0.0, 0.0, 0.0, 1.0);  // hidden by the layer filter: no area
-      return;
-    }
-    out_dim *= 0.18;  // as shaders/scene.glsl kFilterDim
+  uint flag = filter_flag(tile.shape.z);  // the op types and tensors: written by the worker
+  if (int(tensor.layer) < push.layer_min || int(tensor.layer) > push.layer_max) flag = max(flag, push.outside == 0u ? 2u : 1u);
+  if (flag == 2u) {
+    gl_Position = vec4(0.0, 0.0, 0.0, 1.0);  // hidden by the filter: no area
+    return;
   }
+  if (flag == 1u) out_dim *= 0.18;  // as shaders/scene.glsl kFilterDim
   float range;
   if (push.colour_range == 1u) range = push.value_range > 0.0 ? push.value_range : image_header().value_abs_max;
   else range = max(abs(tensor.value_min), abs(tensor.value_max));

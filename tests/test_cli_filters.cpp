@@ -311,6 +311,30 @@ TEST(CliRender, AFailingRenderPrintsOneLine) {
   EXPECT_EQ(r.out, "");
   std::filesystem::remove_all(dir);
 }
+
+// view --focus: points for the named tensors and those feeding them; all: every tensor; a name
+// the model lacks is a one-line error. The images show every activation regardless.
+TEST(CliFilters, ViewFocusNamesTheTensorsWithPoints) {
+  const auto every = tensor_neurons(nnxr("inspect --scene --json").out);
+  const std::string headless = "env -u DISPLAY -u WAYLAND_DISPLAY";
+  const Result r = nnxr("view --frames 1 --stats --width 64 --height 48 --focus " + std::string(kRelu2), headless);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(number_after(r.out, R"("focus_tensors":)"), 1) << r.out;
+  const int64_t total = number_after(r.out, R"("activations_total":)");
+  EXPECT_EQ(number_after(r.out, R"("activations_shown":)"), total) << r.out;
+  const int64_t points = number_after(r.out, R"("points_resident":)");
+  EXPECT_GE(points, every.at(kRelu2)) << r.out;  // the focus and what feeds it
+  EXPECT_LT(points, total) << r.out;
+
+  const Result all = nnxr("view --frames 1 --stats --width 64 --height 48 --focus all", headless);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(number_after(all.out, R"("focus_tensors":)"), 0) << all.out;
+  EXPECT_EQ(number_after(all.out, R"("points_resident":)"), total) << all.out;
+
+  const Result bad = nnxr("view --frames 1 --stats --width 64 --height 48 --focus nope", headless);
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("no tensor named 'nope'"), std::string::npos) << bad.err;
+}
 #endif
 
 }  // namespace

@@ -601,6 +601,7 @@ struct XrViewer::Impl {
       params.view[v] = view_of(xv[v].pose);
       params.projection[v] = projection(xv[v].fov);
     }
+    state->follow_view(params.view[0], params.projection[0]);  // the left eye's view picks the focus
     overlay.clear();
     FeedbackInput feedback{.hands = hands,
                            .neuron_threshold = interaction.thresholds().neuron(),

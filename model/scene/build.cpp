@@ -247,7 +247,9 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     caps[i] = std::min<uint64_t>(uint64_t(im.segments[i].neuron_total), kMaxSegmentNeurons);
     neuron_cap += caps[i];
     st.neurons_total += uint64_t(im.segments[i].neuron_total);
-    if (sources[i].fn) connection_max += uint64_t(k) * caps[i];
+    if (sources[i].fn)
+      connection_max += options.connections_per_tensor ? std::min(uint64_t(k) * caps[i], options.connections_per_tensor)
+                                                       : uint64_t(k) * caps[i];
   }
   const uint64_t budget = options.budget;
   const uint64_t neuron_budget =
@@ -450,7 +452,10 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     st.connection_candidates += results[ti].candidates;
     tasks_of[i].push_back(ti);
   }
-  const auto conn_resident = apportion(kept, budget - std::min(budget, neuron_count));
+  std::vector<uint64_t> capped = kept;  // each tensor's strongest few (the sort keeps a prefix)
+  if (options.connections_per_tensor)
+    for (uint64_t& n : capped) n = std::min(n, options.connections_per_tensor);
+  const auto conn_resident = apportion(capped, budget - std::min(budget, neuron_count));
   uint64_t connection_count = 0;
   float max_abs = 0;
   for (size_t i = 0; i < S; ++i) {

@@ -30,12 +30,51 @@ std::vector<std::string> choose_focus(const model::Graph& graph, const Layout& l
   return out;
 }
 
-uint64_t focus_elements(const model::Graph& graph, const Layout& layout, const std::vector<std::string>& focus, int top_k) {
+bool in_frustum(const std::array<float, 16>& m, std::array<float, 3> p) {
+  float c[4];
+  for (int r = 0; r < 4; ++r) c[r] = m[size_t(r)] * p[0] + m[size_t(4 + r)] * p[1] + m[size_t(8 + r)] * p[2] + m[size_t(12 + r)];
+  return c[3] > 0 && std::abs(c[0]) <= c[3] && std::abs(c[1]) <= c[3];
+}
+
+std::vector<std::string> choose_focus(const model::Graph& graph, const Layout& layout, const FocusView& view, uint64_t points) {
+  std::vector<std::string> out;
+  uint64_t total = 0;
+  auto add = [&](model::TensorId id) {
+    const Block* b = layout.block(id);
+    if (!b || id >= graph.tensors.size()) return;
+    if (std::find(out.begin(), out.end(), graph.tensors[id].name) != out.end()) return;
+    out.push_back(graph.tensors[id].name);
+    total += uint64_t(b->elements);
+  };
+  if (!view.selected.empty())
+    for (model::TensorId id = 0; id < graph.tensors.size(); ++id)
+      if (graph.tensors[id].name == view.selected) add(id);
+  const auto& d = view.aim_direction;
+  if (d[0] != 0 || d[1] != 0 || d[2] != 0) {
+    // Any element within a few neuron spacings of the ray: the map the viewer aims at.
+    if (const auto hit = layout.pick(view.aim_origin, d, 4 * layout.options().neuron_spacing)) add(hit->tensor);
+  }
+  const uint64_t left = points > total ? points - total : 0;
+  const auto& clip = view.clip;
+  // The nearest in view always (whatever the selection took), then more while points are left.
+  auto nearest = choose_focus(graph, layout, view.eye, [&](std::array<float, 3> p) { return in_frustum(clip, p); },
+                              std::max<uint64_t>(left, 1));
+  for (size_t i = 0; i < nearest.size() && (i == 0 || left > 0); ++i)
+    if (std::find(out.begin(), out.end(), nearest[i]) == out.end()) out.push_back(std::move(nearest[i]));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+uint64_t focus_elements(const model::Graph& graph, const Layout& layout, const std::vector<std::string>& focus, int top_k,
+                        uint64_t connections_per_tensor) {
   const uint64_t k = uint64_t(std::clamp(top_k, 1, 16));
+  auto connections = [&](uint64_t neurons) {
+    return connections_per_tensor ? std::min(neurons * k, connections_per_tensor) : neurons * k;
+  };
   if (focus.empty()) {
     uint64_t n = 0;
-    for (const Block& b : layout.blocks()) n += uint64_t(b.elements);
-    return n * (1 + k);
+    for (const Block& b : layout.blocks()) n += uint64_t(b.elements) + connections(uint64_t(b.elements));
+    return n;
   }
   std::vector<uint8_t> role(graph.tensors.size(), 0);
   for (const std::string& name : focus)
@@ -49,7 +88,8 @@ uint64_t focus_elements(const model::Graph& graph, const Layout& layout, const s
       }
   uint64_t n = 0;
   for (const Block& b : layout.blocks())
-    if (b.tensor < role.size() && role[b.tensor]) n += uint64_t(b.elements) * (role[b.tensor] == 2 ? 1 + k : 1);
+    if (b.tensor < role.size() && role[b.tensor])
+      n += uint64_t(b.elements) + (role[b.tensor] == 2 ? connections(uint64_t(b.elements)) : 0);
   return n;
 }
 

@@ -219,6 +219,24 @@ ImagesStats write_images(const Layout& layout, const Activations& values, std::s
   return plan.stats;
 }
 
+std::vector<uint8_t> image_filter(const model::Graph& graph, const Layout& layout, const Filter& filter) {
+  std::vector<model::TensorId> tensors = filter.tensors;
+  std::sort(tensors.begin(), tensors.end());
+  const uint8_t outside = filter.outside == Filter::Outside::Dim ? 1 : 2;
+  std::vector<uint8_t> out;
+  out.reserve(layout.blocks().size());
+  for (const Block& b : layout.blocks()) {
+    bool inside = tensors.empty() || std::binary_search(tensors.begin(), tensors.end(), b.tensor);
+    if (inside && !filter.op_types.empty()) {
+      const model::Tensor* t = b.tensor < graph.tensors.size() ? &graph.tensors[b.tensor] : nullptr;
+      const std::string* op = t && t->producer != model::kNone && t->producer < graph.nodes.size() ? &graph.nodes[t->producer].op_type : nullptr;
+      inside = op && std::find(filter.op_types.begin(), filter.op_types.end(), *op) != filter.op_types.end();
+    }
+    out.push_back(inside ? 0 : outside);
+  }
+  return out;
+}
+
 ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads) {
   const ImagesStats planned = plan_images(layout);
   const std::span<std::byte> memory = sink.image(planned.bytes);

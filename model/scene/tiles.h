@@ -93,7 +93,15 @@ class ImageSink {
   virtual std::span<std::byte> image(uint64_t bytes) = 0;
   // Makes the written image the one frames draw from now on.
   virtual void publish_image(const ImagesStats& stats) = 0;
+  // How the images of the op-type and tensor filters show, per image tensor (image_filter()); a
+  // few bytes per tensor, written on every filter change. By default ignored.
+  virtual void write_image_filter(std::span<const uint8_t> /*flags*/) {}
 };
+
+// Per laid-out block (the image's tensor table, in layout order), what the filter's op types and
+// tensors do to its image: 0 shown, 1 dimmed, 2 hidden, by Filter::outside. The layer window is
+// left to the frame (it applies at once, without the worker). O(blocks).
+std::vector<uint8_t> image_filter(const model::Graph& graph, const Layout& layout, const Filter& filter);
 
 // Plans, writes and publishes: what the worker does after each inference.
 ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads = 1);

@@ -272,6 +272,52 @@ TEST_F(TilesRender, KnownValuesGiveTheKnownImage) {
   EXPECT_TRUE(test::near_colour(at(image, centre(1, 0)), corner, 2)) << describe(at(image, centre(1, 0))) << describe(corner);
 }
 
+// The op-type and tensor filters reach the images through a few bytes per tensor
+// (scene::image_filter → ActivationImages::write_image_filter): hidden, dimmed, shown again.
+TEST_F(TilesRender, OpAndTensorFiltersHideOrDimImages) {
+  // X (input) → Relu → Y; X all −4 (blue), so Y, behind X in this view, is all 0 (grey).
+  const model::Graph g = relu_graph(1, 4, 4);
+  std::vector<float> x(16, -4.f);
+  const KnownRun run(g, x);
+  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.25f});
+  scene::publish_images(layout, run.acts, buffers->images());
+  const scene::Block& b = *layout.block(g.inputs[0]);
+  const auto c = layout.position(b.tensor, 5);
+  const glm::vec3 p(c[0], c[1], c[2]);
+  RgbaImage image = render();
+  uint8_t shown[4], corner[4];
+  std::memcpy(shown, at(image, p), 4);
+  std::memcpy(corner, image.at(0, 0), 4);
+  ASSERT_TRUE(test::is_blue(shown)) << describe(shown);
+
+  scene::Filter only_relu;
+  only_relu.op_types = {"Relu"};
+  const std::vector<uint8_t> hide = scene::image_filter(g, layout, only_relu);
+  ASSERT_EQ(hide.size(), layout.blocks().size());
+  for (size_t i = 0; i < hide.size(); ++i)
+    EXPECT_EQ(hide[i], layout.blocks()[i].tensor == g.inputs[0] ? 2 : 0) << "block " << i;  // X is not a Relu's
+  buffers->images().write_image_filter(hide);
+  image = render();
+  EXPECT_TRUE(is_grey(at(image, p))) << describe(at(image, p)) << " " << test::save_failure_image(image, "tiles_filter_hide");  // Y's zeros
+  EXPECT_FALSE(test::near_colour(at(image, p), corner, 2));
+
+  only_relu.outside = scene::Filter::Outside::Dim;
+  buffers->images().write_image_filter(scene::image_filter(g, layout, only_relu));
+  image = render();
+  const uint8_t* dim = at(image, p);
+  EXPECT_TRUE(dim[2] > dim[0] && dim[2] < shown[2] / 2) << describe(dim) << " vs " << describe(shown) << " "
+                                                        << test::save_failure_image(image, "tiles_filter_dim");
+
+  scene::Filter by_tensor;  // the tensor filter: only X
+  by_tensor.tensors = {g.inputs[0]};
+  buffers->images().write_image_filter(scene::image_filter(g, layout, by_tensor));
+  image = render();
+  EXPECT_TRUE(test::near_colour(at(image, p), shown, 2)) << describe(at(image, p));
+  buffers->images().write_image_filter(scene::image_filter(g, layout, scene::Filter{}));
+  image = render();
+  EXPECT_TRUE(test::near_colour(at(image, p), shown, 2)) << describe(at(image, p));
+}
+
 TEST_F(TilesRender, MinifiedTileKeepsASingleStrongValueVisible) {
   // 512 × 512 zeros but one −9 at (300, 77): the map is about 20 pixels wide, so a pixel covers
   // some 25 × 25 elements and the one strong value must still colour one of them.

@@ -1,5 +1,6 @@
 // Worker: supersede semantics, pipeline ordering, progress, error reporting and shutdown, with
 // scripted stages whose timing the test controls.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -11,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include <glm/glm.hpp>
+#include <glm/gtc/matrix_transform.hpp>
 #include <gtest/gtest.h>
 
 #include "assets/assets.h"
@@ -659,6 +662,86 @@ TEST(WorkerScene, LegendFollowsTheHoveredTensorThenTheSelection) {
   EXPECT_EQ(sink.focus[3], a.tensor);
   auto events = drain(w);
   EXPECT_TRUE(events_of<Failed>(events).empty());
+}
+
+// A view from beside `b` (along +Z, at its depth), looking at its centre.
+scene::FocusView looking_at(const scene::Block& b, float spacing) {
+  const glm::vec3 lo(b.min[0], b.min[1], b.min[2]), hi(b.max[0], b.max[1], b.max[2]);
+  const glm::vec3 centre = 0.5f * (lo + hi);
+  const glm::vec3 eye(centre.x, centre.y, hi.z + 2 * spacing);
+  const glm::mat4 clip = glm::perspective(glm::radians(60.0f), 1.0f, 0.0001f, 100.0f) * glm::lookAt(eye, centre, {0, 1, 0});
+  scene::FocusView v;
+  v.eye = {eye.x, eye.y, eye.z};
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r) v.clip[size_t(4 * c + r)] = clip[c][r];
+  v.aim_origin = v.eye;
+  v.aim_direction = {0, 0, -1};
+  return v;
+}
+
+std::vector<std::string> resident_tensors(const model::Graph& g, const scene::InMemorySink& sink, bool with_connections) {
+  std::vector<std::string> out;
+  for (const scene::Segment& s : sink.segments)
+    if (s.neuron_count > 0 && (!with_connections || s.connection_count > 0)) out.push_back(g.tensors[s.tensor].name);
+  return out;
+}
+
+// The focus follows the view (WorkerOptions::follow_view): the tensor looked at gets points and
+// connections; when the viewer moves to another, that one is resident and the first is not; the
+// same view again rebuilds nothing.
+TEST(WorkerScene, TheFocusFollowsTheView) {
+  scene::InMemorySink sink;
+  WorkerOptions o = quiet();
+  o.follow_view = true;
+  o.focus_points = 1;  // the tensor looked at and no more
+  o.scene.connections_per_tensor = 50;
+  Worker w(sink, o);
+  w.load({"digits", digits}, ones);
+  auto events = drain(w);
+  ASSERT_EQ(events_of<SceneBuilt>(events).size(), 1u);
+  EXPECT_TRUE(events_of<SceneBuilt>(events)[0].focus.empty());  // no view yet: every tensor
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const float spacing = layout.options().neuron_spacing;
+  // Two activations with connections, far apart: the second block and the last.
+  const scene::Block& a = layout.blocks()[1];
+  const scene::Block& b = layout.blocks().back();
+  const std::string name_a = g.tensors[a.tensor].name, name_b = g.tensors[b.tensor].name;
+  ASSERT_NE(name_a, name_b);
+
+  w.view(looking_at(a, spacing));
+  events = drain(w);
+  auto built = events_of<SceneBuilt>(events);
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_TRUE(built[0].refocused);
+  EXPECT_EQ(built[0].focus, std::vector<std::string>{name_a});
+  EXPECT_EQ(resident_tensors(g, sink, true), std::vector<std::string>{name_a});
+  for (const scene::Segment& s : sink.segments) EXPECT_LE(s.connection_count, 50u);  // the cap
+  const uint64_t generation = sink.generation;
+
+  w.view(looking_at(b, spacing));
+  events = drain(w);
+  built = events_of<SceneBuilt>(events);
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_EQ(built[0].focus, std::vector<std::string>{name_b});
+  EXPECT_EQ(resident_tensors(g, sink, true), std::vector<std::string>{name_b});
+  const auto resident = resident_tensors(g, sink, false);
+  EXPECT_EQ(std::count(resident.begin(), resident.end(), name_a), 0) << "the old focus is no longer resident";
+  EXPECT_EQ(sink.generation, generation + 1);
+
+  w.view(looking_at(b, spacing * 1.5f));  // moved a little: same focus, no rebuild
+  events = drain(w);
+  EXPECT_TRUE(events_of<SceneBuilt>(events).empty());
+  EXPECT_EQ(sink.generation, generation + 1);
+
+  // The selection stays in the focus wherever the viewer looks.
+  scene::FocusView v = looking_at(b, spacing);
+  v.selected = name_a;
+  w.view(v);
+  events = drain(w);
+  built = events_of<SceneBuilt>(events);
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_EQ(built[0].focus, (std::vector<std::string>{std::min(name_a, name_b), std::max(name_a, name_b)}));
 }
 
 TEST(WorkerScene, BadModelIsAFailedEventNamingTheFile) {
