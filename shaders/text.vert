@@ -14,6 +14,13 @@ layout(location = 3) flat out uint out_fill;   // Fill, | 4 on the menu's canvas
 layout(location = 4) flat out uvec2 out_image;  // pictures: first pixel, width | height << 16
 layout(location = 5) out vec2 out_canvas;     // the menu's canvas pixels
 
+// A quad that is not drawn collapses to one point inside the clip volume (no area, no fragments)
+// rather than being moved outside it: with such quads outside it, lavapipe (Mesa 22.3) multiview
+// rasterised a few of the second view's quads into the first view's layer (gl_ViewIndex 1 in
+// their vertex shader, 0 in their fragment shader), so the left eye showed some of the right
+// eye's panel text 41 px from its own (tests/xr/test_xr_view.cpp checks that the eyes agree).
+const vec4 kNowhere = vec4(0.0, 0.0, 0.0, 1.0);
+
 const vec2 kCorners[6] = vec2[](vec2(0, 0), vec2(1, 0), vec2(1, 1), vec2(0, 0), vec2(1, 1), vec2(0, 1));
 
 void main() {
@@ -33,7 +40,7 @@ void main() {
   if ((flags & 1u) != 0u) {
     const bool menu = (flags & 32u) != 0u;  // on the filter menu's canvas
     if ((push.screen & 1u) == 0u || (menu && (push.screen & 4u) == 0u)) {
-      gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // panels (or the menu) are off for this target: nothing is drawn
+      gl_Position = kNowhere;  // panels (or the menu) are off for this target: nothing is drawn
       return;
     }
     const bool planes = (push.screen & 2u) != 0u;
@@ -60,7 +67,7 @@ void main() {
   const float px = distance > 1e-5 ? em * abs(frame.projection[gl_ViewIndex][1][1]) * 0.5 * push.viewport.y / distance : 0.0;
   const float min_px = float((flags >> 8) & 255u), max_px = float((flags >> 16) & 255u);
   if (!(px >= max(min_px, 1.0))) {
-    gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // outside the clip volume: nothing is drawn
+    gl_Position = kNowhere;  // too small: nothing is drawn
     return;
   }
   const float s = px > max_px ? max_px / px : 1.0;

@@ -947,6 +947,34 @@ TEST(XrView, TheHandMenuTogglesOpsDimsIsolatesThePathAndResets) {
   EXPECT_EQ(json_string(reset, "tensor"), scene.graph.tensors[selected].name) << reset;  // still selected
 }
 
+// Pixels of the left eye's capture that differ from the right eye's at the same place moved
+// `shift` pixels right, at the shift where the fewest differ (returned in *shift): for a plane
+// seen face on, the eyes' images differ only by that shift.
+int stereo_mismatch(const fs::path& left, const fs::path& right, int* shift) {
+  int w = 0, h = 0, n = 0, w2 = 0, h2 = 0;
+  unsigned char* l = stbi_load(left.c_str(), &w, &h, &n, 4);
+  unsigned char* r = stbi_load(right.c_str(), &w2, &h2, &n, 4);
+  int best = -1;
+  if (l != nullptr && r != nullptr && w == w2 && h == h2) {
+    for (int s = 0; s <= 80; ++s) {
+      int differ = 0;
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x + s < w; ++x) {
+          const unsigned char* a = l + 4 * (size_t(y) * w + x + s);
+          const unsigned char* b = r + 4 * (size_t(y) * w + x);
+          if (std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]) > 40) ++differ;
+        }
+      if (best < 0 || differ < best) {
+        best = differ;
+        *shift = s;
+      }
+    }
+  }
+  stbi_image_free(l);
+  stbi_image_free(r);
+  return best;
+}
+
 bool have_tesseract() { return std::system("command -v tesseract >/dev/null 2>&1") == 0; }
 
 TEST(XrView, TheViewsPanelsStandInTheRoomAndReadInTheEye) {
@@ -963,6 +991,17 @@ TEST(XrView, TheViewsPanelsStandInTheRoomAndReadInTheEye) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path eye = capture_at(env, 1000000, 0);
   ASSERT_FALSE(eye.empty()) << env.capture_dir();
+  // Each eye shows only its own copy of the panels: the left eye's image is the right eye's moved
+  // right by the disparity (about 41 px here), not that plus some of the right eye's text.
+  const fs::path right = capture_at(env, 1000000, 1);
+  ASSERT_FALSE(right.empty()) << env.capture_dir();
+  int shift = 0;
+  const int mismatch = stereo_mismatch(eye, right, &shift);
+  EXPECT_GT(shift, 20) << "the eyes see the panels from 0.8 m, from points 64 mm apart";
+  EXPECT_GE(mismatch, 0);
+  // 4685 here (glyph edges: the disparity is not a whole pixel); 16023 when the left eye also
+  // showed the right eye's title plate and first glyphs.
+  EXPECT_LT(mismatch, 8000) << "pixels of " << eye << " not at " << right << " moved " << shift << " px";
   const fs::path base = fs::path(env.dir()) / "ocr";
   const std::string cmd = "tesseract '" + eye.string() + "' '" + base.string() + "' --psm 11 >/dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
