@@ -2,6 +2,7 @@
 // window opens, draws and closes with no validation error; keys change thresholds and the draw
 // counts; clicks select; F12 writes a picture of the network; `nnxr view` prints its --stats line,
 // falls back to offscreen without a display, and refuses --xr.
+#include <limits>
 #include <stb_image.h>
 
 #include <atomic>
@@ -125,51 +126,57 @@ TEST(Desktop, ThresholdKeysChangeTheDrawCounts) {
   EXPECT_EQ(v.validation_errors(), 0u);
 }
 
-TEST(Desktop, ClickingANeuronSelectsIt) {
-  REQUIRE_DISPLAY();
-  const model::Graph g = digits();
-  const scene::Layout layout = scene::Layout::build(g, {});
-  // The middle element of the deepest laid-out block, projected through the viewer's camera.
-  const scene::Block& block = layout.blocks().back();
-  const int64_t elements = block.tiles * block.tile_h * block.tile_w;
-  const auto p = layout.position(block.tensor, elements / 2);
-
-  DesktopViewer v(test_options());
-  v.load({"digits", digits}, random_feeds);
-  ASSERT_TRUE(settle(v));
-  const FlyCamera& c = v.interaction().camera();
-  const glm::vec4 clip = c.projection(640.0f / 400.0f) * c.view() * glm::vec4(p[0], p[1], p[2], 1);
-  const float x = (clip.x / clip.w + 1) * 0.5f * 640, y = (clip.y / clip.w + 1) * 0.5f * 400;
-  ASSERT_TRUE(x >= 0 && x < 640 && y >= 0 && y < 400) << "the neuron is off screen at " << x << ", " << y;
-  v.click(Button::Left, Press::Down, x, y);
-  v.click(Button::Left, Press::Up, x, y);
-  ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; }));
-  const SelectionState& s = *v.interaction().selection();
-  EXPECT_EQ(s.tensor_name, g.tensors[block.tensor].name);
-  EXPECT_EQ(s.element, elements / 2);
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());  // the highlight draws
-  EXPECT_EQ(v.validation_errors(), 0u);
-  // A click into empty space clears it.
-  v.click(Button::Left, Press::Down, 2, 2);
-  ASSERT_TRUE(frames_until(v, [&] { return !v.interaction().selection().has_value(); }));
-}
-
-// Where the middle element of the digits model's deepest block appears in the window at the home
-// view (640x400), and that element.
+// The middle element of the digits model's block nearest the camera at the home view (640x400)
+// that shows clear of the filter menu at the right edge (a click there presses the menu), where
+// it appears, and that element. The nearest block is in front of every other along its ray.
 struct OnScreen {
   float x = 0, y = 0;
   std::string tensor;
   int64_t element = 0;
 };
-OnScreen deepest_neuron(const DesktopViewer& v, const model::Graph& g) {
+OnScreen nearest_neuron(const DesktopViewer& v, const model::Graph& g) {
   const scene::Layout layout = scene::Layout::build(g, {});
-  const scene::Block& block = layout.blocks().back();
-  const int64_t elements = block.tiles * block.tile_h * block.tile_w;
-  const auto p = layout.position(block.tensor, elements / 2);
-  const FlyCamera& c = const_cast<DesktopViewer&>(v).interaction().camera();
-  const glm::vec4 clip = c.projection(640.0f / 400.0f) * c.view() * glm::vec4(p[0], p[1], p[2], 1);
-  return {(clip.x / clip.w + 1) * 0.5f * 640, (clip.y / clip.w + 1) * 0.5f * 400, g.tensors[block.tensor].name,
-          elements / 2};
+  DesktopViewer& viewer = const_cast<DesktopViewer&>(v);
+  const FlyCamera& c = viewer.interaction().camera();
+  const FilterMenu menu{viewer.interaction().op_counts().size()};
+  const FilterMenu::Placement placed = menu.desktop(640, 400);
+  OnScreen best;
+  float best_depth = std::numeric_limits<float>::infinity();
+  for (const scene::Block& block : layout.blocks()) {
+    const int64_t elements = block.tiles * block.tile_h * block.tile_w;
+    const auto p = layout.position(block.tensor, elements / 2);
+    const glm::vec4 clip = c.projection(640.0f / 400.0f) * c.view() * glm::vec4(p[0], p[1], p[2], 1);
+    const float x = (clip.x / clip.w + 1) * 0.5f * 640, y = (clip.y / clip.w + 1) * 0.5f * 400;
+    const bool on_screen = clip.w > 0 && x >= 0 && x < 640 && y >= 0 && y < 400;
+    const bool on_menu = x >= placed.origin.x && x < placed.origin.x + menu.size().x * placed.scale &&
+                         y >= placed.origin.y && y < placed.origin.y + menu.size().y * placed.scale;
+    if (on_screen && !on_menu && clip.w < best_depth) {
+      best_depth = clip.w;
+      best = {x, y, g.tensors[block.tensor].name, elements / 2};
+    }
+  }
+  EXPECT_FALSE(best.tensor.empty()) << "no block shows clear of the filter menu";
+  return best;
+}
+
+TEST(Desktop, ClickingANeuronSelectsIt) {
+  REQUIRE_DISPLAY();
+  const model::Graph g = digits();
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(settle(v));
+  const OnScreen n = nearest_neuron(v, g);
+  v.click(Button::Left, Press::Down, n.x, n.y);
+  v.click(Button::Left, Press::Up, n.x, n.y);
+  ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; }));
+  const SelectionState& s = *v.interaction().selection();
+  EXPECT_EQ(s.tensor_name, n.tensor);
+  EXPECT_EQ(s.element, n.element);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());  // the highlight draws
+  EXPECT_EQ(v.validation_errors(), 0u);
+  // A click into empty space clears it.
+  v.click(Button::Left, Press::Down, 2, 2);
+  ASSERT_TRUE(frames_until(v, [&] { return !v.interaction().selection().has_value(); }));
 }
 
 // Saves a screenshot of the next frame and loads it as RGBA.
@@ -208,7 +215,7 @@ TEST(Desktop, ReplacingTheRendererKeepsTheHighlightOnTheNewOne) {
   ASSERT_TRUE(settle(v));
   const std::string path = (fs::temp_directory_path() / ("nnxr-rebuild-" + std::to_string(getpid()))).string();
   const std::vector<unsigned char> plain = shoot(v, path);
-  const OnScreen n = deepest_neuron(v, g);
+  const OnScreen n = nearest_neuron(v, g);
   v.click(Button::Left, Press::Down, n.x, n.y);
   v.click(Button::Left, Press::Up, n.x, n.y);
   ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; }));
@@ -240,7 +247,7 @@ TEST(Desktop, SelectingPrintsNothingOnStdout) {
   DesktopViewer v(test_options());
   v.load({"digits", digits}, random_feeds);
   ASSERT_TRUE(settle(v));
-  const OnScreen n = deepest_neuron(v, g);
+  const OnScreen n = nearest_neuron(v, g);
   testing::internal::CaptureStdout();
   v.click(Button::Left, Press::Down, n.x, n.y);
   const bool selected =
@@ -326,7 +333,9 @@ TEST(Offscreen, PublishesWhileNoFrameIsDrawnDoNotWait) {
   std::vector<uint64_t> generations;
   for (const WorkerEvent& e : v.worker().take_events())
     if (auto* b = std::get_if<SceneBuilt>(&e)) generations.push_back(b->generation);
-  EXPECT_EQ(generations, (std::vector<uint64_t>{2, 3}));
+  // Each input of the same shape publishes a refresh of the scene in place, then the exact
+  // build that follows once the worker is idle: four publishes, none of them waited for.
+  EXPECT_EQ(generations, (std::vector<uint64_t>{2, 3, 4, 5}));
   EXPECT_EQ(v.validation_errors(), 0u);
 }
 
