@@ -15,6 +15,8 @@
 #include <string_view>
 #include <thread>
 
+#include "model/size_string.h"
+
 namespace nnxr::app {
 namespace {
 
@@ -135,12 +137,12 @@ uint64_t reserve_scene_memory(uint64_t budget, const char* command, double share
   const uint64_t fits = left / kSceneBytesPerElement;
   if (fits < std::max<uint64_t>(minimum, 1))
     throw std::runtime_error(std::string(command) + ": no memory left for the scene under the memory ceiling of " +
-                             runtime::byte_string(limit) + " (--max-memory): the run's tensors hold " + runtime::byte_string(held));
+                             model::size_string(limit) + " (--max-memory): the run's tensors hold " + model::size_string(held));
   if (budget > fits) {
     std::cerr << (std::string_view(command) == "render" ? "" : "nnxr: ") << command << ": budget " << budget << " lowered to " << fits << ": at " << kSceneBytesPerElement
-              << " bytes an element, that is what fits in the " << runtime::byte_string(left) << (share < 1 ? " (its share) " : " ")
+              << " bytes an element, that is what fits in the " << model::size_string(left) << (share < 1 ? " (its share) " : " ")
               << "left under the memory ceiling of "
-              << runtime::byte_string(limit) << " (--max-memory) beside the run's " << runtime::byte_string(held) << '\n';
+              << model::size_string(limit) << " (--max-memory) beside the run's " << model::size_string(held) << '\n';
     budget = fits;
   }
   runtime::memory_acquire(budget * kSceneBytesPerElement);  // held until the process exits

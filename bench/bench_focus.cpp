@@ -22,6 +22,7 @@
 
 #include "engine/worker.h"
 #include "model/load.h"
+#include "tests/support/random_feeds.h"
 
 namespace {
 
@@ -29,25 +30,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace nnxr;
 
-engine::Feeds random_feeds(const model::Graph& g) {
-  engine::Feeds feeds;
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (auto id : g.inputs) {
-    const model::Tensor& t = g.tensors[id];
-    model::TensorData d;
-    d.dtype = model::DType::Float;
-    d.shape = t.shape;
-    for (int64_t& s : d.shape) s = std::max<int64_t>(s, 1);
-    d.bytes.resize(static_cast<size_t>(d.elements()) * 4);
-    for (size_t i = 0; i < d.bytes.size(); i += 4) {
-      const float v = u(rng);
-      std::memcpy(d.bytes.data() + i, &v, 4);
-    }
-    feeds[t.name] = std::move(d);
-  }
-  return feeds;
-}
+engine::Feeds random_feeds(const model::Graph& g) { return test::random_feeds(g, 1, -1, 1); }
 
 // From beside the block (+Z), level with its centre, looking a little down the depth axis so
 // that the aim ray crosses the block's plane.

@@ -23,6 +23,7 @@
 
 #include "engine/desktop.h"
 #include "model/load.h"
+#include "tests/support/random_feeds.h"
 #include "tests/engine/xvfb.h"
 
 namespace {
@@ -36,25 +37,7 @@ const char* const kModels[][2] = {
     {"mobilenet_v2", "arch/mobilenet_v2-op13.onnx"},
 };
 
-engine::Feeds random_feeds(const model::Graph& g) {
-  engine::Feeds feeds;
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (auto id : g.inputs) {
-    const model::Tensor& t = g.tensors[id];
-    model::TensorData d;
-    d.dtype = model::DType::Float;
-    d.shape = t.shape;
-    for (int64_t& s : d.shape) s = std::max<int64_t>(s, 1);
-    d.bytes.resize(static_cast<size_t>(d.elements()) * 4);
-    for (size_t i = 0; i < d.bytes.size(); i += 4) {
-      const float v = u(rng);
-      std::memcpy(d.bytes.data() + i, &v, 4);
-    }
-    feeds[t.name] = std::move(d);
-  }
-  return feeds;
-}
+engine::Feeds random_feeds(const model::Graph& g) { return test::random_feeds(g, 1, -1, 1); }
 
 test::Xvfb& xvfb() {
   static test::Xvfb server;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "model/size_string.h"
+
 namespace nnxr::model {
 
 // "a FIFO", "a character device", "a folder", ... for the file type of `path` (not following a
@@ -38,8 +40,5 @@ enum class WriteMode {
 void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes, WriteMode mode);
 // The same for several pieces written one after the other (a header, then the data).
 void write_file(const std::filesystem::path& path, std::initializer_list<std::span<const std::byte>> pieces, WriteMode mode);
-
-// "1.5 GiB", "12.0 MiB", "512 bytes"
-std::string size_string(uint64_t bytes);
 
 }  // namespace nnxr::model

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "model/size_string.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/kernels_more.h"
@@ -29,23 +30,12 @@ void memory_acquire(uint64_t bytes) {
   const uint64_t limit = g_memory_limit.load(std::memory_order_relaxed);
   if (limit != 0 && held > limit) {
     g_memory_held.fetch_sub(bytes, std::memory_order_relaxed);
-    throw MemoryLimitError("a buffer of " + byte_string(bytes) + " would pass the memory ceiling of " + byte_string(limit) + " (" +
-                           byte_string(held - bytes) + " already held; see --max-memory)");
+    throw MemoryLimitError("a buffer of " + model::size_string(bytes) + " would pass the memory ceiling of " + model::size_string(limit) + " (" +
+                           model::size_string(held - bytes) + " already held; see --max-memory)");
   }
 }
 
 void memory_release(uint64_t bytes) noexcept { g_memory_held.fetch_sub(bytes, std::memory_order_relaxed); }
-
-std::string byte_string(uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " bytes";
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes) / 1024;
-  int u = 0;
-  while (v >= 1024 && u < 5) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
-}
 
 // ---- RunOptions ------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 // OpenBLAS (pthreads build): stops its worker threads. Not in cblas.h; weak, as other builds lack it.
 extern "C" __attribute__((weak)) int blas_thread_shutdown_(void);
 
+#include "model/size_string.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 
@@ -420,7 +421,7 @@ RunStats Session::run(const RunOptions& options) {
         if (t != model::kNone) outs += (outs.empty() ? "" : ", ") + quoted(g.tensors[t].name);
       throw RuntimeError("node " + node_label(n) + (outs.empty() ? "" : " computing " + outs) + ": " + e.what());
     } catch (const std::bad_alloc&) {
-      throw RuntimeError("node " + node_label(n) + ": out of memory computing its outputs (" + byte_string(memory_held()) +
+      throw RuntimeError("node " + node_label(n) + ": out of memory computing its outputs (" + model::size_string(memory_held()) +
                          " held by tensors)");
     } catch (const std::length_error& e) {
       throw RuntimeError("node " + node_label(n) + ": a buffer is too large (" + e.what() + ")");

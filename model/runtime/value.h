@@ -34,8 +34,6 @@ uint64_t memory_held();
 // Counts `bytes` as held; throws MemoryLimitError (and counts nothing) beyond the ceiling.
 void memory_acquire(uint64_t bytes);
 void memory_release(uint64_t bytes) noexcept;
-// "1.5 GiB", "12.0 MiB", "512 bytes"
-std::string byte_string(uint64_t bytes);
 
 // Storage aligned to a cache line, so that kernels can use aligned (and streaming) vector stores.
 template <class T>

@@ -23,6 +23,7 @@
 #include "model/scene/scene.h"
 #include "tests/engine/desktop_support.h"
 #include "tests/support/json_line.h"
+#include "tests/support/random_feeds.h"
 #include "tests/support/run_nnxr.h"
 
 namespace nnxr::engine {
@@ -36,26 +37,7 @@ model::Graph digits() {
 }
 
 // Deterministic pseudo-random inputs for every graph input (float32 only).
-Feeds random_feeds(const model::Graph& g) {
-  Feeds feeds;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(0, 1);
-  for (auto id : g.inputs) {
-    const model::Tensor& t = g.tensors[id];
-    model::TensorData d;
-    d.dtype = model::DType::Float;
-    d.shape = t.shape;
-    for (int64_t& s : d.shape) s = std::max<int64_t>(s, 1);
-    const int64_t n = d.elements();
-    d.bytes.resize(static_cast<size_t>(n) * 4);
-    for (int64_t i = 0; i < n; ++i) {
-      const float v = u(rng);
-      std::memcpy(d.bytes.data() + i * 4, &v, 4);
-    }
-    feeds[t.name] = std::move(d);
-  }
-  return feeds;
-}
+Feeds random_feeds(const model::Graph& g) { return test::random_feeds(g, 7, 0, 1); }
 
 ViewerOptions test_options() { return test::desktop_test_options(640, 400, 200'000); }
 

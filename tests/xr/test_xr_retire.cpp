@@ -14,6 +14,7 @@
 #include "assets/assets.h"
 #include "model/load.h"
 #include "tests/xrsim/client/xr_client.h"
+#include "tests/support/random_feeds.h"
 #include "tests/xrsim/xrsim.h"
 #include "xr/session.h"
 
@@ -26,26 +27,7 @@ nnxr::engine::ModelSource digits() {
 }
 
 // Pseudo-random float inputs for every graph input.
-Feeds random_feeds(const nnxr::model::Graph& g, unsigned seed) {
-  Feeds feeds;
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(0, 1);
-  for (auto id : g.inputs) {
-    const nnxr::model::Tensor& t = g.tensors[id];
-    nnxr::model::TensorData d;
-    d.dtype = nnxr::model::DType::Float;
-    d.shape = t.shape;
-    for (int64_t& s : d.shape) s = std::max<int64_t>(s, 1);
-    const int64_t n = d.elements();
-    d.bytes.resize(static_cast<size_t>(n) * 4);
-    for (int64_t i = 0; i < n; ++i) {
-      const float v = u(rng);
-      std::memcpy(d.bytes.data() + i * 4, &v, 4);
-    }
-    feeds[t.name] = std::move(d);
-  }
-  return feeds;
-}
+Feeds random_feeds(const nnxr::model::Graph& g, unsigned seed) { return nnxr::test::random_feeds(g, seed, 0, 1); }
 
 nnxr::engine::InputSource input(unsigned seed) {
   return [seed](const nnxr::model::Graph& g) { return random_feeds(g, seed); };
