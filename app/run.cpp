@@ -129,7 +129,8 @@ void print_profile(const model::Graph& g, const std::vector<double>& node_ms, in
   }
 }
 
-// What the outputs say: a detector's boxes ("1 face: 99.9% at [0.41, 0.12, 0.58, 0.43]") or a
+// What the outputs say: a detector's boxes ("1 face: 99.9% at [0.41, 0.12, 0.58, 0.43]", with its
+// landmarks), a table of the largest values of several outputs in no known format, or a
 // classifier's top-5 with class names, after the raw outputs.
 void print_reading(const model::Graph& g, const runtime::Session& session, const std::optional<ClassList>& labels) {
   const scene::Activations values = scene::activations_of(session);
@@ -138,9 +139,29 @@ void print_reading(const model::Graph& g, const runtime::Session& session, const
     std::cout << "detections (" << d->format << ", " << d->candidates << " candidates): " << scene::summary(*d) << '\n';
     for (const scene::Detection& b : d->boxes) {
       char line[160];
-      std::snprintf(line, sizeof line, "  %5.1f%%  %s  [%.3f, %.3f, %.3f, %.3f]\n", 100.0 * b.score, b.name.c_str(), b.x0,
+      std::snprintf(line, sizeof line, "  %5.1f%%  %s  [%.3f, %.3f, %.3f, %.3f]", 100.0 * b.score, b.name.c_str(), b.x0,
                     b.y0, b.x1, b.y1);
       std::cout << line;
+      if (!b.points.empty()) std::cout << "  points";
+      for (const auto& p : b.points) {
+        std::snprintf(line, sizeof line, " (%.3f, %.3f)", p[0], p[1]);
+        std::cout << line;
+      }
+      std::cout << '\n';
+    }
+    return;
+  }
+  // Several outputs in no known format: each one's largest values.
+  if (const auto table = scene::output_table(g, values, 3); !table.empty()) {
+    std::cout << "outputs (no known detector or classifier format), largest values [flat index]:\n";
+    for (const scene::OutputRow& r : table) {
+      std::cout << "  " << r.name << "  " << r.shape << " ";
+      for (const auto& [index, value] : r.top) {
+        char item[64];
+        std::snprintf(item, sizeof item, "  %.4g [%lld]", double(value), static_cast<long long>(index));
+        std::cout << item;
+      }
+      std::cout << '\n';
     }
     return;
   }

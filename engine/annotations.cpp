@@ -104,6 +104,7 @@ glm::vec2 panel(TextBuilder& out, glm::vec2 at, Corner corner, const std::vector
 }
 
 const glm::vec4 kBox{0.25f, 1.0f, 0.35f, 1};
+const glm::vec4 kPoint{1.0f, 0.3f, 0.9f, 1};
 
 // A picture with a heading, `side` pixels on its longer side, at `at` from a top corner, with
 // detection boxes over it. Returns the panel's size.
@@ -131,6 +132,11 @@ glm::vec2 picture_panel(TextBuilder& out, glm::vec2 at, Corner corner, const std
     out.screen_rect({x_of(top_left.x + x0), top_left.y + y1 - t}, {x1 - x0, t}, box);
     out.screen_rect({x_of(top_left.x + x0), top_left.y + y0}, {t, y1 - y0}, box);
     out.screen_rect({x_of(top_left.x + x1 - t), top_left.y + y0}, {t, y1 - y0}, box);
+    // Landmarks (eyes, nose, mouth corners): small squares.
+    for (const auto& pt : d.points) {
+      const float px = std::clamp(pt[0], 0.0f, 1.0f) * image.x, py = std::clamp(pt[1], 0.0f, 1.0f) * image.y;
+      out.screen_rect({x_of(top_left.x + px - 2), top_left.y + py - 2}, {4, 4}, {.colour = kPoint, .corner = corner});
+    }
     char score[16];
     std::snprintf(score, sizeof score, "%.0f%%", 100.0 * d.score);
     out.screen({x_of(top_left.x + x0 + 2), top_left.y + y0 + 2}, score, {.em = 12, .colour = kBox, .corner = corner});
@@ -179,7 +185,8 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
 
   // ---- prediction (top right) -----------------------------------------------------------------
   float right_top = 14;  // the next free y on the right
-  const auto prediction = scene::predict(graph, values, options.words.class_names, 5);
+  // A detector's score maps ([1, cells, 1]) are no class vector: its detections stand instead.
+  const auto prediction = detections ? std::nullopt : scene::predict(graph, values, options.words.class_names, 5);
   if (prediction) {
     std::vector<Line> lines;
     std::string head = "Prediction";
@@ -211,6 +218,23 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
     const glm::vec2 size = panel(out, {14, right_top}, Corner::TopRight, lines);
     cover(Corner::TopRight, {14, right_top}, size);
     right_top += size.y + 10;
+  }
+
+  // ---- several outputs in no known format: a table of their largest values ---------------------
+  if (!prediction && !detections) {
+    const auto table = scene::output_table(graph, values, 3, 12);
+    if (!table.empty()) {
+      std::vector<Line> lines{{"Outputs (no known format)", 20, kDim}};
+      for (const scene::OutputRow& r : table) {
+        std::string top;
+        for (const auto& [index, value] : r.top) top += "  " + fixed(value) + " [" + std::to_string(index) + "]";
+        lines.push_back({scene::short_name(r.name, 20) + "  " + r.shape, 22, kText});
+        lines.push_back({"  top" + top, 18, kDim});
+      }
+      const glm::vec2 size = panel(out, {14, right_top}, Corner::TopRight, lines);
+      cover(Corner::TopRight, {14, right_top}, size);
+      right_top += size.y + 10;
+    }
   }
 
   // ---- an image output (style transfer, super-resolution) in its true colours ------------------

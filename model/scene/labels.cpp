@@ -170,10 +170,10 @@ std::optional<model::TensorId> score_output(const model::Graph& graph, const Act
 }  // namespace
 
 int64_t class_count(const model::Graph& graph, const Activations& values) {
+  // A detector first: YuNet's per-cell score maps would pass for class vectors.
+  if (const auto d = detect(graph, values, {}, 2.0f)) return d->classes;  // no box passes: the format alone
   const auto id = score_output(graph, values);
-  if (id) return int64_t(values[*id].data.size());
-  const auto d = detect(graph, values, {}, 2.0f);  // no box passes: the format alone
-  return d ? d->classes : 0;
+  return id ? int64_t(values[*id].data.size()) : 0;
 }
 
 std::optional<Prediction> predict(const model::Graph& graph, const Activations& values,
@@ -334,6 +334,103 @@ int64_t rows_of(std::span<const int64_t> s, int64_t k) {
 }
 int64_t cols_of(std::span<const int64_t> s) { return s.size() == 3 && s[0] == 1 ? s[2] : s.size() == 2 ? s[1] : 0; }
 
+// A stride's grid over the input: rows and columns of cells (the input's sides divided by the
+// stride, rounded down or, for padded inputs, up) whose product is `cells`; nullopt when neither.
+std::optional<std::pair<int64_t, int64_t>> grid_of(const ImageShape& in, int64_t stride, int64_t cells) {
+  for (const bool up : {false, true}) {
+    const int64_t rows = up ? (in.height + stride - 1) / stride : in.height / stride;
+    const int64_t cols = up ? (in.width + stride - 1) / stride : in.width / stride;
+    if (rows > 0 && cols > 0 && rows * cols == cells) return std::pair{rows, cols};
+  }
+  return std::nullopt;
+}
+
+bool name_has(const model::Graph& graph, model::TensorId id, std::string_view word) {
+  std::string n = graph.tensors[id].name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+  return n.find(word) != std::string::npos;
+}
+
+// YuNet (anchor-free, strides 8, 16 and 32): see detect().
+std::optional<Detections> yunet(const model::Graph& graph, const Activations& values, const ImageShape& in,
+                                float threshold, size_t max_boxes) {
+  struct Heads {
+    model::TensorId scores[2] = {model::kNone, model::kNone};  // class and objectness, either order
+    model::TensorId boxes = model::kNone, points = model::kNone;
+    int64_t rows = 0, cols = 0;
+  };
+  const int64_t strides[3] = {8, 16, 32};
+  Heads heads[3];
+  for (int s = 0; s < 3; ++s) {
+    Heads& h = heads[s];
+    std::vector<model::TensorId> ones, fours, tens;
+    for (model::TensorId o : graph.outputs) {
+      if (o >= values.size() || values[o].data.empty()) continue;
+      const auto shape = values[o].shape;
+      const int64_t k = cols_of(shape), n = rows_of(shape, k);
+      if (n < 1) continue;
+      const auto grid = grid_of(in, strides[s], n);
+      if (!grid || (k != 1 && k != 4 && k != 10) || values[o].data.size() < size_t(n * k)) continue;
+      h.rows = grid->first, h.cols = grid->second;
+      (k == 1 ? ones : k == 4 ? fours : tens).push_back(o);
+    }
+    // Several candidates of a kind: the one whose name says which (cls/obj, bbox, kps).
+    if (ones.size() > 2) {
+      std::vector<model::TensorId> named;
+      for (model::TensorId o : ones)
+        if (name_has(graph, o, "cls") || name_has(graph, o, "obj")) named.push_back(o);
+      ones = named;
+    }
+    auto pick = [&](std::vector<model::TensorId>& v, std::string_view word) {
+      if (v.size() == 1) return v[0];
+      for (model::TensorId o : v)
+        if (name_has(graph, o, word)) return o;
+      return model::kNone;
+    };
+    if (ones.size() != 2) return std::nullopt;
+    h.scores[0] = ones[0], h.scores[1] = ones[1];
+    h.boxes = pick(fours, "bbox");
+    if (h.boxes == model::kNone) return std::nullopt;
+    if (!tens.empty()) h.points = pick(tens, "kps");
+  }
+  Detections d;
+  d.format = "yunet";
+  d.output = heads[0].scores[0];
+  d.classes = 1;
+  d.noun = "face";
+  std::vector<Detection> found;
+  for (int s = 0; s < 3; ++s) {
+    const Heads& h = heads[s];
+    const float stride = float(strides[s]);
+    const int64_t cells = h.rows * h.cols;
+    d.candidates += cells;
+    const std::span<const float> a = values[h.scores[0]].data, b = values[h.scores[1]].data,
+                                 box = values[h.boxes].data;
+    const std::span<const float> kps = h.points != model::kNone ? values[h.points].data : std::span<const float>();
+    for (int64_t i = 0; i < cells; ++i) {
+      const float score = std::sqrt(std::clamp(a[size_t(i)], 0.0f, 1.0f) * std::clamp(b[size_t(i)], 0.0f, 1.0f));
+      if (!(score >= threshold)) continue;
+      const float gx = float(i % h.cols), gy = float(i / h.cols);
+      const float* r = box.data() + i * 4;
+      const float cx = (gx + r[0]) * stride, cy = (gy + r[1]) * stride;
+      const float bw = std::exp(std::min(r[2], 20.0f)) * stride, bh = std::exp(std::min(r[3], 20.0f)) * stride;
+      if (!std::isfinite(cx) || !std::isfinite(cy)) continue;
+      Detection det;
+      det.x0 = (cx - 0.5f * bw) / float(in.width), det.x1 = (cx + 0.5f * bw) / float(in.width);
+      det.y0 = (cy - 0.5f * bh) / float(in.height), det.y1 = (cy + 0.5f * bh) / float(in.height);
+      det.score = score;
+      if (!kps.empty())
+        for (int p = 0; p < 5; ++p)
+          det.points.push_back({(kps[size_t(i * 10 + 2 * p)] + gx) * stride / float(in.width),
+                                (kps[size_t(i * 10 + 2 * p + 1)] + gy) * stride / float(in.height)});
+      found.push_back(std::move(det));
+    }
+  }
+  d.boxes = suppress(std::move(found), 0.3f, max_boxes);
+  for (Detection& det : d.boxes) det.name = d.noun;
+  return d;
+}
+
 }  // namespace
 
 std::string summary(const Detections& d) {
@@ -359,6 +456,18 @@ std::optional<Detections> detect(const model::Graph& graph, const Activations& v
     if (int64_t(names.size()) == classes + 1 && label + 1 < int64_t(names.size())) return names[size_t(label + 1)];
     return classes == 1 ? d.noun : "class " + std::to_string(label);
   };
+
+  // The first input's image shape (as run), for the grid formats.
+  std::optional<ImageShape> in;
+  if (!graph.inputs.empty())
+    in = image_shape(values.size() > graph.inputs[0] && !values[graph.inputs[0]].shape.empty()
+                         ? values[graph.inputs[0]].shape
+                         : std::span<const int64_t>(graph.tensors[graph.inputs[0]].shape));
+
+  // YuNet before scores+boxes: its landmarks [1, N, 10] with its boxes [1, N, 4] would pass for
+  // ten-class scores.
+  if (in)
+    if (auto d = yunet(graph, values, *in, threshold.value_or(0.6f), max_boxes)) return d;
 
   // Scores [1, N, C] with boxes [1, N, 4].
   for (model::TensorId s : graph.outputs) {
@@ -414,12 +523,9 @@ std::optional<Detections> detect(const model::Graph& graph, const Activations& v
     }
   }
 
-  // YOLOX: [1, N, 5 + C] over the grids of strides 8, 16 and 32 of the (first) input.
-  if (graph.inputs.empty()) return std::nullopt;
-  const auto in = image_shape(values.size() > graph.inputs[0] && !values[graph.inputs[0]].shape.empty()
-                                  ? values[graph.inputs[0]].shape
-                                  : std::span<const int64_t>(graph.tensors[graph.inputs[0]].shape));
-  if (!in) return std::nullopt;
+  // YOLOX: [1, N, 5 + C] over the grids of strides 8, 16 and 32 of the (first) input, each at
+  // least one cell (an 8x8 digit with ten scores is no grid).
+  if (!in || in->height < 32 || in->width < 32) return std::nullopt;
   int64_t cells = 0;
   for (int64_t stride : {8, 16, 32}) cells += (in->height / stride) * (in->width / stride);
   for (model::TensorId o : graph.outputs) {
@@ -463,6 +569,36 @@ std::optional<Detections> detect(const model::Graph& graph, const Activations& v
     return d;
   }
   return std::nullopt;
+}
+
+// ---- outputs no reading recognises ---------------------------------------------------------------
+
+std::vector<OutputRow> output_table(const model::Graph& graph, const Activations& values, size_t top_k, size_t max_rows) {
+  std::vector<OutputRow> rows;
+  if (top_k == 0 || graph.outputs.size() < 2 || predict(graph, values, {}, 1) || image_output(graph, values) ||
+      detect(graph, values, {}, 2.0f))
+    return rows;
+  for (model::TensorId id : graph.outputs) {
+    if (rows.size() >= max_rows) break;
+    if (id >= values.size() || values[id].data.empty()) continue;
+    const std::span<const float> v = values[id].data;
+    OutputRow row;
+    row.tensor = id;
+    row.name = graph.tensors[id].name;
+    row.shape = shape_text(values[id].shape);
+    // The top_k largest by a partial selection over the finite values.
+    std::vector<std::pair<int64_t, float>> best;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!std::isfinite(v[i])) continue;
+      if (best.size() == top_k && !(v[i] > best.back().second)) continue;
+      const auto at = std::upper_bound(best.begin(), best.end(), v[i], [](float x, const auto& e) { return x > e.second; });
+      best.insert(at, {int64_t(i), v[i]});
+      if (best.size() > top_k) best.pop_back();
+    }
+    row.top = std::move(best);
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace nnxr::scene

@@ -124,10 +124,12 @@ struct Detection {
   float score = 0;
   int64_t label = 0;                     // class index (without the background class)
   std::string name;
+  // Landmarks (YuNet: eyes, nose tip, mouth corners) as fractions of the input's width and height.
+  std::vector<std::array<float, 2>> points;
 };
 
 struct Detections {
-  std::string format;       // "scores+boxes" (SSD, UltraFace) or "yolox"
+  std::string format;       // "scores+boxes" (SSD, UltraFace), "yolox" or "yunet"
   model::TensorId output = model::kNone;  // the scores (or the YOLOX output)
   int64_t candidates = 0;   // anchors or grid cells scored
   int64_t classes = 0;      // object classes (without a background class)
@@ -139,9 +141,14 @@ struct Detections {
 //  - scores [1, N, C] (C >= 2, class 0 the background; probabilities, else softmaxed) with boxes
 //    [1, N, 4] as corner fractions (UltraFace, SSD exports with the prior decoding inside);
 //  - YOLOX: one output [1, N, 5 + C] with N the grid cells of strides 8, 16 and 32 over the
-//    input (boxes as offsets in cells and log sizes, objectness times class score).
-// Boxes scoring at least `threshold` (default: 0.7 for scores+boxes, 0.3 for YOLOX) go through
-// greedy non-maximum suppression per class (IoU 0.3 for scores+boxes, 0.45 for YOLOX); at most
+//    input (boxes as offsets in cells and log sizes, objectness times class score);
+//  - YuNet: per stride 8, 16 and 32 of the input, two score outputs [1, cells, 1] (class and
+//    objectness, the score the geometric mean of the two clamped to [0, 1]), boxes [1, cells, 4]
+//    (centre as offsets in cells, log sizes in cells) and optionally landmarks [1, cells, 10]
+//    (five points as offsets in cells); anchor-free, one candidate per cell, row-major.
+// Boxes scoring at least `threshold` (default: 0.7 for scores+boxes, 0.3 for YOLOX, 0.6 for
+// YuNet) go through greedy non-maximum suppression per class (IoU 0.3 for scores+boxes and
+// YuNet, 0.45 for YOLOX); at most
 // max_boxes are kept. `names` names the classes (with or without a background entry);
 // without them a two-class detector whose file name says "face" finds faces, else "object".
 // "3 faces", "1 person", "no objects": the class name when every box has the same one.
@@ -150,5 +157,21 @@ std::string summary(const Detections& detections);
 std::optional<Detections> detect(const model::Graph& graph, const Activations& values,
                                  std::span<const std::string> names, std::optional<float> threshold = std::nullopt,
                                  size_t max_boxes = 50);
+
+// ---- outputs no reading recognises ---------------------------------------------------------------
+
+// One row of the outputs table: a graph output, its shape as run and its largest values.
+struct OutputRow {
+  model::TensorId tensor = model::kNone;
+  std::string name;
+  std::string shape;                                 // "784x1" (shape_text of the run's shape)
+  std::vector<std::pair<int64_t, float>> top;        // flat index and value, largest first
+};
+
+// Several outputs that are neither a score vector (predict), a detector format (detect) nor an
+// image (image_output): a row per computed output (at most max_rows, in graph order) with its
+// top_k largest finite values. Empty for a single output or a recognised one.
+std::vector<OutputRow> output_table(const model::Graph& graph, const Activations& values, size_t top_k = 3,
+                                    size_t max_rows = 16);
 
 }  // namespace nnxr::scene

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -235,6 +236,95 @@ net (float[1, 3, 32, 32] x) => (float[1, 3, 32, 32] y) {
   EXPECT_NE(text.find("random input, seed 7"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
   // No picture of a random input: no panel under the title reads "input 3x32x32".
   EXPECT_EQ(text.find("input 3x32x32"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
+}
+
+// A YuNet model over a 64x64 input whose twelve outputs are constants: one face at cell (1, 1) of
+// stride 16, centre (24, 24), 32 pixels square, score sqrt(0.81 * 1) = 0.9, with five landmarks
+// around the centre; every other cell scores sqrt(0.01 * 0.5).
+std::string yunet_text() {
+  std::string outputs, body;
+  auto list = [](const std::vector<float>& v) {
+    std::string t;
+    for (size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + std::to_string(v[i]);
+    return t;
+  };
+  for (const int stride : {8, 16, 32}) {
+    const int cells = (64 / stride) * (64 / stride);
+    std::vector<float> cls(size_t(cells), 0.01f), obj(size_t(cells), 0.5f), box(size_t(cells) * 4, 0.0f),
+        kps(size_t(cells) * 10, 0.0f);
+    if (stride == 16) {
+      const size_t i = 1 * 4 + 1;
+      cls[i] = 0.81f, obj[i] = 1.0f;
+      box[i * 4] = 0.5f, box[i * 4 + 1] = 0.5f, box[i * 4 + 2] = std::log(2.0f), box[i * 4 + 3] = std::log(2.0f);
+      // (x, y) in pixels from the centre: the eyes, the nose, the mouth's corners.
+      const float dx[5] = {-6, 6, 0, -5, 5}, dy[5] = {-4, -4, 0, 6, 6};
+      for (int p = 0; p < 5; ++p) kps[i * 10 + size_t(2 * p)] = 0.5f + dx[p] / 16, kps[i * 10 + size_t(2 * p) + 1] = 0.5f + dy[p] / 16;
+    }
+    const std::string k = std::to_string(stride), n = std::to_string(cells);
+    outputs += std::string(outputs.empty() ? "" : ", ") + "float[1, " + n + ", 1] cls_" + k + ", float[1, " + n + ", 1] obj_" + k +
+               ", float[1, " + n + ", 4] bbox_" + k + ", float[1, " + n + ", 10] kps_" + k;
+    body += "  cls_" + k + " = Constant<value = float[1, " + n + ", 1] {" + list(cls) + "}>()\n";
+    body += "  obj_" + k + " = Constant<value = float[1, " + n + ", 1] {" + list(obj) + "}>()\n";
+    body += "  bbox_" + k + " = Constant<value = float[1, " + n + ", 4] {" + list(box) + "}>()\n";
+    body += "  kps_" + k + " = Constant<value = float[1, " + n + ", 10] {" + list(kps) + "}>()\n";
+  }
+  return "<ir_version: 8, opset_import: [\"\" : 13]>\nnet (float[1, 3, 64, 64] input) => (" + outputs +
+         ", float[1, 3, 64, 64] y) {\n" + body + "  y = Relu(input)\n}\n";
+}
+
+// YuNet's outputs decode into a face box with its landmarks over the input picture; the panel
+// and `run` count one face.
+TEST(Labels, YunetFaceAndLandmarksOverTheInput) {
+  if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
+  const fs::path dir = nnxr::test::temp_dir("labels-yunet");
+  const fs::path png = quadrants_png(dir);
+  const fs::path model = nnxr::test::write_file(dir / "yunet.onnx", nnxr::test::edited_model(yunet_text(), [](auto&) {}));
+  const fs::path out = dir / "yunet.png";
+  const auto r = nnxr::test::run_nnxr("render '" + model.string() + "' --input '" + png.string() +
+                                      "' --image-preset raw --out '" + out.string() + "' --width 1600 --height 900");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The box's green and the landmarks' pink (linear 1, 0.3, 0.9) over the picture (270 px
+  // square under the title): the box 32/64 of it wide, the landmarks' centroid at its centre.
+  const Rgb green{137, 255, 160}, pink{255, 149, 243};
+  const Found box = find_colour(out, green, 0, 60, 500, 600), points = find_colour(out, pink, 0, 60, 500, 600);
+  EXPECT_GT(box.count, 4 * 100) << out;
+  EXPECT_GE(points.count, 40) << out;
+  EXPECT_NEAR(points.x, box.x, 8) << out;
+  EXPECT_NEAR(points.y, box.y, 10) << out;
+  const std::string text = ocr(out);
+  EXPECT_NE(text.find("1 face"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
+  EXPECT_EQ(text.find("class "), std::string::npos) << "a score map read as classes; OCR read: " << text;
+  const auto run = nnxr::test::run_nnxr("run '" + model.string() + "' --input '" + png.string() + "' --image-preset raw");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("detections (yunet, 84 candidates): 1 face"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" 90.0%  face  [0.125, 0.125, 0.625, 0.625]  points (0.281, 0.312) (0.469, 0.312) (0.375, 0.375)"),
+            std::string::npos)
+      << run.out;
+}
+
+// Several outputs in no known format: a table of their largest values in the panel and in `run`.
+TEST(Labels, UnknownOutputsAsATable) {
+  if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
+  const fs::path dir = nnxr::test::temp_dir("labels-table");
+  const fs::path model = nnxr::test::write_file(dir / "two-heads.onnx", nnxr::test::edited_model(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 3, 16, 16] x) => (float[2, 3] heatmap, float[1, 4, 5] offsets) {
+  heatmap = Constant<value = float[2, 3] {0.1, 0.9, -1, 0.5, 0.2, 0.7}>()
+  offsets = Constant<value = float[1, 4, 5] {0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 8}>()
+}
+)", [](auto&) {}));
+  const fs::path out = dir / "table.png";
+  const auto r = nnxr::test::run_nnxr("render '" + model.string() + "' --random 1 --out '" + out.string() + "' --width 1600 --height 900");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = ocr(out);
+  EXPECT_NE(text.find("no known format"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
+  EXPECT_NE(text.find("heatmap"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
+  EXPECT_NE(text.find("offsets"), std::string::npos) << "OCR read: " << text << "\nimage: " << out;
+  const auto run = nnxr::test::run_nnxr("run '" + model.string() + "' --random 1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("outputs (no known detector or classifier format)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("  heatmap  2x3   0.9 [1]  0.7 [5]  0.5 [3]"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("  offsets  4x5   8 [19]  6 [6]  6 [13]"), std::string::npos) << run.out;
 }
 
 }  // namespace

@@ -281,5 +281,149 @@ TEST(Labels, YoloxGridDecodes) {
   EXPECT_NEAR(d->boxes[0].y1, 28.0f / 64, 1e-5);
 }
 
+// YuNet's twelve outputs over a 64x64 input: per stride (8, 16, 32: grids 8x8, 4x4, 2x2) class
+// and objectness scores [1, cells, 1], boxes [1, cells, 4] and landmarks [1, cells, 10]. The
+// outputs come in another order than the model's, so the decode goes by shape and name.
+constexpr const char* kYunet = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 3, 64, 64] input, float[1, 64, 1] a8, float[1, 16, 1] a16, float[1, 4, 1] a32, float[1, 64, 1] b8,
+     float[1, 16, 1] b16, float[1, 4, 1] b32, float[1, 64, 4] c8, float[1, 16, 4] c16, float[1, 4, 4] c32,
+     float[1, 64, 10] d8, float[1, 16, 10] d16, float[1, 4, 10] d32)
+    => (float[1, 64, 10] kps_8, float[1, 16, 10] kps_16, float[1, 4, 10] kps_32, float[1, 64, 4] bbox_8,
+        float[1, 16, 4] bbox_16, float[1, 4, 4] bbox_32, float[1, 64, 1] cls_8, float[1, 16, 1] cls_16,
+        float[1, 4, 1] cls_32, float[1, 64, 1] obj_8, float[1, 16, 1] obj_16, float[1, 4, 1] obj_32) {
+  kps_8 = Identity(d8)
+  kps_16 = Identity(d16)
+  kps_32 = Identity(d32)
+  bbox_8 = Identity(c8)
+  bbox_16 = Identity(c16)
+  bbox_32 = Identity(c32)
+  cls_8 = Identity(a8)
+  cls_16 = Identity(a16)
+  cls_32 = Identity(a32)
+  obj_8 = Identity(b8)
+  obj_16 = Identity(b16)
+  obj_32 = Identity(b32)
+}
+)";
+
+TEST(Labels, YunetGridDecodesFacesAndLandmarks) {
+  model::Graph g = model::load_model_from_text(kYunet);
+  const int64_t cells[3] = {64, 16, 4}, strides[3] = {8, 16, 32};
+  std::vector<float> cls[3], obj[3], box[3], kps[3];
+  std::vector<int64_t> shape1[3], shape4[3], shape10[3];
+  for (int s = 0; s < 3; ++s) {
+    cls[s].assign(size_t(cells[s]), 0.01f), obj[s].assign(size_t(cells[s]), 0.5f);
+    box[s].assign(size_t(cells[s] * 4), 0.0f), kps[s].assign(size_t(cells[s] * 10), 0.0f);
+    shape1[s] = {1, cells[s], 1}, shape4[s] = {1, cells[s], 4}, shape10[s] = {1, cells[s], 10};
+  }
+  // A face at cell (row 1, column 2) of stride 16 (index 1 * 4 + 2 = 6): class 0.81 (above 1 it
+  // clamps: objectness 1.3 counts as 1), score sqrt(0.81 * 1) = 0.9; centre ((2 + 0.5) * 16,
+  // (1 + 0.25) * 16) = (40, 20), size (2 * 16, 3 * 16) = (32, 48): corners (24, -4) and (56, 44).
+  cls[1][6] = 0.81f, obj[1][6] = 1.3f;
+  box[1][6 * 4 + 0] = 0.5f, box[1][6 * 4 + 1] = 0.25f, box[1][6 * 4 + 2] = std::log(2.0f), box[1][6 * 4 + 3] = std::log(3.0f);
+  for (int p = 0; p < 5; ++p) kps[1][size_t(6 * 10 + 2 * p)] = 0.1f * float(p), kps[1][size_t(6 * 10 + 2 * p + 1)] = 0.5f;
+  // The same face seen at stride 8 (cell row 2, column 5: index 21), weaker (sqrt(0.49) = 0.7):
+  // centre ((5 + 0) * 8, (2 + 0.5) * 8) = (40, 20), size (32, 48): suppressed by overlap.
+  cls[0][21] = 0.49f, obj[0][21] = 1.0f;
+  box[0][21 * 4 + 1] = 0.5f, box[0][21 * 4 + 2] = std::log(4.0f), box[0][21 * 4 + 3] = std::log(6.0f);
+  // A second face at stride 32, cell (1, 1) (index 3): score sqrt(0.64 * 1) = 0.8, centre
+  // (48, 48), size (16, 16); another cell below the threshold (sqrt(0.25) = 0.5).
+  cls[2][3] = 0.64f, obj[2][3] = 1.0f;
+  box[2][3 * 4 + 0] = 0.5f, box[2][3 * 4 + 1] = 0.5f, box[2][3 * 4 + 2] = std::log(0.5f), box[2][3 * 4 + 3] = std::log(0.5f);
+  cls[2][0] = 0.25f, obj[2][0] = 1.0f;
+  const std::vector<int64_t> in{1, 3, 64, 64};
+  std::vector<float> pixels(3 * 64 * 64, 0.5f);
+  Activations acts(g.tensors.size());
+  acts[g.find("input")] = {in, pixels};
+  for (int s = 0; s < 3; ++s) {
+    const std::string k = std::to_string(strides[s]);
+    acts[g.find("cls_" + k)] = {shape1[s], cls[s]};
+    acts[g.find("obj_" + k)] = {shape1[s], obj[s]};
+    acts[g.find("bbox_" + k)] = {shape4[s], box[s]};
+    acts[g.find("kps_" + k)] = {shape10[s], kps[s]};
+  }
+  const auto d = detect(g, acts, {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->format, "yunet");
+  EXPECT_EQ(d->candidates, 84);
+  EXPECT_EQ(d->classes, 1);
+  EXPECT_EQ(class_count(g, acts), 1);  // not the 64 cells of a score map
+  ASSERT_EQ(d->boxes.size(), 2u);
+  EXPECT_EQ(summary(*d), "2 faces");
+  const Detection& f = d->boxes[0];
+  EXPECT_NEAR(f.score, 0.9f, 1e-5);
+  EXPECT_NEAR(f.x0, 24.0f / 64, 1e-5);
+  EXPECT_NEAR(f.y0, -4.0f / 64, 1e-5);
+  EXPECT_NEAR(f.x1, 56.0f / 64, 1e-5);
+  EXPECT_NEAR(f.y1, 44.0f / 64, 1e-5);
+  ASSERT_EQ(f.points.size(), 5u);
+  for (int p = 0; p < 5; ++p) {
+    EXPECT_NEAR(f.points[size_t(p)][0], (2 + 0.1f * float(p)) * 16 / 64, 1e-5);
+    EXPECT_NEAR(f.points[size_t(p)][1], 1.5f * 16 / 64, 1e-5);
+  }
+  const Detection& second = d->boxes[1];
+  EXPECT_NEAR(second.score, 0.8f, 1e-5);
+  EXPECT_NEAR(second.x0, 40.0f / 64, 1e-5);
+  EXPECT_NEAR(second.y1, 56.0f / 64, 1e-5);
+  // A lower threshold keeps the 0.5 cell; the stride-8 copy still overlaps the first face.
+  EXPECT_EQ(detect(g, acts, {}, 0.45f)->boxes.size(), 3u);
+  // Without the landmark outputs: boxes without points.
+  for (int s = 0; s < 3; ++s) acts[g.find("kps_" + std::to_string(strides[s]))] = {};
+  const auto plain = detect(g, acts, {});
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(plain->boxes.size(), 2u);
+  EXPECT_TRUE(plain->boxes[0].points.empty());
+  EXPECT_TRUE(output_table(g, acts).empty());  // a recognised detector gets no table
+  // One stride missing: no YuNet (and no table either way for the recognised layout above).
+  acts[g.find("bbox_32")] = {};
+  const auto none = detect(g, acts, {});
+  EXPECT_TRUE(!none || none->format != "yunet");
+}
+
+// Several outputs in no known format get a table: each output's shape as run and its largest
+// values with their flat indices.
+TEST(Labels, UnknownOutputsGetATable) {
+  const model::Graph g = model::load_model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[1, 10] x, float[2, 3] p, float[1, 4, 5] q) => (float[2, 3] heat, float[1, 4, 5] offsets) {
+  heat = Identity(p)
+  offsets = Identity(q)
+}
+)");
+  std::vector<float> heat{0.1f, 0.9f, -1.0f, 0.5f, NAN, 0.7f};
+  std::vector<float> offsets(20);
+  for (size_t i = 0; i < offsets.size(); ++i) offsets[i] = float(i % 7);  // 6 at 6 and 13, 5 at 5, 12 and 19
+  const std::vector<int64_t> hs{2, 3}, os{1, 4, 5};
+  Activations acts(g.tensors.size());
+  acts[g.find("heat")] = {hs, heat};
+  acts[g.find("offsets")] = {os, offsets};
+  EXPECT_FALSE(detect(g, acts, {}));
+  EXPECT_FALSE(predict(g, acts, {}));
+  const auto table = output_table(g, acts, 3);
+  ASSERT_EQ(table.size(), 2u);
+  EXPECT_EQ(table[0].name, "heat");
+  EXPECT_EQ(table[0].shape, "2x3");
+  ASSERT_EQ(table[0].top.size(), 3u);
+  EXPECT_EQ(table[0].top[0], (std::pair<int64_t, float>{1, 0.9f}));
+  EXPECT_EQ(table[0].top[1], (std::pair<int64_t, float>{5, 0.7f}));
+  EXPECT_EQ(table[0].top[2], (std::pair<int64_t, float>{3, 0.5f}));  // NaN skipped
+  EXPECT_EQ(table[1].shape, "4x5");
+  EXPECT_EQ(table[1].top[0], (std::pair<int64_t, float>{6, 6.0f}));  // ties: the first first
+  EXPECT_EQ(table[1].top[1], (std::pair<int64_t, float>{13, 6.0f}));
+  EXPECT_EQ(table[1].top[2], (std::pair<int64_t, float>{5, 5.0f}));
+  EXPECT_EQ(output_table(g, acts, 3, 1).size(), 1u);
+  // One output alone: no table (its statistics are in the legend).
+  const model::Graph one = model::load_model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+net (float[2, 3] p) => (float[2, 3] heat) {
+  heat = Identity(p)
+}
+)");
+  Activations single(one.tensors.size());
+  single[one.find("heat")] = {hs, heat};
+  EXPECT_TRUE(output_table(one, single).empty());
+}
+
 }  // namespace
 }  // namespace nnxr::scene
