@@ -1014,4 +1014,58 @@ TEST(XrView, TheViewsPanelsStandInTheRoomAndReadInTheEye) {
   if (HasFailure()) env.keep();
 }
 
+// The input picture stands beside the network in the headset (engine/annotations.cpp places a
+// world billboard before the input's block): seen from 0.35 m, each eye shows the default
+// model's digit in its true colours (the picture's black ground and white strokes, colours no
+// tile, label or panel has) at the middle of its image, and only its own copy. With quads culled
+// outside the clip volume (text.vert before 08a6719), lavapipe drew the right eye's picture into
+// the left eye's layer: the right eye showed none and the left eye two.
+TEST(XrView, TheInputPictureStandsBeforeTheNetworkInBothEyes) {
+  const DefaultScene scene;
+  const nnxr::scene::Block* b = scene.layout.block(scene.graph.inputs[0]);
+  ASSERT_NE(b, nullptr);
+  // Where annotate() puts it: before the input's block, centred on it, its height twice the
+  // block's within 4..8% of the network's size (the digit is square).
+  const auto lo = scene.layout.bounds_min(), hi = scene.layout.bounds_max();
+  const float size = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3f});
+  const float em = std::clamp(2 * (b->max[1] - b->min[1]), 0.04f * size, 0.08f * size);
+  const glm::vec3 centre =
+      scene.to_world({b->min[0] - 0.7f * em, 0.5f * (b->min[1] + b->max[1]), 0.5f * (b->min[2] + b->max[2])});
+  const glm::vec3 head = centre + scene.rotation() * glm::vec3(-0.35f, 0, 0);  // before it, looking along the depth
+  const glm::quat look = glm::quatLookAt(glm::normalize(centre - head), glm::vec3(0, 1, 0));
+  xrsim::client::TestEnv env("view-picture");
+  env.set_script("view_size 512 512\nhead " + pose(head, look) + "\n");
+  const RunResult r = view("--frames 60");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int counts[2][2] = {};
+  for (uint32_t v = 0; v < 2; ++v) {
+    const fs::path file = capture_at(env, 1000000, v);
+    ASSERT_FALSE(file.empty()) << env.capture_dir();
+    const Image eye(file);
+    ASSERT_GT(eye.w, 0) << file;
+    int black = 0, white = 0;
+    double bx = 0, by = 0;
+    for (int y = 0; y < eye.h; ++y)
+      for (int x = 0; x < eye.w; ++x) {
+        const unsigned char* p = &eye.px[size_t(4 * (y * eye.w + x))];
+        const int top = std::max({p[0], p[1], p[2]}), bottom = std::min({p[0], p[1], p[2]});
+        if (top < 14) ++black, bx += x, by += y;
+        white += bottom > 200;
+      }
+    SCOPED_TRACE(file.string());
+    // The picture: about 0.056 m seen from 0.35 m, some 70 px across at 512 px.
+    EXPECT_GT(black, 200);
+    EXPECT_GT(white, 50);
+    if (black > 0) {
+      EXPECT_NEAR(bx / black, 0.5 * eye.w, 0.12 * eye.w);
+      EXPECT_NEAR(by / black, 0.5 * eye.h, 0.08 * eye.h);
+    }
+    counts[v][0] = black, counts[v][1] = white;
+  }
+  // Each eye its own copy: about as many of the picture's pixels in each.
+  EXPECT_NEAR(counts[0][0], counts[1][0], 0.25 * std::max(counts[0][0], counts[1][0]));
+  EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+  if (HasFailure()) env.keep();
+}
+
 }  // namespace
