@@ -280,7 +280,14 @@ int render_command(Args& args) {
                                         .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)),
                                         .frames_in_flight = 1,
                                         .image_regions = 1});
-  const scene::ImagesStats images = scene::publish_images(layout, values, buffers.images(), std::max(threads, 1));
+  // The image input in its true colours in its tiles (not for a difference of two inputs).
+  std::vector<scene::ImagePicture> tile_pictures;
+  if (const auto pictures = inputs.image_inputs(); !pictures.empty() && !(session_b && *show == scene::CompareShow::Difference)) {
+    const Preprocessing pre = image_preprocessing(g, pictures.front(), image);
+    tile_pictures.push_back({g.find(pictures.front()), {pre.scale, pre.mean, pre.std, pre.bgr}});
+  }
+  const scene::ImagesStats images =
+      scene::publish_images(layout, values, buffers.images(), std::max(threads, 1), tile_pictures);
   scene::SceneOptions scene_options;
   scene_options.budget = resident;
   scene_options.focus = focus;

@@ -10,15 +10,21 @@
 //   infer/<model>           set_input + inference alone (no images)
 //   flip_b/<model>          Scene::build from B's kept activations (reference, no inference)
 //   flip_diff/<model>       difference() a_A − a_B + Scene::build (reference, no inference)
-//   flip_refresh_b/<model>, flip_refresh_diff/<model>: the same with Scene::refresh (now)
+//   flip_refresh_b/<model>, flip_refresh_diff/<model>: the same with Scene::refresh, images
+//                           written on every flip (the worker before kept images)
+//   flip_kept_b/<model>, flip_kept_diff/<model>: Scene::refresh with the images of A, B and
+//                           A − B kept resident (show_or_publish_images: a swap): the worker now
 //   refine/<model>          the exact build that follows a refresh when the viewer is idle
 //   images/<model>, refresh/<model>: write_images and Scene::refresh alone
 //   memory/<model>       resident memory (RSS) of the process with one input's activations kept
-//                        and with two (plus the difference): counters one_MB, two_MB, ratio
+//                        and with two (plus the difference): counters one_MB, two_MB, ratio;
+//                        the activation images as the engine keeps them (two regions for one
+//                        input, three for A, B and A − B): images_one_MB, images_two_MB
 // Models: mobilenet_v2 (shared/models/arch) and the embedded default model.
 // Run: build/bench/bench_compare [--benchmark_filter=mobilenet].
 #include <benchmark/benchmark.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -45,6 +51,13 @@ constexpr uint64_t kBudget = 2'000'000;  // the viewer's default
 model::Graph load(const fs::path& path) {
   if (path.empty()) return model::load_model_from_memory(assets::default_model().bytes, "digits.onnx");
   return model::load_model(path);
+}
+
+// CPU time of every thread of the process (the calling thread and the helpers), in ms.
+double process_cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return 1e3 * (double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec));
 }
 
 double rss_mb() {
@@ -101,7 +114,7 @@ struct Images {
   }
 };
 
-enum class Mode { Infer, Build, Refresh };
+enum class Mode { Infer, Build, Refresh, Kept };
 
 void switch_input(benchmark::State& state, const fs::path& path, Mode mode) {
   Two t = prepare(path);
@@ -110,6 +123,7 @@ void switch_input(benchmark::State& state, const fs::path& path, Mode mode) {
   Images images(*t.layout);
   scene::Scene scene = scene::Scene::build(g, *t.layout, scene::activations_of(*t.a), options(), sink);  // warm the sink
   bool flip = false;
+  const double cpu0 = process_cpu_ms();
   for (auto _ : state) {
     feed(*t.a, g, flip ? t.in_a : t.in_b);
     flip = !flip;
@@ -120,6 +134,7 @@ void switch_input(benchmark::State& state, const fs::path& path, Mode mode) {
     else scene.refresh(*t.layout, values, sink, kThreads);
     images.write(*t.layout, values);
   }
+  state.counters["process_cpu_ms"] = (process_cpu_ms() - cpu0) / double(state.iterations());
 }
 
 void flip(benchmark::State& state, const fs::path& path, bool difference, Mode mode) {
@@ -130,21 +145,37 @@ void flip(benchmark::State& state, const fs::path& path, bool difference, Mode m
   std::vector<float> storage;
   const scene::Activations a = scene::activations_of(*t.a), b = scene::activations_of(*t.b);
   scene::Scene scene = scene::Scene::build(g, *t.layout, a, options(), sink);
+  // Kept: the images of A and of the flip's side stay resident (the worker's
+  // show_or_publish_images into the engine's three regions); both written once before timing.
+  scene::InMemoryImages kept;
+  uint64_t key_a = 0, key_other = 0, serial = 0;
+  if (mode == Mode::Kept) {
+    scene::show_or_publish_images(*t.layout, a, kept, key_a, serial, kThreads);
+    const scene::Activations values = difference ? scene::difference(g, a, b, storage) : b;
+    scene::show_or_publish_images(*t.layout, values, kept, key_other, serial, kThreads);
+  }
   bool back = false;
+  double cpu = 0;
   for (auto _ : state) {
     // Refresh alternates with a refresh back to A, as a viewer flipping does; only the flip to
     // B (or A − B) is timed.
-    if (mode == Mode::Refresh && back) {
+    if ((mode == Mode::Refresh || mode == Mode::Kept) && back) {
       state.PauseTiming();
       scene.refresh(*t.layout, a, sink, kThreads);
+      if (mode == Mode::Kept) scene::show_or_publish_images(*t.layout, a, kept, key_a, serial, kThreads);
       state.ResumeTiming();
     }
     back = true;
+    const double cpu0 = process_cpu_ms();
     const scene::Activations values = difference ? scene::difference(g, a, b, storage) : b;
     if (mode == Mode::Build) benchmark::DoNotOptimize(scene::Scene::build(g, *t.layout, values, options(), sink));
     else scene.refresh(*t.layout, values, sink, kThreads);
-    images.write(*t.layout, values);
+    if (mode == Mode::Kept) scene::show_or_publish_images(*t.layout, values, kept, key_other, serial, kThreads);
+    else images.write(*t.layout, values);
+    cpu += process_cpu_ms() - cpu0;
   }
+  state.counters["process_cpu_ms"] = cpu / double(state.iterations());
+  if (mode == Mode::Kept) state.counters["image_writes"] = double(serial);
 }
 
 // The activation images alone, and a refresh alone (the two parts of a flip).
@@ -152,7 +183,9 @@ void images_only(benchmark::State& state, const fs::path& path) {
   Two t = prepare(path);
   Images images(*t.layout);
   const scene::Activations a = scene::activations_of(*t.a);
+  const double cpu0 = process_cpu_ms();
   for (auto _ : state) images.write(*t.layout, a);
+  state.counters["process_cpu_ms"] = (process_cpu_ms() - cpu0) / double(state.iterations());
 }
 void refresh_only(benchmark::State& state, const fs::path& path) {
   Two t = prepare(path);
@@ -161,10 +194,12 @@ void refresh_only(benchmark::State& state, const fs::path& path) {
   const scene::Activations a = scene::activations_of(*t.a), b = scene::activations_of(*t.b);
   scene::Scene scene = scene::Scene::build(g, *t.layout, a, options(), sink);
   bool flip = false;
+  const double cpu0 = process_cpu_ms();
   for (auto _ : state) {
     scene.refresh(*t.layout, flip ? a : b, sink, kThreads);
     flip = !flip;
   }
+  state.counters["process_cpu_ms"] = (process_cpu_ms() - cpu0) / double(state.iterations());
 }
 
 // The exact build after a refresh (no images: they are up to date by then).
@@ -188,14 +223,27 @@ void memory(benchmark::State& state, const fs::path& path) {
     feed(a, g, inputs_of(g, 0));
     a.run();
     scene::Scene::build(g, layout, scene::activations_of(a), options(), sink);
+    // The images as the engine keeps them: two regions written for one input (the current one and
+    // the next being written), a third for compare mode (A, B and A − B resident).
+    scene::InMemoryImages images(3);
+    uint64_t key = 0, serial = 0;
+    scene::show_or_publish_images(layout, scene::activations_of(a), images, key, serial, kThreads);
+    images.drop_image(key);
+    key = 0;
+    scene::show_or_publish_images(layout, scene::activations_of(a), images, key, serial, kThreads);
     one = rss_mb();
+    state.counters["images_one_MB"] = double(images.bytes_allocated()) / 1e6;
     runtime::Session b(plan, {.threads = kThreads});
     feed(b, g, inputs_of(g, 1));
     b.run();
     std::vector<float> storage;
     const scene::Activations d = scene::difference(g, scene::activations_of(a), scene::activations_of(b), storage);
     scene::Scene::build(g, layout, d, options(), sink);
+    uint64_t key_b = 0, key_d = 0;
+    scene::show_or_publish_images(layout, scene::activations_of(b), images, key_b, serial, kThreads);
+    scene::show_or_publish_images(layout, d, images, key_d, serial, kThreads);
     two = rss_mb();
+    state.counters["images_two_MB"] = double(images.bytes_allocated()) / 1e6;
   }
   state.counters["one_MB"] = one;
   state.counters["two_MB"] = two;
@@ -217,6 +265,8 @@ const int registered = [] {
     add("flip_diff", flip, path, true, Mode::Build);
     add("flip_refresh_b", flip, path, false, Mode::Refresh);
     add("flip_refresh_diff", flip, path, true, Mode::Refresh);
+    add("flip_kept_b", flip, path, false, Mode::Kept);
+    add("flip_kept_diff", flip, path, true, Mode::Kept);
     add("refine", refine, path);
     add("images", images_only, path);
     add("refresh", refresh_only, path);

@@ -50,7 +50,7 @@ struct SceneBufferConfig {
   // not a limit.
   uint32_t max_segments = 4096;
   uint32_t frames_in_flight = 2;         // frames the frame thread may have unretired at once
-  uint32_t image_regions = 2;            // activation images kept (engine/tiles.h)
+  uint32_t image_regions = 3;            // activation images kept (engine/tiles.h)
 };
 
 // GPU layout of the per-region table (shaders/scene.glsl mirrors it, std430).

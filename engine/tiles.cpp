@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <tuple>
 
 #include "engine/device.h"
 
@@ -19,12 +20,19 @@ std::span<std::byte> ActivationImages::image(uint64_t bytes) {
   bytes = std::max<uint64_t>(bytes, 16);
   {
     std::unique_lock lock(mutex_);
-    // The least recently used region that is not current (with one region: that one).
+    // A region that is not current (with one region: that one): one holding no kept image
+    // before one that does, an allocated one before one never written, then the least recently
+    // used.
     int pick = -1;
+    auto rank = [&](int i) {
+      const Region& r = regions_[size_t(i)];
+      return std::tuple(r.key != 0, r.buffer.size == 0, r.last_use);
+    };
     for (int i = 0; i < int(regions_.size()); ++i) {
       if (i == current_ && regions_.size() > 1) continue;
-      if (pick < 0 || regions_[size_t(i)].last_use < regions_[size_t(pick)].last_use) pick = i;
+      if (pick < 0 || rank(i) < rank(pick)) pick = i;
     }
+    regions_[size_t(pick)].key = 0;  // overwritten
     if (regions_.size() == 1 && current_ == 0) {
       current_ = -1;  // one region: frames stop drawing it until the next publish
       ++generation_;
@@ -47,6 +55,7 @@ void ActivationImages::publish_image(const scene::ImagesStats& stats) {
   if (writing_ < 0) throw std::runtime_error("activation images: publish without an image");
   regions_[size_t(writing_)].tiles = uint32_t(stats.tiles);
   std::lock_guard lock(mutex_);
+  regions_[size_t(writing_)].stats = stats;
   current_ = writing_;
   writing_ = -1;
   ++generation_;
@@ -76,6 +85,34 @@ void ActivationImages::write_image_filter(std::span<const uint8_t> flags) {
   for (size_t i = 0; i < flags.size(); ++i) out[i + 1] = flags[i];
   std::lock_guard lock(mutex_);
   filter_current_ = pick;
+}
+
+void ActivationImages::keep_image(uint64_t key) {
+  std::lock_guard lock(mutex_);
+  if (current_ >= 0) regions_[size_t(current_)].key = key;
+}
+
+std::optional<scene::ImagesStats> ActivationImages::show_image(uint64_t key) {
+  if (key == 0) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  for (int i = 0; i < int(regions_.size()); ++i) {
+    const Region& r = regions_[size_t(i)];
+    if (r.key != key) continue;
+    if (i != current_) {
+      current_ = i;  // a pointer swap: frames recorded from now on draw it
+      ++generation_;
+    }
+    stats_ = r.stats;
+    return r.stats;
+  }
+  return std::nullopt;
+}
+
+void ActivationImages::drop_image(uint64_t key) {
+  if (key == 0) return;
+  std::lock_guard lock(mutex_);
+  for (Region& r : regions_)
+    if (r.key == key) r.key = 0;
 }
 
 ImagesFrame ActivationImages::acquire(uint64_t serial) {

@@ -2,9 +2,11 @@
 // mapped buffers that the worker writes in place after each inference and that frames read by
 // device address, published by generation as the scene buffers are (engine/scene_buffers.h).
 //
-// Scheme. There are `regions` image buffers (2 by default: the one frames draw and the one being
-// written; a second input's activations for compare mode would be a third beside them). A new
-// image is written into a region that is not current and that no unretired frame has acquired
+// Scheme. There are `regions` image buffers (3 by default: the one frames draw and the one being
+// written, and in compare mode a third, so that A's, B's and A − B's images stay resident and a
+// flip is a pointer swap; a region is allocated only when first written, so without compare mode
+// the third is never allocated). A new image is written into a region that is not current, holds
+// no kept image if such a region exists (allocated ones first), and that no unretired frame has acquired
 // (the writer blocks until the frame thread retires those frames; the frame thread never blocks),
 // then made current by one pointer swap under a mutex held only for that swap. A region is
 // allocated when first written and re-allocated, while no frame can read it, when an image
@@ -43,7 +45,7 @@ struct ImagesFrame {
 
 class ActivationImages final : public scene::ImageSink {
  public:
-  explicit ActivationImages(const Device& device, uint32_t regions = 2);
+  explicit ActivationImages(const Device& device, uint32_t regions = 3);
   ~ActivationImages() override;
   ActivationImages(const ActivationImages&) = delete;
   ActivationImages& operator=(const ActivationImages&) = delete;
@@ -56,6 +58,10 @@ class ActivationImages final : public scene::ImageSink {
   // Into a filter slot no unretired frame reads (kFilterSlots of them; waits like image()), then
   // current by one swap: O(tensors) bytes per filter change.
   void write_image_filter(std::span<const uint8_t> flags) override;
+  // Kept images (compare mode's A, B and A − B, one region each): see scene::ImageSink.
+  void keep_image(uint64_t key) override;
+  std::optional<scene::ImagesStats> show_image(uint64_t key) override;
+  void drop_image(uint64_t key) override;
 
   // ---- frame thread ----
   ImagesFrame acquire(uint64_t serial);
@@ -73,6 +79,8 @@ class ActivationImages final : public scene::ImageSink {
     MappedBuffer buffer;
     uint64_t last_use = 0;
     uint32_t tiles = 0;
+    uint64_t key = 0;  // keep_image(): 0 not kept
+    scene::ImagesStats stats;
   };
   const Device& device_;
   std::vector<Region> regions_;

@@ -1,6 +1,7 @@
 // The real pipeline behind the Worker: model/ loader → runtime::Session → scene::Layout/Scene →
 // the engine's SceneSink.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -89,6 +90,8 @@ class SceneStages final : public Stages {
     point_focus_.clear();
     inferred_ = false;
     images_stale_ = true;
+    drop_images(true);
+    tile_pictures_.reset();
     ++layout_serial_;
     session_ = std::move(session);
     session_b_ = std::move(session_b);
@@ -129,6 +132,7 @@ class SceneStages final : public Stages {
     // then it shows the previous input, and filters and picks apply to that.
     inferred_ = false;
     images_stale_ = true;
+    drop_images(layout_needs_run_);  // A's and A − B's; B's too when the layout follows the run
     for (const auto& [name, t] : feeds) session_->set_input(name, t.dtype, t.shape, t.bytes);
     progress(0.1f);  // throws StageCancelled once the Worker is being destroyed
     try {
@@ -281,6 +285,32 @@ class SceneStages final : public Stages {
     return focus.empty() ? point_focus_ : focus;
   }
 
+  // The image input whose tiles show the picture in its true colours, from the view's words (the
+  // input picture's tensor and preprocessing), once per model.
+  const std::vector<scene::ImagePicture>& tile_pictures(const scene::Activations& values) {
+    if (!tile_pictures_) {
+      tile_pictures_.emplace();
+      const model::Graph& g = plan_->graph();
+      ViewWords w = options_.words;
+      if (w.complete) w.complete(g, scene::class_count(g, values), w);
+      if (w.picture)
+        if (const model::TensorId id = g.find(w.picture->input); id != model::kNone)
+          tile_pictures_->push_back({id, w.picture->mapping});
+    }
+    return *tile_pictures_;
+  }
+
+  // The kept images whose values change: A's and A − B's on a new input, B's as well on a new
+  // model (or a layout that follows the run).
+  void drop_images(bool all) {
+    scene::ImageSink* images = sink_.image_sink();
+    for (size_t i = 0; i < image_keys_.size(); ++i) {
+      if (!all && i == size_t(scene::CompareShow::B)) continue;
+      if (images) images->drop_image(image_keys_[i]);
+      image_keys_[i] = 0;
+    }
+  }
+
   // The images' share of a filter: which tensors' images the op types and tensors leave out.
   void write_image_filter(const scene::Filter& filter) {
     if (scene::ImageSink* images = sink_.image_sink(); images && layout_)
@@ -317,8 +347,13 @@ class SceneStages final : public Stages {
     const scene::CompareShow show = session_b_ && b_inferred_ ? options_.compare.show->load() : scene::CompareShow::A;
     if (scene::ImageSink* images = sink_.image_sink(); images && (images_stale_ || show != images_show_)) {
       // Every activation as images, of what is shown (A, B or the difference, each tensor's
-      // colour range its own).
-      images_ = scene::publish_images(*layout_, values, *images, std::max(1, options_.threads));
+      // colour range its own). Each of the three is kept once written, until its values change,
+      // so that flipping back to one is a pointer swap in the sink.
+      // An image input in its true colours in its tiles (A's or B's picture; a difference is none).
+      std::span<const scene::ImagePicture> pictures;
+      if (show != scene::CompareShow::Difference) pictures = tile_pictures(values);
+      images_ = scene::show_or_publish_images(*layout_, values, *images, image_keys_[size_t(show)], image_key_serial_,
+                                              std::max(1, options_.threads), pictures);
       images_stale_ = false;
       images_show_ = show;
     }
@@ -470,6 +505,9 @@ class SceneStages final : public Stages {
   double infer_ms_ = 0;
   scene::ImagesStats images_;  // of the published images
   bool images_stale_ = true;   // the images are not of the last inference
+  std::array<uint64_t, 3> image_keys_{};  // kept images of A, B, A − B (CompareShow order; 0: none)
+  uint64_t image_key_serial_ = 0;
+  std::optional<std::vector<scene::ImagePicture>> tile_pictures_;  // of this model (none yet: not asked)
   scene::CompareShow images_show_ = scene::CompareShow::A;  // what the images show
   std::unique_ptr<scene::Scene> scene_;
   scene::SceneOptions scene_options_;  // scene_ was built with these

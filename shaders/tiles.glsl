@@ -32,6 +32,9 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Te
   uint computed;
   uint layer;
   float quantiles[68];
+  uint picture;  // 1: an RGB image input in its true colours (model/scene/tiles.h)
+  uint picture_base, picture_plane, picture_channels;
+  vec4 colour_mul, colour_add;
 };
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer TileRef {
   vec4 origin_step;  // xyz: centre of element (0, 0); w: step
@@ -47,7 +50,7 @@ uint filter_flag(uint i) {
   return FilterWord(push.filter_flags + 4ul * uint64_t(i + 1u)).value;
 }
 
-const uint kTensorBytes = 288u;
+const uint kTensorBytes = 336u;
 const uint kTileBytes = 48u;
 
 ImageHeader image_header() { return ImageHeader(push.image); }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "model/half.h"
@@ -86,8 +87,34 @@ float step_of(const Layout& layout) {
 }
 
 // One tensor: halves, pyramids, quantiles, tile records.
+// The true-colour mapping of `b` when a picture names its tensor and the tensor is laid out as
+// one H × W tile per channel of [1, C, H, W], C 3 or 4.
+void picture_info(const Block& b, const TensorValue& v, std::span<const ImagePicture> pictures, uint64_t data,
+                  TensorImageGpu& info) {
+  const ImagePicture* p = nullptr;
+  for (const ImagePicture& candidate : pictures)
+    if (candidate.tensor == b.tensor) p = &candidate;
+  if (!p || p->mapping.from_values) return;
+  const auto shape = image_shape(v.shape);
+  if (!shape || !shape->nchw || (shape->channels != 3 && shape->channels != 4)) return;
+  if (b.tile_h != shape->height || b.tile_w != shape->width || b.tiles < shape->channels) return;
+  const PictureMapping& m = p->mapping;
+  const float scale = m.scale != 0 ? m.scale : 1.0f;
+  info.picture = 1;
+  info.picture_base = uint32_t(data);
+  info.picture_plane = uint32_t(shape->height * shape->width);
+  for (uint32_t i = 0; i < 3; ++i) {
+    const uint32_t ch = m.bgr ? 2 - i : i;  // the tensor's channel shown as display channel i
+    const float mean = ch < m.mean.size() ? m.mean[ch] : m.mean.empty() ? 0.0f : m.mean[0];
+    const float deviation = ch < m.std.size() ? m.std[ch] : m.std.empty() ? 1.0f : m.std[0];
+    info.picture_channels |= ch << (8 * i);
+    info.colour_mul[i] = deviation / scale / 255.0f;
+    info.colour_add[i] = mean / scale / 255.0f;
+  }
+}
+
 void write_tensor(const Layout& layout, const Plan& plan, size_t index, const Activations& values, uint32_t tensor_index,
-                  std::byte* base) {
+                  std::byte* base, std::span<const ImagePicture> pictures) {
   const Plan::TensorPlan& tp = plan.tensors[index];
   const Block& b = *tp.block;
   auto* halves = reinterpret_cast<uint16_t*>(base + plan.data_offset);
@@ -99,6 +126,7 @@ void write_tensor(const Layout& layout, const Plan& plan, size_t index, const Ac
   const bool computed = v && v->data.size() >= n;
   info.computed = computed ? 1 : 0;
   if (computed) {
+    picture_info(b, *v, pictures, tp.data, info);
     model::float_to_half(v->data.data(), data, n);
     float lo = INFINITY, hi = -INFINITY;
     for (uint64_t i = 0; i < n; ++i) {
@@ -193,14 +221,15 @@ ImagesStats plan_images(const Layout& layout, const Activations* values) {
   return stats;
 }
 
-ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads) {
+ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads,
+                         std::span<const ImagePicture> pictures) {
   const auto start = std::chrono::steady_clock::now();
   Plan plan = make_plan(layout);
   if (out.size() < plan.stats.bytes) throw std::invalid_argument("activation images: the buffer is too small");
   if (reinterpret_cast<uintptr_t>(out.data()) % 16) throw std::invalid_argument("activation images: unaligned buffer");
   std::byte* base = out.data();
   parallel_for(plan.tensors.size(), threads,
-               [&](size_t i) { write_tensor(layout, plan, i, values, uint32_t(i), base); });
+               [&](size_t i) { write_tensor(layout, plan, i, values, uint32_t(i), base, pictures); });
   ImagesHeaderGpu header;
   header.tensor_count = uint32_t(plan.tensors.size());
   header.tile_count = uint32_t(plan.stats.tiles);
@@ -237,12 +266,93 @@ std::vector<uint8_t> image_filter(const model::Graph& graph, const Layout& layou
   return out;
 }
 
-ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads) {
+ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads,
+                           std::span<const ImagePicture> pictures) {
   const ImagesStats planned = plan_images(layout);
   const std::span<std::byte> memory = sink.image(planned.bytes);
-  const ImagesStats stats = write_images(layout, values, memory, threads);
+  const ImagesStats stats = write_images(layout, values, memory, threads, pictures);
   sink.publish_image(stats);
   return stats;
+}
+
+ImagesStats show_or_publish_images(const Layout& layout, const Activations& values, ImageSink& sink, uint64_t& key,
+                                   uint64_t& serial, int threads, std::span<const ImagePicture> pictures) {
+  if (std::optional<ImagesStats> kept = sink.show_image(key)) return *kept;
+  const ImagesStats stats = publish_images(layout, values, sink, threads, pictures);
+  key = ++serial;
+  sink.keep_image(key);
+  return stats;
+}
+
+std::byte* InMemoryImages::Region::aligned() const {
+  auto* p = const_cast<std::byte*>(memory.data());
+  return p + (16 - reinterpret_cast<uintptr_t>(p) % 16) % 16;
+}
+
+std::span<std::byte> InMemoryImages::image(uint64_t bytes) {
+  int pick = -1;
+  auto rank = [&](int i) {
+    const Region& r = regions_[size_t(i)];
+    return std::tuple(r.key != 0, r.memory.empty(), r.last_use);
+  };
+  for (int i = 0; i < int(regions_.size()); ++i) {
+    if (i == current_ && regions_.size() > 1) continue;
+    if (pick < 0 || rank(i) < rank(pick)) pick = i;
+  }
+  if (regions_.size() == 1) current_ = -1;
+  Region& r = regions_[size_t(pick)];
+  r.key = 0;
+  if (r.memory.size() < bytes + 16) {
+    r.memory = {};
+    r.memory.resize(bytes + 16);
+  }
+  r.bytes = bytes;
+  writing_ = pick;
+  return {r.aligned(), size_t(bytes)};
+}
+
+void InMemoryImages::publish_image(const ImagesStats& stats) {
+  if (writing_ < 0) throw std::runtime_error("activation images: publish without an image");
+  regions_[size_t(writing_)].stats = stats;
+  regions_[size_t(writing_)].last_use = ++clock_;
+  current_ = writing_;
+  writing_ = -1;
+  ++generation;
+}
+
+void InMemoryImages::keep_image(uint64_t key) {
+  if (current_ >= 0) regions_[size_t(current_)].key = key;
+}
+
+std::optional<ImagesStats> InMemoryImages::show_image(uint64_t key) {
+  if (key == 0) return std::nullopt;
+  for (int i = 0; i < int(regions_.size()); ++i) {
+    Region& r = regions_[size_t(i)];
+    if (r.key != key) continue;
+    if (i != current_) ++generation;
+    current_ = i;
+    r.last_use = ++clock_;
+    return r.stats;
+  }
+  return std::nullopt;
+}
+
+void InMemoryImages::drop_image(uint64_t key) {
+  if (key == 0) return;
+  for (Region& r : regions_)
+    if (r.key == key) r.key = 0;
+}
+
+std::span<const std::byte> InMemoryImages::current() const {
+  if (current_ < 0) return {};
+  const Region& r = regions_[size_t(current_)];
+  return {r.aligned(), size_t(r.bytes)};
+}
+
+uint64_t InMemoryImages::bytes_allocated() const {
+  uint64_t n = 0;
+  for (const Region& r : regions_) n += r.memory.size();
+  return n;
 }
 
 }  // namespace nnxr::scene

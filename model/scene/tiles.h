@@ -26,8 +26,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <vector>
 
+#include "model/scene/labels.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::scene {
@@ -52,6 +55,13 @@ struct TensorImageGpu {
   uint32_t computed = 0;  // 0: the run did not compute it (its tiles stay dark)
   uint32_t layer = 0;
   float quantiles[kImageQuantiles + 3]{};  // [0, 65) used
+  // An RGB image input drawn in its true colours (ImagePicture) instead of the colour map: every
+  // tile of its channels shows the picture. Display channel i (R, G, B) reads tensor channel
+  // (picture_channels >> 8i) & 0xFF at half picture_base + channel · picture_plane + element, and
+  // its sRGB value is v · colour_mul[i] + colour_add[i] (the preprocessing undone, in [0, 1]).
+  uint32_t picture = 0;  // 0: the colour map
+  uint32_t picture_base = 0, picture_plane = 0, picture_channels = 0;
+  float colour_mul[4]{}, colour_add[4]{};
 };
 struct TileGpu {
   float x = 0, y = 0, z = 0;  // centre of element (0, 0), the top-left one
@@ -64,7 +74,7 @@ struct TileGpu {
   uint32_t levels = 0;        // pyramid levels above level 0
   uint32_t pad = 0;
 };
-static_assert(sizeof(ImagesHeaderGpu) == 32 && sizeof(TensorImageGpu) == 288 && sizeof(TileGpu) == 48);
+static_assert(sizeof(ImagesHeaderGpu) == 32 && sizeof(TensorImageGpu) == 336 && sizeof(TileGpu) == 48);
 
 struct ImagesStats {
   uint64_t bytes = 0;               // of the whole image
@@ -74,6 +84,15 @@ struct ImagesStats {
   double ms = 0;                    // wall time of write_images()
 };
 
+// An image input drawn in its true colours: its tensor and how its values become sRGB bytes (the
+// preprocessing undone, as the input picture beside the network; model/scene/labels.h). Taken
+// when the tensor is [1, C, H, W] with C 3 or 4 and laid out as one H × W tile per channel; other
+// tensors keep the colour map.
+struct ImagePicture {
+  model::TensorId tensor = model::kNone;
+  PictureMapping mapping;
+};
+
 // Size and counts of the image of `layout` (the layout fixes both); with `values`, also how many
 // activations the run computed (activations_shown), without writing anything.
 ImagesStats plan_images(const Layout& layout, const Activations* values = nullptr);
@@ -81,7 +100,8 @@ ImagesStats plan_images(const Layout& layout, const Activations* values = nullpt
 // Writes the image of `values` laid out by `layout` into `out` (at least plan_images().bytes,
 // 16-byte aligned). Returns the stats. Throws std::invalid_argument when `out` is too small or
 // the image would need more than 2^32 halves.
-ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads = 1);
+ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads = 1,
+                         std::span<const ImagePicture> pictures = {});
 
 // Where images are written: the engine's implementation is persistently mapped GPU memory
 // published by generation (engine/tiles.h). Called from one thread (the writer's).
@@ -96,6 +116,46 @@ class ImageSink {
   // How the images of the op-type and tensor filters show, per image tensor (image_filter()); a
   // few bytes per tensor, written on every filter change. By default ignored.
   virtual void write_image_filter(std::span<const uint8_t> /*flags*/) {}
+  // Kept images, so that compare mode flips between A, B and A − B without writing: keep_image()
+  // tags the image published last with `key` (nonzero); show_image(key) makes that image the one
+  // frames draw again by a pointer swap and returns its stats, or nullopt when it is no longer
+  // kept (its memory went to another image); drop_image(key) says its values are stale. Writing
+  // a new image takes memory holding no kept image first. By default nothing is kept.
+  virtual void keep_image(uint64_t /*key*/) {}
+  virtual std::optional<ImagesStats> show_image(uint64_t /*key*/) { return std::nullopt; }
+  virtual void drop_image(uint64_t /*key*/) {}
+};
+
+// Shows the image kept under `key` (ImageSink::show_image, a pointer swap), or writes, publishes
+// and keeps the image of `values` under a new key from `serial` (stored in `key`): what the worker
+// does for each of A, B and A − B in compare mode.
+ImagesStats show_or_publish_images(const Layout& layout, const Activations& values, ImageSink& sink, uint64_t& key,
+                                   uint64_t& serial, int threads = 1, std::span<const ImagePicture> pictures = {});
+
+// Images in host memory, `regions` of them with the engine's choice of region (engine/tiles.h):
+// for benchmarks and tests of kept images.
+class InMemoryImages final : public ImageSink {
+ public:
+  explicit InMemoryImages(size_t regions = 3) : regions_(regions) {}
+  std::span<std::byte> image(uint64_t bytes) override;
+  void publish_image(const ImagesStats& stats) override;
+  void keep_image(uint64_t key) override;
+  std::optional<ImagesStats> show_image(uint64_t key) override;
+  void drop_image(uint64_t key) override;
+  std::span<const std::byte> current() const;  // the image frames would draw (empty: none)
+  uint64_t bytes_allocated() const;
+  uint64_t generation = 0;  // incremented by every publish and every swap
+
+ private:
+  struct Region {
+    std::vector<std::byte> memory;
+    uint64_t bytes = 0, key = 0, last_use = 0;
+    ImagesStats stats;
+    std::byte* aligned() const;
+  };
+  std::vector<Region> regions_;
+  int current_ = -1, writing_ = -1;
+  uint64_t clock_ = 0;
 };
 
 // Per laid-out block (the image's tensor table, in layout order), what the filter's op types and
@@ -104,6 +164,7 @@ class ImageSink {
 std::vector<uint8_t> image_filter(const model::Graph& graph, const Layout& layout, const Filter& filter);
 
 // Plans, writes and publishes: what the worker does after each inference.
-ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads = 1);
+ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads = 1,
+                           std::span<const ImagePicture> pictures = {});
 
 }  // namespace nnxr::scene

@@ -168,9 +168,10 @@ net (float[1, 3, 32, 32] x) => (float[1, 3, 32, 32] y) {
   const auto r = nnxr::test::run_nnxr("render '" + model.string() + "' --input '" + png.string() +
                                       "' --image-preset caffe --out '" + out.string() + "' --width 1600 --height 900");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Input: the left third, under the title; output: the right third.
+  // Input: the panel at the left, under the title (the input's own tiles, in true colours too,
+  // stand right of x = 330); output: the right third.
   for (const bool right : {false, true}) {
-    const int x0 = right ? 1100 : 0, x1 = right ? 1600 : 500;
+    const int x0 = right ? 1100 : 0, x1 = right ? 1600 : 330;
     const Found yellow = find_colour(out, kYellow, x0, 60, x1, 600), magenta = find_colour(out, kMagenta, x0, 60, x1, 600),
                 cyan = find_colour(out, kCyan, x0, 60, x1, 600);
     SCOPED_TRACE(right ? "output" : "input");

@@ -272,6 +272,92 @@ TEST_F(TilesRender, KnownValuesGiveTheKnownImage) {
   EXPECT_TRUE(test::near_colour(at(image, centre(1, 0)), corner, 2)) << describe(at(image, centre(1, 0))) << describe(corner);
 }
 
+// An RGB image input is drawn in its true colours (the preprocessing undone: Caffe's BGR 0-255
+// minus the mean here), every channel's tile showing the picture; without the picture it is in
+// the colour map.
+TEST_F(TilesRender, AnImageInputShowsItsTrueColours) {
+  const model::Graph g = relu_graph(3, 8, 8);
+  // Rows 0-3 green (40, 200, 60), rows 4-7 blue (60, 80, 220), as sRGB bytes.
+  const uint8_t top[3] = {40, 200, 60}, bottom[3] = {60, 80, 220};
+  const float mean[3] = {104, 117, 123};  // B, G, R
+  std::vector<float> x(3 * 64);
+  for (int ch = 0; ch < 3; ++ch)  // tensor channel ch is display channel 2 - ch (BGR)
+    for (int r = 0; r < 8; ++r)
+      for (int c = 0; c < 8; ++c) x[size_t(ch * 64 + r * 8 + c)] = float((r < 4 ? top : bottom)[2 - ch]) - mean[ch];
+  const KnownRun run(g, x);
+  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.08f});
+  const scene::Block& b = *layout.block(g.inputs[0]);
+  ASSERT_EQ(b.tiles, 3);
+  auto centre = [&](int ch, int r, int c) {
+    const auto p = layout.position(b.tensor, ch * 64 + r * 8 + c);
+    return glm::vec3(p[0], p[1], p[2]);
+  };
+  params.neuron_size = 0.001f;
+  const scene::ImagePicture caffe{g.inputs[0], {.scale = 1.0f, .mean = {104, 117, 123}, .std = {}, .bgr = true}};
+  scene::publish_images(layout, run.acts, buffers->images(), 1, std::span(&caffe, 1));
+  RgbaImage image = render();
+  for (int ch = 0; ch < 3; ++ch)
+    for (int r : {1, 2, 5, 6})
+      for (int c : {2, 5}) {
+        const uint8_t* p = at(image, centre(ch, r, c));
+        const uint8_t* want = r < 4 ? top : bottom;
+        EXPECT_TRUE(test::near_colour(p, want, 8)) << "channel " << ch << " row " << r << ": " << describe(p) << " want "
+                                                   << describe(want) << " " << test::save_failure_image(image, "tiles_picture");
+      }
+  // The same values without the picture: the colour map (no green anywhere in it).
+  scene::publish_images(layout, run.acts, buffers->images(), 1);
+  image = render();
+  for (int ch = 0; ch < 3; ++ch) {
+    const uint8_t* p = at(image, centre(ch, 1, 2));
+    EXPECT_FALSE(test::near_colour(p, top, 30)) << describe(p);
+  }
+}
+
+// Compare mode keeps A's, B's and A − B's images resident, one region each: showing one again is a
+// pointer swap (no write, no allocation), drawn at once; a new input drops A's and A − B's and
+// writes the new A where one of them was, B's staying. Without kept images two regions suffice.
+TEST_F(TilesRender, KeptImagesFlipByAPointerSwap) {
+  const model::Graph g = relu_graph(1, 4, 4);
+  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.25f});
+  const scene::Block& b = *layout.block(g.inputs[0]);
+  const auto p = layout.position(b.tensor, 5);
+  const glm::vec3 element(p[0], p[1], p[2]);
+  const KnownRun a(g, std::vector<float>(16, 4.f)), bb(g, std::vector<float>(16, -4.f));
+  ActivationImages& images = buffers->images();
+  // Without keeping: four writes, two regions.
+  for (int i = 0; i < 4; ++i) scene::publish_images(layout, a.acts, images);
+  const uint64_t region = images.bytes_allocated() / 2;
+  EXPECT_EQ(images.bytes_allocated(), 2 * region);
+
+  uint64_t key_a = 0, key_b = 0, key_d = 0, serial = 0;
+  scene::show_or_publish_images(layout, a.acts, images, key_a, serial);
+  scene::show_or_publish_images(layout, bb.acts, images, key_b, serial);
+  scene::show_or_publish_images(layout, a.acts, images, key_d, serial);  // "A − B"
+  EXPECT_EQ(serial, 3u);
+  EXPECT_EQ(images.bytes_allocated(), 3 * region);
+  // Flips: swaps only.
+  for (int round = 0; round < 3; ++round) {
+    const uint64_t generation = images.generation();
+    scene::show_or_publish_images(layout, bb.acts, images, key_b, serial);
+    EXPECT_EQ(images.generation(), generation + 1);
+    EXPECT_TRUE(test::is_blue(at(render(), element)));
+    scene::show_or_publish_images(layout, a.acts, images, key_a, serial);
+    EXPECT_TRUE(test::is_red(at(render(), element)));
+  }
+  EXPECT_EQ(serial, 3u);  // nothing written
+  EXPECT_EQ(images.bytes_allocated(), 3 * region);
+  EXPECT_EQ(images.show_image(key_d)->activations_total, 32u);
+  // A new input: A and A − B are stale; the new A goes into one of their regions, B stays kept.
+  images.drop_image(key_a), images.drop_image(key_d);
+  key_a = key_d = 0;
+  scene::show_or_publish_images(layout, bb.acts, images, key_a, serial);
+  EXPECT_EQ(serial, 4u);
+  EXPECT_FALSE(images.show_image(key_d));
+  ASSERT_TRUE(images.show_image(key_b));
+  EXPECT_TRUE(test::is_blue(at(render(), element)));
+  EXPECT_EQ(images.bytes_allocated(), 3 * region);
+}
+
 // The op-type and tensor filters reach the images through a few bytes per tensor
 // (scene::image_filter → ActivationImages::write_image_filter): hidden, dimmed, shown again.
 TEST_F(TilesRender, OpAndTensorFiltersHideOrDimImages) {
