@@ -16,10 +16,12 @@
 // --stats prints one JSON line on stdout at exit, and nothing else goes to stdout (messages,
 // selections included, go to stderr). cpu_ms is the frame thread's CPU time per frame, wall_ms
 // the frame's wall time (on a CPU rasteriser most of a frame's cost is not the frame thread's).
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include "app/classes.h"
 #include "app/commands.h"
@@ -36,6 +38,39 @@
 namespace nnxr::app {
 namespace {
 
+bool is_image_file(const std::string& f) {
+  return f.ends_with(".png") || f.ends_with(".jpg") || f.ends_with(".jpeg") || f.ends_with(".bmp");
+}
+
+// What the view shows as its input, for its words (title, preprocessing, picture): set by each
+// input source once its files are read (worker thread), so that a dropped file or a switch to
+// another input of the list changes the title, and one that cannot be read leaves it as it was.
+struct ShownInput {
+  std::mutex mutex;
+  std::string name;     // "cat.png", "random input, seed 42"; "" for the default model's digit
+  std::string picture;  // the graph input fed by an image file ("": the first, when `image`)
+  bool image = false;   // an image file (or the embedded digit) feeds it
+  std::optional<std::string> listed;  // the input stepped through (split_input_list); set before any input runs
+
+  // From the specs an input source resolved: the stepped input's file names it, else the first
+  // image file, else the first file, else the seed.
+  void set(std::vector<InputSpec> specs, std::optional<uint32_t> seed) {
+    std::lock_guard lock(mutex);
+    name.clear(), picture.clear();
+    image = false;
+    if (listed)
+      std::stable_partition(specs.begin(), specs.end(), [&](const InputSpec& s) { return s.name == *listed; });
+    for (const InputSpec& s : specs)
+      if (s.embedded || is_image_file(s.file)) {
+        image = true, picture = s.name;
+        name = s.embedded ? std::string() : std::filesystem::path(s.file).filename().string();
+        return;
+      }
+    if (!specs.empty()) name = std::filesystem::path(specs.front().file).filename().string();
+    else name = "random input, seed " + std::to_string(seed.value_or(42));
+  }
+};
+
 // The model and input sources for the worker. Both run on the worker thread, one after the
 // other; `inputs` passes the parsed input files from the first to the second.
 struct Sources {
@@ -44,7 +79,7 @@ struct Sources {
 };
 
 Sources make_sources(const std::optional<std::string>& path, std::vector<InputSpec> specs, std::optional<uint32_t> seed,
-                     ImageOptions image, model::LoadOptions options) {
+                     ImageOptions image, model::LoadOptions options, std::shared_ptr<ShownInput> shown) {
   if (!path && specs.empty() && !seed)  // the default model shows a sample digit
     specs.push_back({.name = "", .file = "digit-3.png (embedded)", .embedded = assets::default_input().bytes});
   auto inputs = std::make_shared<std::optional<InputSet>>();
@@ -61,22 +96,26 @@ Sources make_sources(const std::optional<std::string>& path, std::vector<InputSp
     print_warnings(graph);
     return graph;
   };
-  s.input = [inputs, seed, image](const model::Graph& graph) {
+  s.input = [inputs, seed, image, shown, specs](const model::Graph& graph) {
     engine::Feeds feeds;
     for (auto& [name, t] : (*inputs)->resolve(graph, seed, image, /*quiet=*/false)) feeds[name] = std::move(t);
+    if (shown) shown->set(specs, seed);
     return feeds;
   };
   return s;
 }
 
 // The feeds of `specs` (files read on the worker thread, when the input is switched to).
-engine::InputSource input_from(std::vector<InputSpec> specs, std::optional<uint32_t> seed, const ImageOptions& image) {
-  return [specs = std::move(specs), seed, image](const model::Graph& graph) {
+// `shown` (may be null: compare's B) learns what it is once read.
+engine::InputSource input_from(std::vector<InputSpec> specs, std::optional<uint32_t> seed, const ImageOptions& image,
+                               std::shared_ptr<ShownInput> shown = nullptr) {
+  return [specs = std::move(specs), seed, image, shown](const model::Graph& graph) {
     std::vector<std::string> names;
     for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
     InputSet set(specs, names);
     engine::Feeds feeds;
     for (auto& [name, t] : set.resolve(graph, seed, image, /*quiet=*/true)) feeds[name] = std::move(t);
+    if (shown) shown->set(specs, seed);
     return feeds;
   };
 }
@@ -85,7 +124,7 @@ engine::InputSource input_from(std::vector<InputSpec> specs, std::optional<uint3
 // two or more of them; the other specs go with each. Returns the specs the model loads with (the
 // first of the list) and fills `list`.
 std::vector<InputSpec> split_input_list(std::vector<InputSpec> specs, std::optional<uint32_t> seed, const ImageOptions& image,
-                                        engine::InputList& list) {
+                                        engine::InputList& list, std::shared_ptr<ShownInput> shown) {
   std::map<std::string, int> per_name;
   for (const InputSpec& s : specs) ++per_name[s.name];
   std::string listed;
@@ -101,10 +140,11 @@ std::vector<InputSpec> split_input_list(std::vector<InputSpec> specs, std::optio
   std::vector<InputSpec> fixed, alternatives;
   for (InputSpec& s : specs) (s.name == listed ? alternatives : fixed).push_back(std::move(s));
   for (const InputSpec& s : alternatives) list.names.push_back(std::filesystem::path(s.file).filename().string());
-  list.source = [fixed, alternatives, seed, image](size_t i) {
+  shown->listed = listed;
+  list.source = [fixed, alternatives, seed, image, shown](size_t i) {
     std::vector<InputSpec> chosen = fixed;
     chosen.push_back(alternatives.at(i));
-    return input_from(std::move(chosen), seed, image);
+    return input_from(std::move(chosen), seed, image, shown);
   };
   fixed.push_back(alternatives.front());
   std::cerr << "nnxr: " << alternatives.size() << " inputs (left/right arrows, X/Y on the left controller)\n";
@@ -112,13 +152,15 @@ std::vector<InputSpec> split_input_list(std::vector<InputSpec> specs, std::optio
 }
 
 // An input image (or .npy/.pb) dropped on the window, for the current model's first input.
-engine::InputSource dropped_input(const std::string& file, const ImageOptions& image) {
-  return [file, image](const model::Graph& graph) {
+engine::InputSource dropped_input(const std::string& file, const ImageOptions& image, std::shared_ptr<ShownInput> shown) {
+  return [file, image, shown](const model::Graph& graph) {
     std::vector<std::string> names;
     for (auto id : graph.inputs) names.push_back(graph.tensors[id].name);
-    InputSet set({InputSpec{.name = "", .file = file}}, names);
+    const std::vector<InputSpec> specs{InputSpec{.name = "", .file = file}};
+    InputSet set(specs, names);
     engine::Feeds feeds;
     for (auto& [name, t] : set.resolve(graph, std::nullopt, image, /*quiet=*/false)) feeds[name] = std::move(t);
+    shown->set(specs, std::nullopt);
     return feeds;
   };
 }
@@ -204,10 +246,6 @@ int view_command(Args& args) {
   const auto show_text = args.option("--show");
   engine::ViewerOptions options;
   options.worker.layout.constants = show_constants;
-  auto is_image_file = [](const std::string& f) {
-    return f.ends_with(".png") || f.ends_with(".jpg") || f.ends_with(".jpeg") || f.ends_with(".bmp");
-  };
-  const bool image_input = std::any_of(specs.begin(), specs.end(), [&](const InputSpec& s) { return is_image_file(s.file); });
   const auto budget = args.int_option("--budget", 1, 1'000'000'000);
   options.worker.scene.budget = static_cast<uint64_t>(budget.value_or(2'000'000));
   options.budget_explicit = budget.has_value();
@@ -251,35 +289,33 @@ int view_command(Args& args) {
   const auto show = scene::parse_compare_show(show_text.value_or("diff"));
   if (!show) throw UsageError("--show takes a, b or diff, got '" + *show_text + "'");
   const std::optional<std::string> path = pos.empty() ? std::nullopt : std::optional(pos[0]);
-  specs = split_input_list(expand_input_directories(std::move(specs)), seed, image, options.worker.inputs);
-  // The view's words: the model's name (and whether its input is random), the preprocessing in
-  // effect, the class names and the input picture.
-  std::string picture_input;  // the image-fed input ("": the first graph input)
-  for (const InputSpec& s : specs)
-    if (is_image_file(s.file)) {
-      picture_input = s.name;
-      break;
+  // What is shown as the input, as the input sources learn it (a dropped file, another input of
+  // the list).
+  const auto shown = std::make_shared<ShownInput>();
+  specs = split_input_list(expand_input_directories(std::move(specs)), seed, image, options.worker.inputs, shown);
+  // The view's words: the model's name and what its input is (a file, or random with its seed),
+  // the preprocessing in effect, the class names and the input picture; composed again for each
+  // input.
+  options.worker.words.complete = [labels, image, shown](const model::Graph& g, int64_t classes, engine::ViewWords& w) {
+    std::string name, picture_input;
+    bool picture = false;
+    {
+      std::lock_guard lock(shown->mutex);
+      name = shown->name, picture_input = shown->picture, picture = shown->image;
     }
-  const bool random_input = (path.has_value() || seed.has_value()) && specs.empty();
-  const bool picture = image_input || (!path && specs.empty() && !seed);  // or the default model's digit
-  options.worker.words.complete = [labels, image, image_input, picture, picture_input, random_input, seed](
-                                      const model::Graph& g, int64_t classes, engine::ViewWords& w) {
     w.title = std::filesystem::path(g.source).filename().string();
-    if (random_input) w.title += "  (random input, seed " + std::to_string(seed.value_or(42)) + ")";
+    if (!name.empty()) w.title += "  (" + name + ")";
     const ClassList list = choose_classes(g, classes, labels);
     w.class_names = list.names;
     w.class_list = list.source;
-    if (image_input) {
+    w.notes.clear(), w.warnings.clear(), w.picture.reset();
+    const std::string input = !picture_input.empty() ? picture_input : g.inputs.empty() ? std::string() : g.tensors[g.inputs[0]].name;
+    if (picture && !input.empty()) {
       bool guessed = false;
       w.notes = {describe_preprocessing(g, image, guessed)};
       if (guessed) w.warnings = {"preprocessing guessed"};
-    }
-    if (picture) {
-      const std::string input = !picture_input.empty() ? picture_input : g.inputs.empty() ? std::string() : g.tensors[g.inputs[0]].name;
-      if (!input.empty()) {
-        const Preprocessing pre = image_preprocessing(g, input, image);
-        w.picture = engine::InputPicture{input, {pre.scale, pre.mean, pre.std, pre.bgr}};
-      }
+      const Preprocessing pre = image_preprocessing(g, input, image);
+      w.picture = engine::InputPicture{input, {pre.scale, pre.mean, pre.std, pre.bgr}};
     }
   };
   if (compare) {
@@ -308,7 +344,7 @@ int view_command(Args& args) {
   } else {
     options.filter.outside = filter_args.outside;
   }
-  Sources sources = make_sources(path, std::move(specs), seed, image, load_options);
+  Sources sources = make_sources(path, std::move(specs), seed, image, load_options, shown);
 
   if (!desktop) {
     std::unique_ptr<xr::XrViewer> viewer;
@@ -341,9 +377,9 @@ int view_command(Args& args) {
     if (viewer) {
       viewer->load(std::move(sources.model), std::move(sources.input));
       engine::Worker& worker = viewer->worker();
-      viewer->on_drop([&worker, image](const std::vector<std::string>& files) {
+      viewer->on_drop([&worker, image, shown](const std::vector<std::string>& files) {
         std::cerr << "nnxr: input " << files[0] << '\n';
-        worker.set_input(dropped_input(files[0], image));
+        worker.set_input(dropped_input(files[0], image, shown));
       });
       viewer->run();
       const engine::ViewStats s = viewer->stats();

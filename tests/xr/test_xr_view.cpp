@@ -1068,4 +1068,47 @@ TEST(XrView, TheInputPictureStandsBeforeTheNetworkInBothEyes) {
   if (HasFailure()) env.keep();
 }
 
+// What tesseract reads in a capture, lower-cased.
+std::string read_words(const xrsim::client::TestEnv& env, const fs::path& png, const std::string& name) {
+  const fs::path base = fs::path(env.dir()) / name;
+  const std::string cmd = "tesseract '" + png.string() + "' '" + base.string() + "' --psm 11 >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) return {};
+  std::ifstream f(base.string() + ".txt");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return text;
+}
+
+// The title on the headset's board names the input shown, and follows X to the next one (a file
+// dropped on the desktop window goes through the same record of what is shown, app/view.cpp
+// ShownInput; not tested through a real drop).
+TEST(XrView, TheTitleNamesTheInputShownAndFollowsASwitch) {
+  if (!have_tesseract()) GTEST_SKIP() << "tesseract (Debian tesseract-ocr) is not installed";
+  xrsim::client::TestEnv env("view-title-input");
+  const glm::mat4 plane = nnxr::xr::panel_plane();
+  const glm::vec3 centre = glm::vec3(plane * glm::vec4(0.5f * nnxr::xr::kPanelCanvas, 0, 1));
+  const glm::vec3 normal = glm::normalize(glm::vec3(plane[2]));
+  const glm::quat look = glm::quatLookAt(-normal, glm::vec3(0, 1, 0));
+  env.set_script("view_size 1024 1024\nhead " + pose(centre + normal * 0.8f, look) + R"(
+frame 70
+/user/hand/left/input/x/click 1
+frame 75
+/user/hand/left/input/x/click 0
+)");
+  const std::string assets = std::string(NNXR_SOURCE_DIR) + "/assets/";
+  const RunResult r = view("--frames 110 --input '" + assets + "digit-1.png' --input '" + assets + "digit-2.png'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = last_line(r.out);
+  ASSERT_NE(json.find(R"("input":{"index":1,"count":2,"file":"digit-2.png"})"), std::string::npos) << json;
+  const fs::path before = capture_at(env, 69, 0), after = capture_at(env, 1000000, 0);
+  ASSERT_FALSE(before.empty()) << env.capture_dir();
+  const std::string first = read_words(env, before, "before"), second = read_words(env, after, "after");
+  EXPECT_NE(first.find("digit-1"), std::string::npos) << before << ":\n" << first;
+  EXPECT_EQ(first.find("digit-2"), std::string::npos) << before << ":\n" << first;
+  EXPECT_NE(second.find("digit-2"), std::string::npos) << after << ":\n" << second;
+  EXPECT_EQ(second.find("digit-1"), std::string::npos) << after << ":\n" << second;
+  EXPECT_EQ(second.find("random"), std::string::npos) << after << ":\n" << second;
+  if (HasFailure()) env.keep();
+}
+
 }  // namespace
