@@ -601,6 +601,42 @@ TEST_P(RuntimeKernels, GemmPackedF16MatchesFloat) {
   }
 }
 
+// conv_im2col on wide planes (rows of up to 70 columns: several 16-output chunks per row, and
+// blocks of columns that start and end inside a row), widths 1 to 7 with stride 1 or 2 along the
+// row and paddings up to 3 (taps that fall wholly outside the row), against the naive reference.
+// With AVX-512 this is the masked-load im2col (im2col_wide_avx512).
+TEST_P(RuntimeKernels, ConvIm2colWidePlanesMatchNaive) {
+  std::mt19937 rng(2024);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ThreadPool pool(2), one(1);
+  for (int iter = 0; iter < 40; ++iter) {
+    ConvGeom g;
+    g.N = 1;
+    g.group = r(1, 2);
+    g.C = g.group * r(1, 3);
+    g.M = g.group * r(1, 5);
+    const int64_t kw = r(1, 7), kh = r(1, 3), sw = r(1, 2), sh = r(1, 3), dh = r(1, 2);
+    const int64_t pw0 = r(0, 3), pw1 = r(0, 3), ph0 = r(0, 2), ph1 = r(0, 2);
+    const int64_t W = std::max<int64_t>(kw, r(1, 70)), H = std::max<int64_t>((kh - 1) * dh + 1, r(1, 24));
+    g.in = {H, W};
+    g.kernel = {kh, kw};
+    g.stride = {sh, sw};
+    g.dilation = {dh, 1};
+    g.pad_begin = {ph0, pw0};
+    g.pad_end = {ph1, pw1};
+    g.out = {conv_out_dim(H, kh, sh, dh, ph0 + ph1), conv_out_dim(W, kw, sw, 1, pw0 + pw1)};
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 500 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * (g.C / g.group) * product(g.kernel)), 600 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 700 + iter);
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), opt(n, 123.f);
+    conv_naive(g, x.data(), w.data(), b.data(), ref.data());
+    // One thread: every block of columns goes through the whole-block im2col.
+    conv_im2col(g, x.data(), w.data(), b.data(), opt.data(), iter % 2 ? pool : one);
+    expect_close(opt, ref, (g.C / g.group) * product(g.kernel), "wide im2col " + geom_str(g));
+  }
+}
+
 // conv_im2col_f16 on random geometries (pointwise, strided, padded, dilated, groups, 1-D and 2-D,
 // planes of many columns): exactly conv_im2col on the widened input rounded once, and so within
 // the tolerance of the naive reference plus float16's rounding.
