@@ -1,5 +1,6 @@
 #include "app/classes.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -74,8 +75,32 @@ ClassList choose_classes(const model::Graph& graph, int64_t classes, const std::
   return {};
 }
 
+namespace {
+
+std::string numbers(const std::vector<float>& v) {
+  std::string out;
+  for (float x : v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", double(x));
+    out += (out.empty() ? "" : "/") + std::string(buf);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string describe_preprocessing(const model::Graph& graph, const ImageOptions& image, bool& guessed) {
   guessed = false;
+  // A preset with some of its values replaced by --image-scale/mean/std: the values in effect.
+  if (!image.preset.empty()) {
+    const ImageOptions plain = image_preset(image.preset);
+    if (plain.scale != image.scale || plain.mean != image.mean || plain.std != image.std) {
+      char scale[32];
+      std::snprintf(scale, sizeof scale, "%g", double(image.scale.value_or(1.0f / 255.0f)));
+      return "image: preset " + image.preset + " as changed (" + (image.bgr ? "BGR" : "RGB") + ", scale " + scale +
+             ", mean " + numbers(image.mean) + ", std " + numbers(image.std) + ")";
+    }
+  }
   if (image.preset == "imagenet") return "image: preset imagenet (RGB, 0-1, mean 0.485/0.456/0.406, std 0.229/0.224/0.225)";
   if (image.preset == "caffe") return "image: preset caffe (BGR, 0-255, mean 104/117/123)";
   if (image.preset == "unit") return "image: preset unit (RGB, 0-1)";

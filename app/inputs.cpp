@@ -148,18 +148,24 @@ ImageOptions parse_image_options(Args& args) {
   if (auto v = args.option("--image-mean")) o.mean = parse_floats(*v, "--image-mean");
   if (auto v = args.option("--image-std")) o.std = parse_floats(*v, "--image-std");
   if (auto p = args.option("--image-preset")) {
-    o.preset = *p;
-    std::optional<float> scale;
-    std::vector<float> mean, stdev;
-    if (*p == "imagenet") scale = 1 / 255.0f, mean = {0.485f, 0.456f, 0.406f}, stdev = {0.229f, 0.224f, 0.225f};
-    else if (*p == "caffe") scale = 1.0f, mean = {104, 117, 123}, stdev = {1}, o.bgr = true;
-    else if (*p == "unit") scale = 1 / 255.0f, mean = {0}, stdev = {1};
-    else if (*p == "raw") scale = 1.0f, mean = {0}, stdev = {1};
-    else throw UsageError("--image-preset takes imagenet, caffe, unit or raw, got '" + *p + "'");
-    if (!o.scale) o.scale = scale;
-    if (o.mean.empty()) o.mean = mean;
-    if (o.std.empty()) o.std = stdev;
+    const ImageOptions preset = image_preset(*p);
+    o.preset = preset.preset;
+    o.bgr = preset.bgr;
+    if (!o.scale) o.scale = preset.scale;
+    if (o.mean.empty()) o.mean = preset.mean;
+    if (o.std.empty()) o.std = preset.std;
   }
+  return o;
+}
+
+ImageOptions image_preset(const std::string& name) {
+  ImageOptions o;
+  o.preset = name;
+  if (name == "imagenet") o.scale = 1 / 255.0f, o.mean = {0.485f, 0.456f, 0.406f}, o.std = {0.229f, 0.224f, 0.225f};
+  else if (name == "caffe") o.scale = 1.0f, o.mean = {104, 117, 123}, o.std = {1}, o.bgr = true;
+  else if (name == "unit") o.scale = 1 / 255.0f, o.mean = {0}, o.std = {1};
+  else if (name == "raw") o.scale = 1.0f, o.mean = {0}, o.std = {1};
+  else throw UsageError("--image-preset takes imagenet, caffe, unit or raw, got '" + name + "'");
   return o;
 }
 

@@ -45,6 +45,8 @@ Preprocessing image_preprocessing(const model::Graph& graph, const std::string& 
 // Parses the repeated --input options, and the image flags.
 std::vector<InputSpec> parse_input_specs(Args& args);
 ImageOptions parse_image_options(Args& args);
+// A preset's values alone (UsageError for an unknown name).
+ImageOptions image_preset(const std::string& name);
 
 // Tensors from .npy and .pb files, by input name, read before the model is loaded so that their
 // shapes can fill symbolic dimensions (LoadOptions::input_shapes). Images are decoded later,

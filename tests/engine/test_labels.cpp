@@ -301,6 +301,12 @@ TEST(Labels, YunetFaceAndLandmarksOverTheInput) {
   EXPECT_NE(run.out.find(" 90.0%  face  [0.125, 0.125, 0.625, 0.625]  points (0.281, 0.312) (0.469, 0.312) (0.375, 0.375)"),
             std::string::npos)
       << run.out;
+  // YuNet takes BGR 0-255: the caffe preset without its mean, which the note gives as changed.
+  const auto bgr = nnxr::test::run_nnxr("run '" + model.string() + "' --input '" + png.string() +
+                                        "' --image-preset caffe --image-mean 0");
+  ASSERT_EQ(bgr.exit_code, 0) << bgr.err;
+  EXPECT_NE(bgr.err.find("note: image: preset caffe as changed (BGR, scale 1, mean 0, std 1)"), std::string::npos) << bgr.err;
+  EXPECT_NE(bgr.out.find("detections (yunet, 84 candidates): 1 face"), std::string::npos) << bgr.out;
 }
 
 // Several outputs in no known format: a table of their largest values in the panel and in `run`.
