@@ -133,6 +133,7 @@ class SceneStages final : public Stages {
     inferred_ = false;
     images_stale_ = true;
     drop_images(layout_needs_run_);  // A's and A − B's; B's too when the layout follows the run
+    tile_pictures_.reset();  // asked again: an image dropped on a view of random values is a picture now
     for (const auto& [name, t] : feeds) session_->set_input(name, t.dtype, t.shape, t.bytes);
     progress(0.1f);  // throws StageCancelled once the Worker is being destroyed
     try {
