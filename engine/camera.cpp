@@ -34,112 +34,159 @@ Camera frame_bounds(CameraPreset preset, glm::vec3 min, glm::vec3 max, float asp
 
 namespace {
 
-// The camera looking along -dir that holds every point, and the fraction of the image width the
-// points then span.
-Camera frame_along(glm::vec3 dir, glm::vec3 up, std::span<const glm::vec3> points, float aspect, float* width);
+// A view direction (from the target towards the eye) by azimuth from the depth axis towards +Z and
+// elevation above the horizon, in degrees; `turned`: the image turned a quarter, so that the
+// world's up runs to the right and depth down the image (for networks much taller than deep).
+struct View {
+  float azimuth = 0, elevation = 0;
+  bool turned = false;
+};
+
+struct Fit {
+  Camera camera;
+  float width = 0, height = 0;  // fractions of the image the points span
+  float area = 0;               // fraction of the image inside the points' convex hull
+};
+
+// Twice the signed area of triangle o, a, b.
+float cross2(glm::vec2 o, glm::vec2 a, glm::vec2 b) { return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x); }
+
+// The area of the convex hull of `p` (monotone chain; sorts p).
+float hull_area(std::vector<glm::vec2>& p) {
+  std::sort(p.begin(), p.end(), [](glm::vec2 a, glm::vec2 b) { return a.x < b.x || (a.x == b.x && a.y < b.y); });
+  p.erase(std::unique(p.begin(), p.end()), p.end());
+  if (p.size() < 3) return 0;
+  std::vector<glm::vec2> hull(2 * p.size());
+  size_t k = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    while (k >= 2 && cross2(hull[k - 2], hull[k - 1], p[i]) <= 0) --k;
+    hull[k++] = p[i];
+  }
+  for (size_t i = p.size() - 1, lower = k + 1; i-- > 0;) {
+    while (k >= lower && cross2(hull[k - 2], hull[k - 1], p[i]) <= 0) --k;
+    hull[k++] = p[i];
+  }
+  float twice = 0;
+  for (size_t i = 0; i + 1 < k; ++i) twice += hull[i].x * hull[i + 1].y - hull[i + 1].x * hull[i].y;
+  return std::abs(twice) / 2;
+}
+
+constexpr float kMargin = 0.92f;  // the points stay inside this fraction of the image, each axis
+constexpr float kWide = 0.55f;    // a view must span this fraction of the width to be chosen
+
+// The nearest camera looking along `view` that holds every point, found exactly from the planes
+// of the frustum: horizontally the eye stands where the left and right planes both touch the
+// points, vertically where the top and bottom planes do, at the farther of the two depths. The
+// tighter axis then touches both its edges and the other is centred between its extremes.
+Fit fit_view(View view, std::span<const glm::vec3> points, float aspect) {
+  const float az = glm::radians(view.azimuth), el = glm::radians(view.elevation);
+  const glm::vec3 dir = glm::normalize(glm::vec3(-std::cos(el) * std::cos(az), std::sin(el), std::cos(el) * std::sin(az)));
+  const glm::vec3 forward = -dir;
+  glm::vec3 right = glm::normalize(glm::cross(forward, glm::vec3(0, 1, 0)));
+  glm::vec3 up = glm::cross(right, forward);
+  if (view.turned) {
+    const glm::vec3 r = up;
+    up = -right;
+    right = r;
+  }
+  Fit fit;
+  Camera& cam = fit.camera;
+  cam.up = up;
+  const float tan_y = std::tan(cam.fov_y / 2) * kMargin;
+  const float tan_x = tan_y * std::clamp(aspect, 1e-3f, 1e3f);
+  if (points.empty()) {
+    cam.target = glm::vec3(0);
+    cam.eye = dir;
+    return fit;
+  }
+  // Coordinates along right (a), up (b) and forward (c): a point is inside when
+  // |a - a_eye| <= tan_x (c - c_eye), and as much vertically.
+  float ux = -1e30f, vx = 1e30f, uy = -1e30f, vy = 1e30f, nearest = 1e30f, farthest = -1e30f;
+  glm::vec3 lo(points[0]), hi(points[0]);
+  for (const glm::vec3& p : points) {
+    const float a = glm::dot(p, right), b = glm::dot(p, up), c = glm::dot(p, forward);
+    ux = std::max(ux, a - tan_x * c), vx = std::min(vx, a + tan_x * c);
+    uy = std::max(uy, b - tan_y * c), vy = std::min(vy, b + tan_y * c);
+    nearest = std::min(nearest, c), farthest = std::max(farthest, c);
+    lo = glm::min(lo, p), hi = glm::max(hi, p);
+  }
+  const float radius = std::max(0.5f * glm::length(hi - lo), 1e-3f);
+  // Farther back keeps every point inside; a little more keeps the nearest off the eye (a
+  // single point, or a plane seen edge-on, would otherwise touch it).
+  const float c_eye = std::min({(vx - ux) / (2 * tan_x), (vy - uy) / (2 * tan_y), nearest - 0.05f * radius});
+  cam.eye = right * (0.5f * (ux + vx)) + up * (0.5f * (uy + vy)) + forward * c_eye;
+  cam.target = cam.eye + forward * std::max(0.5f * (nearest + farthest) - c_eye, 0.05f * radius);
+  float x_lo = 1e30f, x_hi = -1e30f, y_lo = 1e30f, y_hi = -1e30f;
+  std::vector<glm::vec2> projected;  // NDC
+  projected.reserve(points.size());
+  for (const glm::vec3& p : points) {
+    const glm::vec3 v = p - cam.eye;
+    const float depth = glm::dot(v, forward);
+    const float x = glm::dot(v, right) / (depth * tan_x), y = glm::dot(v, up) / (depth * tan_y);
+    x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x), y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+    projected.push_back({x, y});
+  }
+  // NDC spans 2 across; the margin keeps the points inside kMargin of it.
+  fit.width = std::clamp(0.5f * (x_hi - x_lo) * kMargin, 0.0f, 1.0f);
+  fit.height = std::clamp(0.5f * (y_hi - y_lo) * kMargin, 0.0f, 1.0f);
+  // The outline only matters for a view wide enough to be chosen (and costs a sort).
+  if (fit.width >= kWide) fit.area = std::clamp(hull_area(projected) * kMargin * kMargin / 4, 0.0f, 1.0f);
+  cam.near = std::max(0.5f * (nearest - c_eye), 1e-4f * radius);
+  cam.far = 1.5f * (farthest - c_eye) + 0.1f * radius;
+  return fit;
+}
+
+// Each preset's views in order of preference: its own, then turned about the vertical (the network
+// seen more from its front or its side), then at another elevation, then (not the overview) with
+// the image turned a quarter.
+std::vector<View> preset_views(CameraPreset preset) {
+  std::vector<View> views;
+  auto add = [&](std::initializer_list<float> azimuths, std::initializer_list<float> elevations, bool turn) {
+    for (const bool turned : {false, true})
+      for (const float e : elevations)
+        for (const float a : azimuths)
+          if (!turned || turn) views.push_back({a, e, turned});
+  };
+  switch (preset) {
+    // Above and to the side of the input end. Never turned: the desktop viewer's fly camera
+    // starts from it and keeps the world's up. Last, nearly from above: a network far taller than it is deep and wide (UltraFace's strip of
+    // 3,600 boxes) is foreshortened enough only from there.
+    case CameraPreset::Overview:
+      add({37, 50, 25, 62, 12, 72}, {22, 35, 12, 50, 65}, false);
+      views.push_back({80, 72, false});
+      views.push_back({84, 78, false});
+      break;
+    // Down the depth axis from a little above and to the side of the input, so that the blocks
+    // behind the first show around it.
+    case CameraPreset::Front: add({10, 0, 20, 35}, {10, 0, 20}, true); break;
+    // Side and top differ by 40 degrees of elevation or more, so that square feature maps (as
+    // tall as they are wide) do not give both the same silhouette: side from 20 degrees above
+    // the horizon (tops of the blocks in view), top from 70 (their faces foreshortened). Both
+    // turn towards the front for a long line of blocks, which they would see edge-on.
+    case CameraPreset::Side: add({90, 70, 55, 35}, {20, 8}, true); break;
+    case CameraPreset::Top: add({90, 70, 55, 35}, {70, 84, 60}, true); break;
+  }
+  return views;
+}
 
 }  // namespace
 
 Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect) {
-  glm::vec3 dir{0, 0, 1}, up{0, 1, 0};  // from the target towards the eye
-  switch (preset) {
-    case CameraPreset::Overview: dir = glm::normalize(glm::vec3(-1.0f, 0.5f, 0.75f)); break;
-    case CameraPreset::Front: dir = {-1, 0, 0}; break;
-    // Side and top differ by 50 degrees of elevation, so that square feature maps (as tall as
-    // they are wide) do not give both the same silhouette: side from 20 degrees above the
-    // horizon (tops of the blocks in view), top from 70 degrees (their faces foreshortened).
-    case CameraPreset::Side: dir = glm::normalize(glm::vec3(0, std::sin(0.35f), std::cos(0.35f))); break;
-    case CameraPreset::Top: dir = glm::normalize(glm::vec3(0, std::sin(1.22f), std::cos(1.22f))), up = {0, 0, -1}; break;
+  // The first view in which the network spans kWide of the width and whose outline holds kArea of
+  // the image wins (a line across the image does not); else the one spanning kWide that shows the
+  // most of the blocks' faces; else the widest.
+  constexpr float kArea = 0.25f;
+  std::optional<Fit> wide, widest;
+  // Blocks are planes across the depth axis: seen edge-on (from the side or above, and far off,
+  // as a long line of blocks is) they show as little more than lines.
+  auto seen = [](const Fit& f) { return f.area * (0.2f + std::abs(glm::normalize(f.camera.eye - f.camera.target).x)); };
+  for (const View& v : preset_views(preset)) {
+    const Fit f = fit_view(v, points, aspect);
+    if (f.width >= kWide && f.area >= kArea) return f.camera;
+    if (f.width >= kWide && (!wide || seen(f) > seen(*wide) * 1.05f)) wide = f;
+    if (!widest || f.width > widest->width + 0.01f) widest = f;
   }
-  float width = 0;
-  Camera cam = frame_along(dir, up, points, aspect, &width);
-  if (preset == CameraPreset::Overview && width < 0.5f) {
-    // A network taller than the image is wide fills little of the width seen from near the
-    // depth axis: turn towards its side (depth then runs more across the image) while that
-    // widens it, up to 70 degrees off the axis.
-    for (const float azimuth : {0.9f, 1.05f, 1.22f}) {
-      float w = 0;
-      const Camera c = frame_along(glm::normalize(glm::vec3(-std::cos(azimuth), 0.5f, std::sin(azimuth))), up, points, aspect, &w);
-      if (w > width + 0.05f) cam = c, width = w;
-    }
-  }
-  return cam;
+  return wide ? wide->camera : widest->camera;
 }
-
-namespace {
-
-Camera frame_along(glm::vec3 dir, glm::vec3 up, std::span<const glm::vec3> points, float aspect, float* width) {
-  glm::vec3 min(0), max(0);
-  if (!points.empty()) min = max = points[0];
-  for (const glm::vec3& p : points) min = glm::min(min, p), max = glm::max(max, p);
-  Camera cam;
-  cam.up = up;
-  cam.target = 0.5f * (min + max);
-  const glm::vec3 right = glm::normalize(glm::cross(-dir, up));
-  const glm::vec3 true_up = glm::cross(right, -dir);
-  const float margin = 0.92f;
-  const float tan_y = std::tan(cam.fov_y / 2) * margin;
-  const float tan_x = tan_y * std::max(aspect, 1e-3f);
-  // The nearest eye distance at which all eight corners of the box fall inside the frustum.
-  float distance = 0;
-  for (const glm::vec3& point : points) {
-    const glm::vec3 p = point - cam.target;
-    const float toward = glm::dot(p, dir);
-    distance = std::max(distance, std::abs(glm::dot(p, right)) / tan_x + toward);
-    distance = std::max(distance, std::abs(glm::dot(p, true_up)) / tan_y + toward);
-  }
-  const float radius = std::max(0.5f * glm::length(max - min), 1e-3f);
-  distance = std::max(distance, radius * 0.1f);
-  // Tighten: centre the corners' projected extent and move in until it touches the margin on the
-  // tighter axis (the bounds above are conservative for oblique views).
-  for (int iteration = 0; iteration < 24; ++iteration) {
-    glm::vec2 lo(1e30f), hi(-1e30f);
-    float nearest = 1e30f;
-    const glm::vec3 eye = cam.target + dir * distance;
-    for (const glm::vec3& point : points) {
-      const glm::vec3 v = point - eye;
-      const float depth = glm::dot(v, -dir);
-      nearest = std::min(nearest, depth);
-      const glm::vec2 ndc(glm::dot(v, right) / (depth * tan_x), glm::dot(v, true_up) / (depth * tan_y));
-      lo = glm::min(lo, ndc);
-      hi = glm::max(hi, ndc);
-    }
-    if (nearest <= radius * 0.05f) break;  // keep well in front of the box
-    const glm::vec2 centre = 0.5f * (lo + hi);
-    cam.target += (right * centre.x * tan_x + true_up * centre.y * tan_y) * distance;
-    const float extent = std::max(hi.x - lo.x, hi.y - lo.y) / 2;
-    distance *= 0.5f + 0.5f * extent;  // halfway towards the distance where extent would be 1
-  }
-  // The last move is unchecked (and the loop stops early when the box comes close): back off
-  // until every point is inside the margin, so that nothing is clipped at an edge.
-  float x_lo = 0, x_hi = 0;
-  for (int iteration = 0; iteration < 64; ++iteration) {
-    const glm::vec3 eye = cam.target + dir * distance;
-    float worst = 0;
-    bool behind = false;
-    x_lo = 1e30f, x_hi = -1e30f;
-    for (const glm::vec3& point : points) {
-      const glm::vec3 v = point - eye;
-      const float depth = glm::dot(v, -dir);
-      if (depth <= radius * 0.02f) {
-        behind = true;
-        break;
-      }
-      const float x = glm::dot(v, right) / (depth * tan_x);
-      x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x);
-      worst = std::max({worst, std::abs(x), std::abs(glm::dot(v, true_up)) / (depth * tan_y)});
-    }
-    if (!behind && worst <= 1.0001f) break;
-    distance *= behind ? 1.25f : std::min(1.25f, std::max(1.01f, worst));
-  }
-  // NDC spans 2 across; the margin keeps points inside `margin` of it.
-  if (width) *width = points.empty() || x_hi < x_lo ? 0.0f : std::clamp(0.5f * (x_hi - x_lo) * margin, 0.0f, 1.0f);
-  cam.eye = cam.target + dir * distance;
-  cam.near = std::max((distance - radius) * 0.5f, distance * 1e-3f);
-  cam.far = distance + radius * 2 + 1;
-  return cam;
-}
-
-}  // namespace
 
 }  // namespace nnxr::engine

@@ -13,11 +13,15 @@
 
 namespace nnxr::engine {
 
+// Every preset holds the whole network and makes it span at least about half the image width:
+// when its own direction cannot (a network far taller than it is deep, or a long thin line), it
+// turns about the vertical, changes elevation or (all but the overview) turns the image a quarter,
+// in that order of preference. Side and top look from elevations 40 degrees or more apart.
 enum class CameraPreset {
   Overview,  // above and to the side of the input end, the whole network in view (default)
-  Front,     // looking down the depth axis from before the input
-  Side,      // from the side, depth running left to right
-  Top,       // from above, depth running left to right
+  Front,     // down the depth axis from a little above and to the side of the input
+  Side,      // from the side, 20 degrees up, depth running left to right
+  Top,       // from above, 70 degrees up, depth running left to right
 };
 
 std::optional<CameraPreset> parse_camera_preset(std::string_view name);  // nullopt: unknown
@@ -32,7 +36,8 @@ struct Camera {
   glm::mat4 projection(float aspect) const;  // Vulkan clip space
 };
 
-// A camera of `preset` whose view contains the box [min, max] for a target of aspect w/h.
+// A camera of `preset` whose view contains the box [min, max] for a target of aspect w/h. Exact
+// (the nearest eye whose frustum holds every point, centred between the extremes).
 Camera frame_bounds(CameraPreset preset, glm::vec3 min, glm::vec3 max, float aspect);
 // The same for a set of points (e.g. the corners of every tensor block): a tighter framing when
 // the box has empty corners.

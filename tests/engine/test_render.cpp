@@ -258,8 +258,9 @@ TEST_F(RenderTest, CameraPresetsFrameTheBounds) {
 }
 
 // Blocks like UltraFace's: a short body of square maps and, past it, a strip four times as tall
-// (a [3600, 4] tensor). No preset clips any corner, side and top look from elevations 50 degrees
-// apart, and the overview turns towards the side when that widens the network on screen.
+// (a [3600, 4] tensor). No preset clips any corner, every preset spans at least half the width
+// (turning about the vertical, or the image a quarter), side and top look from directions over
+// 45 degrees apart, and the overview turns towards the side when that widens the network.
 TEST_F(RenderTest, CameraPresetsFrameATallStripUnclipped) {
   std::vector<glm::vec3> corners;
   auto block = [&](glm::vec3 lo, glm::vec3 hi) {
@@ -280,6 +281,7 @@ TEST_F(RenderTest, CameraPresetsFrameATallStripUnclipped) {
       EXPECT_LE(std::abs(clip.y / clip.w), 1.0f) << name;
       x_lo = std::min(x_lo, clip.x / clip.w), x_hi = std::max(x_hi, clip.x / clip.w);
     }
+    EXPECT_GE(0.5f * (x_hi - x_lo), 0.5f) << name << ": the blocks span under half the width";
     const glm::vec3 dir = glm::normalize(cam.eye - cam.target);
     if (std::string(name) == "side") side_dir = dir;
     if (std::string(name) == "top") top_dir = dir;
