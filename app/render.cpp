@@ -260,15 +260,18 @@ int render_command(Args& args) {
                                   const glm::vec4 c = view_projection * glm::vec4(p[0], p[1], p[2], 1);
                                   return c.w > 0 && std::abs(c.x) <= c.w && std::abs(c.y) <= c.w;
                                 },
-                                kFocusPoints);
+                                kFocusPoints, scene::kFocusPointsPerTensor);
   }
   const uint64_t limit = engine::max_element_budget(device);
   const scene::SceneOptions defaults;
   // A focus keeps each tensor's strongest connections only (a sketch, not a sheet over the
   // images); --focus all keeps every connection top-k gives, as without a focus.
-  const uint64_t connection_cap = focus_arg && *focus_arg == "all" ? 0 : scene::kFocusConnectionsPerTensor;
-  uint64_t resident =
-      std::max<uint64_t>(1, std::min(budget, scene::focus_elements(g, layout, focus, defaults.top_k, connection_cap)));
+  // Likewise its strongest points, so that one huge tensor is not kept whole.
+  const bool capped = !(focus_arg && *focus_arg == "all");
+  const uint64_t connection_cap = capped ? scene::kFocusConnectionsPerTensor : 0;
+  const uint64_t point_cap = capped ? scene::kFocusPointsPerTensor : 0;
+  uint64_t resident = std::max<uint64_t>(
+      1, std::min(budget, scene::focus_elements(g, layout, focus, defaults.top_k, connection_cap, point_cap)));
   if (resident > limit) {
     std::cerr << "render: budget " << resident << " lowered to " << limit << ", the most " << device.name()
               << " can address\n";
@@ -292,6 +295,7 @@ int render_command(Args& args) {
   scene_options.budget = resident;
   scene_options.focus = focus;
   scene_options.connections_per_tensor = connection_cap;
+  scene_options.points_per_tensor = point_cap;
   scene_options.threads = std::max(threads, 1);
   scene_options.progress = [&](float f) { progress.fraction(f); };
   const scene::Scene scene = scene::Scene::build(g, layout, values, scene_options, buffers);

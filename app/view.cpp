@@ -175,6 +175,9 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
   j.field("activations_total", s.activations_total).field("activations_shown", s.activations_shown);
   j.field("points_resident", s.resident_neurons).field("connections_resident", s.resident_connections);
   j.field("focus_tensors", uint64_t(s.focus.size()));
+  j.key("focus").begin_array();  // their names (empty: every tensor)
+  for (const std::string& name : s.focus) j.value(name);
+  j.end_array();
   j.key("resident").begin_object().field("neurons", s.resident_neurons).field("connections", s.resident_connections).end_object();
   j.key("drawn").begin_object().field("neurons", s.drawn_neurons).field("connections", s.drawn_connections).end_object();
   j.key("world").begin_object();
@@ -260,8 +263,10 @@ int view_command(Args& args) {
     options.worker.follow_view = !focus;  // --focus all: every tensor, as before
   }
   // A focus keeps each tensor's strongest connections (a sketch, not a sheet over the images).
-  if (options.worker.follow_view || !options.worker.scene.focus.empty())
+  if (options.worker.follow_view || !options.worker.scene.focus.empty()) {
     options.worker.scene.connections_per_tensor = scene::kFocusConnectionsPerTensor;
+    options.worker.scene.points_per_tensor = scene::kFocusPointsPerTensor;  // one huge tensor is not kept whole
+  }
   options.worker.threads = static_cast<int>(args.int_option("--threads", 1, 256).value_or(2));
   const auto frames = args.int_option("--frames", 1, 100'000'000);
   options.max_frames = static_cast<uint64_t>(frames.value_or(0));

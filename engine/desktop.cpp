@@ -227,6 +227,9 @@ struct DesktopViewer::Impl {
     glfwSetCursorPosCallback(w, [](GLFWwindow* win, double x, double y) {
       static_cast<Impl*>(glfwGetWindowUserPointer(win))->controls.cursor(static_cast<float>(x), static_cast<float>(y));
     });
+    glfwSetCursorEnterCallback(w, [](GLFWwindow* win, int entered) {
+      if (!entered) static_cast<Impl*>(glfwGetWindowUserPointer(win))->controls.cursor_left();
+    });
     glfwSetScrollCallback(w, [](GLFWwindow* win, double, double dy) {
       double x = 0, y = 0;
       glfwGetCursorPos(win, &x, &y);
@@ -338,7 +341,8 @@ struct DesktopViewer::Impl {
 
     // Stage: update uniforms.
     FrameParams params = state->frame_params(aspect());
-    state->follow_view(params.view[0], params.projection[0]);  // the worker re-chooses the focus
+    // The worker re-chooses the focus around what the mouse points at (else the view's centre).
+    state->follow_view(params.view[0], params.projection[0], controls.pointer());
     // The search box with its matches when it is open, in front of the camera. The filter menu is
     // the worker's text (engine/annotations.h compose_menu), placed where clicks look for it.
     overlay.clear();
@@ -455,6 +459,10 @@ void DesktopViewer::run() {
 
 void DesktopViewer::key(Key key, Press press) { impl_->on_key(key, press); }
 void DesktopViewer::click(Button button, Press press, float x, float y) { impl_->on_button(button, press, x, y); }
+void DesktopViewer::move_cursor(float x, float y) {
+  impl_->update_window_size();
+  impl_->controls.cursor(x, y);
+}
 void DesktopViewer::type(std::string_view text) {
   for (char c : text) impl_->controls.character(static_cast<unsigned char>(c));
 }

@@ -81,6 +81,7 @@ class DesktopViewer {
   // The same paths as the window's callbacks, for scripted input.
   void key(Key key, Press press);
   void click(Button button, Press press, float x, float y);
+  void move_cursor(float x, float y);  // as the window's cursor callback gets it (window pixels)
   void type(std::string_view text);  // characters, as the window's character callback gets them
   // Called with the paths of files dropped on the window (e.g. to set an input image).
   void on_drop(std::function<void(const std::vector<std::string>&)> handler);

@@ -471,6 +471,12 @@ void DesktopControls::cursor(float x, float y) {
   if (looking_) interaction_.look(x - last_x_, y - last_y_);
   moved_ = moved_ || x != last_x_ || y != last_y_;
   last_x_ = x, last_y_ = y;
+  cursor_in_ = x >= 0 && y >= 0 && x < width_ && y < height_;
+}
+
+std::optional<Ray> DesktopControls::pointer() const {
+  if (!cursor_in_ || looking_) return std::nullopt;
+  return interaction_.camera().ray_through(last_x_, last_y_, width_, height_);
 }
 
 std::optional<Ray> DesktopControls::take_hover() {

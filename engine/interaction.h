@@ -312,6 +312,11 @@ class DesktopControls {
   // The ray through the mouse when it moved since the last call and the view is not being
   // turned (for the legend's hover); nullopt otherwise.
   std::optional<Ray> take_hover();
+  // The ray through the mouse cursor while it is in the window and the view is not being
+  // turned (what the focus follows); nullopt otherwise.
+  std::optional<Ray> pointer() const;
+  // The cursor left the window (pointer() is nullopt until it moves in again).
+  void cursor_left() { cursor_in_ = false; }
   Search& search() { return interaction_.search(); }
   const Search& search() const { return interaction_.search(); }
 
@@ -327,6 +332,7 @@ class DesktopControls {
   float last_x_ = 0, last_y_ = 0;
   float press_x_ = 0, press_y_ = 0;
   bool moved_ = false;  // the cursor moved since take_hover()
+  bool cursor_in_ = false;  // the cursor's position is known and inside the window
   Command menu_click(float x, float y, bool* hit);
   bool skip_slash_ = false;  // the search was just opened by '/', whose character comes next
 };

@@ -207,7 +207,7 @@ void ViewerState::hover(const Ray& world_ray) {
   worker_.hover({r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z}, neuron_spacing_ * 0.75f);
 }
 
-void ViewerState::follow_view(const glm::mat4& view, const glm::mat4& projection) {
+void ViewerState::follow_view(const glm::mat4& view, const glm::mat4& projection, const std::optional<Ray>& aim) {
   if (!loaded_ || !worker_.options().follow_view) return;
   const glm::mat4 eye_of_network = view * interaction_.world().matrix();
   const glm::mat4 clip = projection * eye_of_network;
@@ -218,18 +218,32 @@ void ViewerState::follow_view(const glm::mat4& view, const glm::mat4& projection
   v.eye = {eye.x, eye.y, eye.z};
   for (int c = 0; c < 4; ++c)
     for (int r = 0; r < 4; ++r) v.clip[static_cast<size_t>(4 * c + r)] = clip[c][r];
-  v.aim_origin = v.eye;
-  v.aim_direction = {forward.x, forward.y, forward.z};
+  v.gaze_origin = v.eye;
+  v.gaze_direction = {forward.x, forward.y, forward.z};
+  glm::vec3 aim_origin(0), aim_direction(0);
+  if (aim && glm::length(aim->direction) > 0) {
+    const Ray r = interaction_.world().to_network(*aim);
+    aim_origin = r.origin;
+    aim_direction = glm::normalize(r.direction);
+    v.aim_origin = {aim_origin.x, aim_origin.y, aim_origin.z};
+    v.aim_direction = {aim_direction.x, aim_direction.y, aim_direction.z};
+  }
   if (interaction_.selection()) v.selected = interaction_.selection()->tensor_name;
   if (view_sent_) {
     // Noticeably: the eye moved 1% of the network's extent, the gaze turned 2 degrees, the
-    // frustum changed (zoom, aspect) or the selection did.
+    // frustum changed (zoom, aspect), the aim ray moved that far or turned half a degree (a
+    // pointer picks one map among many), appeared or went, or the selection changed.
     const scene::FocusView& o = *view_sent_;
     const float step = 0.01f * std::max(interaction_.extent(), 1e-6f);
-    const glm::vec3 old_eye(o.eye[0], o.eye[1], o.eye[2]), old_forward(o.aim_direction[0], o.aim_direction[1], o.aim_direction[2]);
+    const glm::vec3 old_eye(o.eye[0], o.eye[1], o.eye[2]), old_forward(o.gaze_direction[0], o.gaze_direction[1], o.gaze_direction[2]);
+    const glm::vec3 old_aim_origin(o.aim_origin[0], o.aim_origin[1], o.aim_origin[2]);
+    const glm::vec3 old_aim(o.aim_direction[0], o.aim_direction[1], o.aim_direction[2]);
     float clip_change = 0;
     for (size_t i = 0; i < 16; ++i) clip_change = std::max(clip_change, std::abs(o.clip[i] - v.clip[i]));
-    if (glm::distance(old_eye, eye) < step && glm::dot(old_forward, forward) > 0.99939f && clip_change < 0.02f &&
+    const bool aim_same = (glm::length(old_aim) == 0) == (glm::length(aim_direction) == 0) &&
+                          (glm::length(aim_direction) == 0 ||
+                           (glm::distance(old_aim_origin, aim_origin) < step && glm::dot(old_aim, aim_direction) > 0.99996f));
+    if (glm::distance(old_eye, eye) < step && glm::dot(old_forward, forward) > 0.99939f && clip_change < 0.02f && aim_same &&
         o.selected == v.selected)
       return;
   }

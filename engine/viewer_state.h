@@ -85,9 +85,12 @@ class ViewerState {
   // Frame stage "update uniforms".
   FrameParams frame_params(float aspect) const;
   // Tells the worker where the viewer looks (the eye's world-space view and projection; the
-  // world transform and the selection are the interaction's), so that it re-chooses the focus
-  // (WorkerOptions::follow_view). Posts only when the view moved noticeably; never blocks.
-  void follow_view(const glm::mat4& view, const glm::mat4& projection);
+  // world transform and the selection are the interaction's) and what it points at (`aim`, a
+  // world-space ray: the mouse cursor's on the desktop, the controller's aim ray in the headset;
+  // nullopt: none, the view's centre ray stands in), so that it re-chooses the focus
+  // (WorkerOptions::follow_view). Posts only when the view or the aim moved noticeably; never
+  // blocks.
+  void follow_view(const glm::mat4& view, const glm::mat4& projection, const std::optional<Ray>& aim = std::nullopt);
 
   // Bookkeeping for a frame that was submitted and drew `generation` (0: none). `wall_ms`: the
   // frame's wall time as the loop measured it (from its start, waits included); when < 0, the

@@ -281,7 +281,7 @@ class SceneStages final : public Stages {
   std::vector<std::string> choose_focus(const scene::SceneOptions& options) const {
     if (!options.focus.empty() || !options_.follow_view || !view || !layout_) return options.focus;
     const uint64_t points = options_.focus_points ? options_.focus_points : std::max<uint64_t>(options.budget / 2, 1);
-    std::vector<std::string> focus = scene::choose_focus(plan_->graph(), *layout_, *view, points);
+    std::vector<std::string> focus = scene::choose_focus(plan_->graph(), *layout_, *view, points, options.points_per_tensor);
     if (focus.size() == layout_->blocks().size()) return {};  // all of it: as without a focus
     return focus.empty() ? point_focus_ : focus;
   }

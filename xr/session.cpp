@@ -601,7 +601,12 @@ struct XrViewer::Impl {
       params.view[v] = view_of(xv[v].pose);
       params.projection[v] = projection(xv[v].fov);
     }
-    state->follow_view(params.view[0], params.projection[0]);  // the left eye's view picks the focus
+    // The left eye's view and the right controller's aim ray pick the focus (the head's gaze
+    // when that hand is not tracked or points at the hand menu).
+    std::optional<engine::Ray> aim;
+    if (const HandState& right = hands[kRight]; right.tracked && menu.hovered == FilterMenu::Row::None)
+      aim = engine::Ray{right.aim.position, glm::normalize(right.aim.orientation * glm::vec3(0.0f, 0.0f, -1.0f))};
+    state->follow_view(params.view[0], params.projection[0], aim);
     overlay.clear();
     FeedbackInput feedback{.hands = hands,
                            .neuron_threshold = interaction.thresholds().neuron(),

@@ -185,7 +185,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     s.tensor = b.tensor;
     s.layer = b.layer;
     s.neuron_total = n;
-    if (n > int64_t(kMaxSegmentNeurons))
+    if (n > int64_t(kMaxSegmentNeurons) && !(options.points_per_tensor && options.points_per_tensor <= kMaxSegmentNeurons))
       st.warnings.push_back("tensor '" + t.name + "': " + std::to_string(n) + " neurons, only the strongest " +
                             std::to_string(kMaxSegmentNeurons) + " can be shown");
     SegmentData d;
@@ -245,6 +245,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
   std::vector<uint64_t> caps(S);
   for (size_t i = 0; i < S; ++i) {
     caps[i] = std::min<uint64_t>(uint64_t(im.segments[i].neuron_total), kMaxSegmentNeurons);
+    if (options.points_per_tensor) caps[i] = std::min(caps[i], options.points_per_tensor);
     neuron_cap += caps[i];
     st.neurons_total += uint64_t(im.segments[i].neuron_total);
     if (sources[i].fn)

@@ -6,7 +6,8 @@
 namespace nnxr::scene {
 
 std::vector<std::string> choose_focus(const model::Graph& graph, const Layout& layout, std::array<float, 3> eye,
-                                      const std::function<bool(std::array<float, 3>)>& in_view, uint64_t points) {
+                                      const std::function<bool(std::array<float, 3>)>& in_view, uint64_t points,
+                                      uint64_t points_per_tensor) {
   std::vector<std::pair<float, const Block*>> seen;
   for (const Block& b : layout.blocks()) {
     const std::array<float, 3> c = {(b.min[0] + b.max[0]) / 2, (b.min[1] + b.max[1]) / 2, (b.min[2] + b.max[2]) / 2};
@@ -23,8 +24,9 @@ std::vector<std::string> choose_focus(const model::Graph& graph, const Layout& l
   std::vector<std::string> out;
   uint64_t total = 0;
   for (const auto& [d, b] : seen) {
-    if (!out.empty() && total + uint64_t(b->elements) > points) continue;
-    total += uint64_t(b->elements);
+    const uint64_t n = points_per_tensor ? std::min(uint64_t(b->elements), points_per_tensor) : uint64_t(b->elements);
+    if (!out.empty() && total + n > points) continue;
+    total += n;
     out.push_back(graph.tensors[b->tensor].name);
   }
   return out;
@@ -36,7 +38,20 @@ bool in_frustum(const std::array<float, 16>& m, std::array<float, 3> p) {
   return c[3] > 0 && std::abs(c[0]) <= c[3] && std::abs(c[1]) <= c[3];
 }
 
-std::vector<std::string> choose_focus(const model::Graph& graph, const Layout& layout, const FocusView& view, uint64_t points) {
+std::optional<model::TensorId> aimed_tensor(const Layout& layout, const FocusView& view) {
+  // Any element within a few neuron spacings of the ray: the map the viewer points at.
+  const float radius = 4 * layout.options().neuron_spacing;
+  auto hit = [&](const std::array<float, 3>& origin, const std::array<float, 3>& d) -> std::optional<model::TensorId> {
+    if (d[0] == 0 && d[1] == 0 && d[2] == 0) return std::nullopt;
+    if (const auto h = layout.pick(origin, d, radius)) return h->tensor;
+    return std::nullopt;
+  };
+  if (const auto aimed = hit(view.aim_origin, view.aim_direction)) return aimed;
+  return hit(view.gaze_origin, view.gaze_direction);
+}
+
+std::vector<std::string> choose_focus(const model::Graph& graph, const Layout& layout, const FocusView& view, uint64_t points,
+                                      uint64_t points_per_tensor) {
   std::vector<std::string> out;
   uint64_t total = 0;
   auto add = [&](model::TensorId id) {
@@ -44,21 +59,17 @@ std::vector<std::string> choose_focus(const model::Graph& graph, const Layout& l
     if (!b || id >= graph.tensors.size()) return;
     if (std::find(out.begin(), out.end(), graph.tensors[id].name) != out.end()) return;
     out.push_back(graph.tensors[id].name);
-    total += uint64_t(b->elements);
+    total += points_per_tensor ? std::min(uint64_t(b->elements), points_per_tensor) : uint64_t(b->elements);
   };
   if (!view.selected.empty())
     for (model::TensorId id = 0; id < graph.tensors.size(); ++id)
       if (graph.tensors[id].name == view.selected) add(id);
-  const auto& d = view.aim_direction;
-  if (d[0] != 0 || d[1] != 0 || d[2] != 0) {
-    // Any element within a few neuron spacings of the ray: the map the viewer aims at.
-    if (const auto hit = layout.pick(view.aim_origin, d, 4 * layout.options().neuron_spacing)) add(hit->tensor);
-  }
+  if (const auto aimed = aimed_tensor(layout, view)) add(*aimed);
   const uint64_t left = points > total ? points - total : 0;
   const auto& clip = view.clip;
   // The nearest in view always (whatever the selection took), then more while points are left.
   auto nearest = choose_focus(graph, layout, view.eye, [&](std::array<float, 3> p) { return in_frustum(clip, p); },
-                              std::max<uint64_t>(left, 1));
+                              std::max<uint64_t>(left, 1), points_per_tensor);
   for (size_t i = 0; i < nearest.size() && (i == 0 || left > 0); ++i)
     if (std::find(out.begin(), out.end(), nearest[i]) == out.end()) out.push_back(std::move(nearest[i]));
   std::sort(out.begin(), out.end());
@@ -66,14 +77,17 @@ std::vector<std::string> choose_focus(const model::Graph& graph, const Layout& l
 }
 
 uint64_t focus_elements(const model::Graph& graph, const Layout& layout, const std::vector<std::string>& focus, int top_k,
-                        uint64_t connections_per_tensor) {
+                        uint64_t connections_per_tensor, uint64_t points_per_tensor) {
   const uint64_t k = uint64_t(std::clamp(top_k, 1, 16));
+  auto points = [&](int64_t elements) {
+    return points_per_tensor ? std::min(uint64_t(elements), points_per_tensor) : uint64_t(elements);
+  };
   auto connections = [&](uint64_t neurons) {
     return connections_per_tensor ? std::min(neurons * k, connections_per_tensor) : neurons * k;
   };
   if (focus.empty()) {
     uint64_t n = 0;
-    for (const Block& b : layout.blocks()) n += uint64_t(b.elements) + connections(uint64_t(b.elements));
+    for (const Block& b : layout.blocks()) n += points(b.elements) + connections(points(b.elements));
     return n;
   }
   std::vector<uint8_t> role(graph.tensors.size(), 0);
@@ -89,7 +103,7 @@ uint64_t focus_elements(const model::Graph& graph, const Layout& layout, const s
   uint64_t n = 0;
   for (const Block& b : layout.blocks())
     if (b.tensor < role.size() && role[b.tensor])
-      n += uint64_t(b.elements) + (role[b.tensor] == 2 ? connections(uint64_t(b.elements)) : 0);
+      n += points(b.elements) + (role[b.tensor] == 2 ? connections(points(b.elements)) : 0);
   return n;
 }
 

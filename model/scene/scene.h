@@ -169,6 +169,9 @@ struct SceneOptions {
   // At most this many connections per tensor, its strongest by |contribution| (0: no cap), so a
   // focus's connections stay a sketch of what fed it rather than a sheet over its images.
   uint64_t connections_per_tensor = 0;
+  // At most this many points per tensor, its strongest by |value| (0: no cap), so that one huge
+  // tensor in a focus is not kept whole (its image shows every activation anyway).
+  uint64_t points_per_tensor = 0;
 };
 
 // One tensor's elements in an element array, sorted by descending score. Neuron segments and

@@ -20,6 +20,7 @@
 #include "assets/assets.h"
 #include "engine/desktop.h"
 #include "model/load.h"
+#include "model/scene/focus.h"
 #include "model/scene/scene.h"
 #include "tests/engine/desktop_support.h"
 #include "tests/support/json_line.h"
@@ -219,6 +220,80 @@ TEST(Desktop, ReplacingTheRendererKeepsTheHighlightOnTheNewOne) {
   v.click(Button::Left, Press::Down, n.x, n.y);
   ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; }));
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());
+  EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+// The focus follows the mouse (WorkerOptions::follow_view): with a focus of the tensor pointed at
+// and the nearest in view, moving the cursor over a block the view's centre did not choose makes
+// its points resident (a click there selects a resident neuron at once); when the cursor leaves
+// the window the view's centre chooses again.
+TEST(Desktop, TheFocusFollowsTheMouseCursor) {
+  REQUIRE_DISPLAY();
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  ViewerOptions o = test_options();
+  o.worker.follow_view = true;
+  o.worker.focus_points = 1;
+  o.worker.scene.connections_per_tensor = scene::kFocusConnectionsPerTensor;
+  o.worker.scene.points_per_tensor = scene::kFocusPointsPerTensor;
+  DesktopViewer v(o);
+  v.load({"digits", digits}, random_feeds);
+  auto has = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  // No cursor yet: the view's centre ray and the nearest block in view choose.
+  ASSERT_TRUE(frames_until(v, [&] { return !v.stats().focus.empty() && v.state().settled(); }));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(v.frame());
+  ASSERT_TRUE(frames_until(v, [&] { return v.state().settled(); }));
+  const std::vector<std::string> before = v.stats().focus;
+  // A block the centre did not choose, on screen and clear of the filter menu, that the ray
+  // through its middle element picks.
+  const FlyCamera& c = v.interaction().camera();
+  const WorldTransform world = v.interaction().world();
+  const FilterMenu menu{v.interaction().op_counts().size()};
+  const FilterMenu::Placement placed = menu.desktop(640, 400);
+  std::string name;
+  float x = 0, y = 0;
+  for (const scene::Block& block : layout.blocks()) {
+    if (has(before, g.tensors[block.tensor].name)) continue;
+    const auto p = layout.position(block.tensor, block.elements / 2);
+    const glm::vec4 clip = c.projection(640.0f / 400.0f) * c.view() * world.matrix() * glm::vec4(p[0], p[1], p[2], 1);
+    x = (clip.x / clip.w + 1) * 0.5f * 640, y = (clip.y / clip.w + 1) * 0.5f * 400;
+    if (clip.w <= 0 || x < 0 || x >= 640 || y < 0 || y >= 400) continue;
+    if (x >= placed.origin.x && x < placed.origin.x + menu.size().x * placed.scale && y >= placed.origin.y &&
+        y < placed.origin.y + menu.size().y * placed.scale)
+      continue;
+    const Ray r = world.to_network(c.ray_through(x, y, 640, 400));
+    const auto hit = layout.pick({r.origin.x, r.origin.y, r.origin.z}, {r.direction.x, r.direction.y, r.direction.z},
+                                 4 * layout.options().neuron_spacing);
+    if (hit && hit->tensor == block.tensor) {
+      name = g.tensors[block.tensor].name;
+      break;
+    }
+  }
+  ASSERT_FALSE(name.empty()) << "every block on screen is in the first focus";
+
+  v.move_cursor(x, y);
+  ASSERT_TRUE(frames_until(v, [&] { return has(v.stats().focus, name) && v.state().settled(); })) << name;
+  const ViewStats moved = v.stats();
+  // Resident: the focus's tensors and the tensors feeding them, whole (digits is small):
+  // focus_elements with one connection per focus tensor, less those connections.
+  EXPECT_EQ(moved.resident_neurons, scene::focus_elements(g, layout, moved.focus, 1, 1) - moved.focus.size());
+  EXPECT_GT(moved.resident_connections, 0u);
+
+  // The cursor leaves the window: the view's centre chooses again.
+  v.move_cursor(-1, -1);
+  ASSERT_TRUE(frames_until(v, [&] { return !has(v.stats().focus, name) && v.state().settled(); }));
+  EXPECT_EQ(v.stats().focus, before);
+
+  // Back over it and clicked: its neuron is resident, so it is selected (and highlighted) at once.
+  v.move_cursor(x, y);
+  ASSERT_TRUE(frames_until(v, [&] { return has(v.stats().focus, name) && v.state().settled(); }));
+  v.click(Button::Left, Press::Down, x, y);
+  v.click(Button::Left, Press::Up, x, y);
+  ASSERT_TRUE(frames_until(v, [&] { return v.interaction().selection().has_value() && !v.worker().progress().busy; }));
+  EXPECT_EQ(v.interaction().selection()->tensor_name, name);
+  EXPECT_TRUE(v.interaction().selection()->neuron.has_value());
   EXPECT_EQ(v.validation_errors(), 0u);
 }
 

@@ -674,8 +674,8 @@ scene::FocusView looking_at(const scene::Block& b, float spacing) {
   v.eye = {eye.x, eye.y, eye.z};
   for (int c = 0; c < 4; ++c)
     for (int r = 0; r < 4; ++r) v.clip[size_t(4 * c + r)] = clip[c][r];
-  v.aim_origin = v.eye;
-  v.aim_direction = {0, 0, -1};
+  v.aim_origin = v.gaze_origin = v.eye;
+  v.aim_direction = v.gaze_direction = {0, 0, -1};
   return v;
 }
 
@@ -742,6 +742,95 @@ TEST(WorkerScene, TheFocusFollowsTheView) {
   built = events_of<SceneBuilt>(events);
   ASSERT_EQ(built.size(), 1u);
   EXPECT_EQ(built[0].focus, (std::vector<std::string>{std::min(name_a, name_b), std::max(name_a, name_b)}));
+}
+
+// The focus follows what the viewer points at (the mouse's ray, the controller's aim): looking at
+// A while pointing at B puts B in the focus; pointing into empty space falls back to the gaze,
+// and B goes again.
+TEST(WorkerScene, TheFocusFollowsTheAimRayElseTheGaze) {
+  scene::InMemorySink sink;
+  WorkerOptions o = quiet();
+  o.follow_view = true;
+  o.focus_points = 1;  // the tensor pointed at, the nearest in view, no more
+  Worker w(sink, o);
+  w.load({"digits", digits}, ones);
+  (void)drain(w);
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const float spacing = layout.options().neuron_spacing;
+  const scene::Block& a = layout.blocks()[1];
+  const scene::Block& b = layout.blocks().back();
+  const std::string name_a = g.tensors[a.tensor].name, name_b = g.tensors[b.tensor].name;
+  ASSERT_NE(name_a, name_b);
+  // Looking at A while pointing at B's middle element from behind the network (B is the deepest
+  // block; a controller held out there).
+  scene::FocusView v = looking_at(a, spacing);
+  // The gaze: at A's middle element, a little obliquely (a ray within A's plane meets it nowhere).
+  const auto middle_a = layout.position(a.tensor, a.elements / 2);
+  v.gaze_origin = {middle_a[0] + 0.001f, middle_a[1], middle_a[2] + 0.2f};
+  const glm::vec3 gaze = glm::normalize(glm::vec3(-0.001f, 0, -0.2f));
+  v.gaze_direction = {gaze.x, gaze.y, gaze.z};
+  const auto target = layout.position(b.tensor, b.elements / 2);
+  v.aim_origin = {target[0] + 0.5f, target[1], target[2]};
+  v.aim_direction = {-1, 0, 0};
+  ASSERT_EQ(scene::aimed_tensor(layout, v), b.tensor);
+  w.view(v);
+  auto events = drain(w);
+  auto built = events_of<SceneBuilt>(events);
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_TRUE(built[0].refocused);
+  EXPECT_EQ(std::count(built[0].focus.begin(), built[0].focus.end(), name_b), 1) << "the tensor pointed at";
+  EXPECT_EQ(std::count(built[0].focus.begin(), built[0].focus.end(), name_a), 1) << "the nearest in view";
+  auto resident = resident_tensors(g, sink, true);
+  EXPECT_EQ(std::count(resident.begin(), resident.end(), name_b), 1) << "B's points and connections are resident";
+
+  // Pointing away from the network: the gaze (at A) chooses, B is no longer resident.
+  v.aim_direction = {0, 0, 1};
+  ASSERT_EQ(scene::aimed_tensor(layout, v), a.tensor);
+  w.view(v);
+  events = drain(w);
+  built = events_of<SceneBuilt>(events);
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_EQ(built[0].focus, std::vector<std::string>{name_a});
+  resident = resident_tensors(g, sink, false);
+  EXPECT_EQ(std::count(resident.begin(), resident.end(), name_b), 0);
+
+  // No aim ray at all: the same (the gaze), so nothing is rebuilt.
+  v.aim_direction = {0, 0, 0};
+  w.view(v);
+  events = drain(w);
+  EXPECT_TRUE(events_of<SceneBuilt>(events).empty());
+  EXPECT_TRUE(events_of<Failed>(events).empty());
+}
+
+// A per-tensor point cap (SceneOptions::points_per_tensor, which points: SceneBuild tests) holds
+// through the worker, and the focus's size counts a tensor at most that many.
+TEST(WorkerScene, APointCapKeepsEachTensorsStrongestPoints) {
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const scene::Block& big = *std::max_element(layout.blocks().begin(), layout.blocks().end(),
+                                              [](const scene::Block& x, const scene::Block& y) { return x.elements < y.elements; });
+  ASSERT_GT(big.elements, 100);
+  const std::string name = g.tensors[big.tensor].name;
+  scene::InMemorySink sink;
+  WorkerOptions o = quiet();
+  o.scene.focus = {name};
+  o.scene.points_per_tensor = 37;
+  Worker w(sink, o);
+  w.load({"digits", digits}, ones);
+  auto events = drain(w);
+  ASSERT_TRUE(events_of<Failed>(events).empty());
+  ASSERT_EQ(events_of<SceneBuilt>(events).size(), 1u);
+  bool seen = false;
+  for (const scene::Segment& s : sink.segments) {
+    EXPECT_LE(s.neuron_count, 37u) << g.tensors[s.tensor].name;
+    if (s.tensor != big.tensor) continue;
+    seen = true;
+    EXPECT_EQ(s.neuron_count, 37u);
+    EXPECT_EQ(s.neuron_total, big.elements);
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_LT(scene::focus_elements(g, layout, {name}, 8, 0, 37), scene::focus_elements(g, layout, {name}, 8, 0, 0));
 }
 
 TEST(WorkerScene, BadModelIsAFailedEventNamingTheFile) {

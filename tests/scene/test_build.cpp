@@ -11,6 +11,7 @@
 #include "model/half.h"
 #include "model/load.h"
 #include "model/runtime/runtime.h"
+#include "model/scene/focus.h"
 #include "model/scene/scene_impl.h"
 #include "tests/scene/test_scene_util.h"
 
@@ -191,6 +192,32 @@ TEST(SceneBuild, BudgetIsRespected) {
       if (budget == 1000) { EXPECT_EQ(st.neurons, 500u); }
     }
   }
+}
+
+// SceneOptions::points_per_tensor: each tensor keeps its strongest |a| points only, however large
+// the budget; every kept value is at least as strong as every dropped one.
+TEST(SceneBuild, APointCapKeepsEachTensorsStrongest) {
+  const Graph g = model::load_model_from_text(test::kBranchy);
+  const Layout layout = Layout::build(g, {});
+  const test::Values v(g, 5);
+  InMemorySink sink;
+  const Scene scene = test::build_test_scene(g, layout, v.acts, {.top_k = 2, .budget = 1'000'000, .points_per_tensor = 20}, sink);
+  ASSERT_FALSE(scene.segments().empty());
+  uint64_t kept = 0;
+  for (const Segment& s : scene.segments()) {
+    ASSERT_EQ(s.neuron_count, uint32_t(std::min<int64_t>(s.neuron_total, 20))) << g.tensors[s.tensor].name;
+    kept += s.neuron_count;
+    std::vector<float> all(v.storage[s.tensor]);
+    std::sort(all.begin(), all.end(), [](float x, float y) { return std::abs(x) > std::abs(y); });
+    float weakest = INFINITY;
+    for (uint32_t i = 0; i < s.neuron_count; ++i) weakest = std::min(weakest, std::abs(sink.neuron_data[s.neuron_first + i].value));
+    EXPECT_EQ(weakest, std::abs(all[s.neuron_count - 1])) << g.tensors[s.tensor].name;
+  }
+  EXPECT_EQ(scene.stats().neurons, kept);
+  // focus_elements counts a tensor at most the cap too.
+  uint64_t expected = 0;
+  for (const Block& b : layout.blocks()) expected += uint64_t(std::min<int64_t>(b.elements, 20));
+  EXPECT_EQ(focus_elements(g, layout, {}, 2, 0, 20), 3 * expected);  // and top_k = 2 connections each
 }
 
 // The two sinks hold the same neurons and connections, byte for byte.

@@ -434,6 +434,45 @@ frame 210
   EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
 }
 
+// The strings of "key":["a","b",...] (no escapes expected).
+std::vector<std::string> json_strings(const std::string& json, const std::string& key) {
+  std::vector<std::string> v;
+  const auto at = json.find("\"" + key + "\":[");
+  if (at == std::string::npos) return {"<missing " + key + ">"};
+  for (size_t p = at + key.size() + 4; p < json.size() && json[p] == '"';) {
+    const size_t end = json.find('"', p + 1);
+    v.push_back(json.substr(p + 1, end - p - 1));
+    p = end + 1 + (json[end + 1] == ',');
+  }
+  return v;
+}
+
+// The focus follows the right controller's aim ray: aimed at the deepest block from behind the
+// network, that tensor gets points (--budget 2: a focus of one point, so only the tensor aimed at
+// and the nearest in view); aimed up, away from the network, the head's gaze chooses and it has
+// none.
+TEST(XrView, TheFocusFollowsTheControllersAimRay) {
+  const DefaultScene scene;
+  const auto deepest = scene.aim_at_deepest(glm::vec3(0.1f, 0.15f, 0));
+  const std::string name = scene.graph.tensors[deepest.block.tensor].name;
+  const glm::quat up = glm::quatLookAt(glm::vec3(0, 1, 0), glm::vec3(0, 0, 1));
+  std::vector<std::string> focus[2];
+  for (int aimed = 0; aimed < 2; ++aimed) {
+    xrsim::client::TestEnv env(aimed ? "view-focus-aim" : "view-focus-gaze");
+    env.set_script("grip right " + pose(deepest.hand) + "\naim right " + pose(deepest.hand, aimed ? deepest.aim : up) + "\n");
+    const RunResult r = view("--frames 120 --budget 2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string json = last_line(r.out);
+    focus[aimed] = json_strings(json, "focus");
+    EXPECT_EQ(json_number(json, "focus_tensors"), double(focus[aimed].size())) << json;
+    EXPECT_EQ(json_number(json, "validation_errors"), 0) << json;
+    EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
+  }
+  EXPECT_EQ(std::count(focus[1].begin(), focus[1].end(), name), 1) << "aimed at: " << testing::PrintToString(focus[1]);
+  EXPECT_FALSE(focus[0].empty());
+  EXPECT_EQ(std::count(focus[0].begin(), focus[0].end(), name), 0) << "aimed away: " << testing::PrintToString(focus[0]);
+}
+
 TEST(XrView, InViewFeedbackShowsRaysThresholdGaugesAndTheSelectedNeuron) {
   namespace colour = nnxr::xr::feedback_colour;
   xrsim::client::TestEnv env("view-feedback");
