@@ -23,8 +23,37 @@ NNXR_AVX512 inline __mmask16 lanes(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// The activation of v, as avx2::activate (the sigmoid kinds through its two 8-float halves: the
-// same operations, so a fused sigmoid equals the separate kernel's on either path).
+// exp(x) in 16 lanes: exp_lanes' Cephes polynomial and clamp to [-87, 88] (NaN stays NaN), with
+// fused multiply-adds (the portable exp_lanes rounds every product: the build does not contract).
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 exp16(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-87.f), _mm512_min_ps(_mm512_set1_ps(88.f), x));  // (a NaN x is the second operand: kept)
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500E-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
+  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.f));
+  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(y, _mm512_castsi512_ps(bits));
+}
+
+// 1 / (1 + exp(-v)) in 16 lanes (the Sigmoid kernel's AVX-512 path and every fused sigmoid of
+// the AVX-512 kernels: the same results). The reciprocal by vrcp14ps and one Newton step
+// (relative error 2^-28 before rounding) instead of a division, whose latency the SiLU product
+// waits for.
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 sigmoid16(__m512 v) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 d = _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), v)));
+  const __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, one), r);
+}
+
+// The activation of v, as avx2::activate (the sigmoid kinds by sigmoid16, as the Sigmoid
+// kernel's AVX-512 path).
 template <InReg Act>
 [[gnu::always_inline]] NNXR_AVX512 inline __m512 activate(__m512 v, const ActParams& p) {
   if constexpr (Act == InReg::Relu) {
@@ -36,12 +65,21 @@ template <InReg Act>
     const __mmask16 ge = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ);
     return _mm512_mask_blend_ps(ge, _mm512_mul_ps(v, _mm512_set1_ps(p.alpha)), v);
   } else if constexpr (Act == InReg::Sigmoid || Act == InReg::SiLU) {
-    const __m256 lo = avx2::activate<Act>(_mm512_castps512_ps256(v), p);
-    const __m256 hi = avx2::activate<Act>(_mm512_extractf32x8_ps(v, 1), p);
-    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+    return sigmoid16(v);
   } else {
     return v;
   }
+}
+
+// The epilogue's outputs of v (lanes k) at z1 / z2 (Add: z1 = v + addend, lanes k of addend read;
+// SiLU: z1 the sigmoid, z2 = v times it).
+template <InReg Act>
+[[gnu::always_inline]] NNXR_AVX512 inline void store_epilogue(float* z1, float* z2, const float* addend, __m512 v, __mmask16 k, const ActParams& p) {
+  if constexpr (Act == InReg::None) return;
+  __m512 a = activate<Act>(v, p);
+  if constexpr (Act == InReg::Add) a = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, addend));
+  _mm512_mask_storeu_ps(z1, k, a);
+  if constexpr (Act == InReg::SiLU) _mm512_mask_storeu_ps(z2, k, _mm512_mul_ps(v, a));  // as the Mul kernel
 }
 
 // Stores lanes k of v at y (streamed when `stream` and all 16 lanes: p on a cache line), and the
@@ -55,11 +93,7 @@ template <InReg Act>
   } else {
     _mm512_mask_storeu_ps(y, k, v);
   }
-  if constexpr (Act == InReg::None) return;
-  __m512 a = activate<Act>(v, p);
-  if constexpr (Act == InReg::Add) a = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, addend));
-  _mm512_mask_storeu_ps(z1, k, a);
-  if constexpr (Act == InReg::SiLU) _mm512_mask_storeu_ps(z2, k, _mm512_mul_ps(v, a));  // as the Mul kernel
+  store_epilogue<Act>(z1, z2, addend, v, k, p);
 }
 
 }  // namespace nnxr::runtime::avx512

@@ -1,8 +1,10 @@
 // The 3x3 depthwise convolution of mobile and detection networks (stride 1 or 2, dilation 1, any
-// padding), one plane at a time: each input row is copied once into a zero-padded row (stride
-// 2: split into its even and odd columns), so that every tap of 16 outputs is two contiguous
-// vector loads; the bias and a piecewise-linear activation are applied in registers and y and
-// the activation are written once.
+// padding), and on AVX-512 also the 5x5 one (EfficientNet), one plane at a time: each input row
+// is copied once into a zero-padded row (stride 2: split into its even and odd columns), so that
+// every tap of a step of outputs is one contiguous vector load; the bias and the activation are
+// applied in registers and y and the activation are written once. AVX2: steps of 16 outputs
+// (two 8-float vectors). AVX-512: steps of 32 outputs (two 16-float vectors), the row's end one
+// or two vectors with masked stores (a 7- or 14-wide plane is one vector a row).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -10,14 +12,16 @@
 
 #include "model/runtime/compute.h"
 #include "model/runtime/avx2.h"
+#include "model/runtime/avx512.h"
 
 namespace nnxr::runtime {
 
 bool conv_depthwise3x3_applies(const ConvGeom& g) {
   if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group <= 1 || g.group != g.C || g.M != g.C) return false;
-  const int64_t s = g.stride[0];
-  return g.kernel[0] == 3 && g.kernel[1] == 3 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.stride[1] == s && (s == 1 || s == 2) &&
-         g.pad_begin[0] <= 2 && g.pad_begin[1] <= 2;
+  const int64_t s = g.stride[0], k = g.kernel[0];
+  if (!(k == 3 || (k == 5 && cpu_has_avx512()))) return false;
+  return g.kernel[1] == k && g.dilation[0] == 1 && g.dilation[1] == 1 && g.stride[1] == s && (s == 1 || s == 2) && g.pad_begin[0] < k &&
+         g.pad_begin[1] < k;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -151,11 +155,170 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }
 
+// ---- AVX-512: 3x3 and 5x5 ----
+
+// Input row x (W floats) into dst (the data columns of a zero-padded row; nothing past W written).
+NNXR_AVX512 inline void copy_row16(const float* x, int64_t W, float* dst) {
+  int64_t i = 0;
+  for (; i + 16 <= W; i += 16) _mm512_storeu_ps(dst + i, _mm512_loadu_ps(x + i));
+  if (i < W) {
+    const __mmask16 k = avx512::lanes(W - i);
+    _mm512_mask_storeu_ps(dst + i, k, _mm512_maskz_loadu_ps(k, x + i));
+  }
+}
+
+// Input row x (W floats) split into the even and odd columns of its zero-padded row p[c] =
+// x[c - pw]; only data columns are written.
+NNXR_AVX512 inline void split_row16(const float* x, int64_t W, int64_t pw, float* even, float* odd) {
+  float* to_even_x = (pw % 2 == 0 ? even : odd) + pw / 2;
+  float* to_odd_x = (pw % 2 == 0 ? odd : even) + (pw + 1) / 2;
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  int64_t i = 0;  // pairs done: x[0, 2 i)
+  for (; 2 * i + 32 <= W; i += 16) {
+    const __m512 a = _mm512_loadu_ps(x + 2 * i), b = _mm512_loadu_ps(x + 2 * i + 16);
+    _mm512_storeu_ps(to_even_x + i, _mm512_permutex2var_ps(a, ie, b));
+    _mm512_storeu_ps(to_odd_x + i, _mm512_permutex2var_ps(a, io, b));
+  }
+  if (2 * i < W) {  // the rest: W - 2 i in [1, 31] floats, masked
+    const int64_t r = W - 2 * i;
+    const __m512 a = _mm512_maskz_loadu_ps(avx512::lanes(r), x + 2 * i), b = _mm512_maskz_loadu_ps(avx512::lanes(r - 16), x + 2 * i + 16);
+    _mm512_mask_storeu_ps(to_even_x + i, avx512::lanes((r + 1) / 2), _mm512_permutex2var_ps(a, ie, b));
+    _mm512_mask_storeu_ps(to_odd_x + i, avx512::lanes(r / 2), _mm512_permutex2var_ps(a, io, b));
+  }
+}
+
+// Outputs [ow, ow + 16 V) of one output row into r[0, V): the bias plus the K x K taps of the
+// prepared input rows src[0, K) (stride 2: their even halves, the odd ones L floats further).
+template <int Stride, int K, int V>
+[[gnu::always_inline]] NNXR_AVX512 inline void taps16(const float* const* src, int64_t L, int64_t ow, const __m512* wv, __m512 bv, __m512* r) {
+  __m512 acc[K][V];
+  for (int ki = 0; ki < K; ++ki)
+    for (int v = 0; v < V; ++v) {
+      const float* p = src[ki] + ow + 16 * v;
+      // Stride 1: output ow + j reads padded column ow + j + kj. Stride 2: padded column
+      // 2 (ow + j) + kj, that is even[ow + j + kj / 2] for even kj, odd[ow + j + kj / 2] for odd.
+      auto at = [&](int kj) { return Stride == 1 ? p + kj : p + (kj % 2 ? L : 0) + kj / 2; };
+      __m512 a = _mm512_mul_ps(wv[K * ki], _mm512_loadu_ps(at(0)));
+      for (int kj = 1; kj < K; ++kj) a = _mm512_fmadd_ps(wv[K * ki + kj], _mm512_loadu_ps(at(kj)), a);
+      acc[ki][v] = a;
+    }
+  for (int v = 0; v < V; ++v) {
+    __m512 t = _mm512_add_ps(bv, acc[0][v]);
+    for (int ki = 1; ki < K; ++ki) t = _mm512_add_ps(t, acc[ki][v]);
+    r[v] = t;
+  }
+}
+
+// Lanes [0, n) of v (n in [1, 16]) at y, streamed when `stream` (n is then 8 or 16, y on 32
+// bytes), and the epilogue's outputs.
+template <InReg Act>
+[[gnu::always_inline]] NNXR_AVX512 inline void put16(bool stream, const ActParams& ap, float* y, float* z, float* z2, const float* addend, __m512 v,
+                                                     int64_t n) {
+  const __mmask16 k = avx512::lanes(n);
+  if (stream) {
+    _mm256_stream_ps(y, _mm512_castps512_ps256(v));
+    if (n == 16) _mm256_stream_ps(y + 8, _mm512_extractf32x8_ps(v, 1));
+  } else if (n == 16) {
+    _mm512_storeu_ps(y, v);
+  } else {
+    _mm512_mask_storeu_ps(y, k, v);
+  }
+  avx512::store_epilogue<Act>(z, z2, addend, v, k, ap);
+}
+
+// One plane: x [H, W] -> y [OH, OW] (and the epilogue's outputs z, z2 (SiLU), addend (Add)).
+template <InReg Act, int Stride, int K>
+NNXR_AVX512 void plane16(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend,
+                         const ActParams& ap, float* rows, const float* zero) {
+  const int64_t L = g.row_len;
+  for (int64_t r = 0; r < g.H; ++r) {
+    if constexpr (Stride == 1) copy_row16(x + r * g.W, g.W, rows + r * L + g.pw);
+    else split_row16(x + r * g.W, g.W, g.pw, rows + 2 * r * L, rows + (2 * r + 1) * L);
+  }
+  __m512 wv[K * K];
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  const __m512 bv = _mm512_set1_ps(bias);
+  // Streamed stores of y only when every row is whole 8-float halves and the plane whole cache
+  // lines, y on a line: y is then written front to back, all of it streamed (by 8-float halves,
+  // which rows of 8 k floats keep aligned).
+  const bool stream = Act != InReg::None && g.OW % 8 == 0 && g.OH * g.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const float* src[K];
+    for (int ki = 0; ki < K; ++ki) {
+      const int64_t ih = oh * Stride - g.ph + ki;
+      src[ki] = ih < 0 || ih >= g.H ? zero : rows + ih * (Stride == 1 ? L : 2 * L);
+    }
+    float* yr = y + oh * g.OW;
+    float* zr = z ? z + oh * g.OW : nullptr;
+    float* z2r = z2 ? z2 + oh * g.OW : nullptr;
+    const float* ar = addend ? addend + oh * g.OW : nullptr;
+    auto at = [](auto* p, int64_t o) { return p ? p + o : nullptr; };
+    int64_t ow = 0;
+    __m512 r[2];
+    for (; ow + 32 <= g.OW; ow += 32) {
+      taps16<Stride, K, 2>(src, L, ow, wv, bv, r);
+      put16<Act>(stream, ap, yr + ow, at(zr, ow), at(z2r, ow), at(ar, ow), r[0], 16);
+      put16<Act>(stream, ap, yr + ow + 16, at(zr, ow + 16), at(z2r, ow + 16), at(ar, ow + 16), r[1], 16);
+    }
+    const int64_t rest = g.OW - ow;
+    if (rest > 16) {
+      taps16<Stride, K, 2>(src, L, ow, wv, bv, r);
+      put16<Act>(stream, ap, yr + ow, at(zr, ow), at(z2r, ow), at(ar, ow), r[0], 16);
+      put16<Act>(stream, ap, yr + ow + 16, at(zr, ow + 16), at(z2r, ow + 16), at(ar, ow + 16), r[1], rest - 16);
+    } else if (rest > 0) {
+      taps16<Stride, K, 1>(src, L, ow, wv, bv, r);
+      put16<Act>(stream, ap, yr + ow, at(zr, ow), at(z2r, ow), at(ar, ow), r[0], rest);
+    }
+  }
+}
+
+template <InReg Act, int Stride, int K>
+NNXR_AVX512 void planes16(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y, const EpilogueOut& act, int64_t b,
+                          int64_t e) {
+  const int64_t L = g.row_len, P = g.OH * g.OW;
+  thread_local std::vector<float> buf;
+  const size_t rows_size = static_cast<size_t>(g.H * L * Stride);
+  buf.assign(rows_size + static_cast<size_t>(L * Stride), 0.f);
+  float* rows = buf.data();
+  const float* zero = rows + rows_size;
+  const ActParams ap = avx2::act_params(act.epi);
+  for (int64_t p = b; p < e; ++p) {
+    const int64_t c = p % C;
+    plane16<Act, Stride, K>(g, X + p * g.H * g.W, W + K * K * c, B ? B[c] : 0.f, Y + p * P, Act == InReg::None ? nullptr : act.z1 + p * P,
+                            Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap, rows, zero);
+  }
+  if constexpr (Act != InReg::None) _mm_sfence();
+}
+
+void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                      const EpilogueOut& act) {
+  const int64_t K = g.kernel[0];
+  // Row length: the padded input row and every column the last step reads (stride 2: per half).
+  const int64_t steps = (p.OW + 15) / 16 * 16;
+  const int64_t data_end = p.pw + p.W;
+  const int64_t need = p.stride == 1 ? std::max(data_end, steps + K - 1) : std::max((data_end + 1) / 2, steps + (K - 1) / 2);
+  p.row_len = (need + 15) / 16 * 16;
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
+      if (K == 3) {
+        if (p.stride == 1) planes16<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
+        else planes16<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
+      } else {
+        if (p.stride == 1) planes16<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
+        else planes16<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
+      }
+    });
+  });
+}
+
 }  // namespace
 
 void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   Plane p{g.in[0], g.in[1], g.out[0], g.out[1], g.stride[0], g.pad_begin[0], g.pad_begin[1], 0};
   if (p.OH * p.OW == 0) return;
+  if (cpu_has_avx512()) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
   // Row length: covers the padded input row and every column the last step of 16 outputs reads
   // (stride 2: per half), rounded to whole vectors.
   const int64_t steps = (p.OW + kOut - 1) / kOut * kOut;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "model/runtime/avx512.h"
 #include "model/runtime/broadcast.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/exp_lanes.h"
@@ -32,6 +33,74 @@ KernelFactory act(const char* a_name, float a_def, const char* b_name, float b_d
   };
 }
 
+// Float Relu, Clip, HardSigmoid and HardSwish W lanes at a time (GCC vectors: the same
+// comparisons and operations as the scalar expressions of the generic kernels, so the same
+// results, NaN included), in place.
+enum class Piecewise { Relu, Clip, HardSigmoid, HardSwish };
+
+template <Piecewise K, class V>
+[[gnu::always_inline]] inline void piecewise(V& x, float a, float b) {
+  const V zero = V{} + 0.f, one = V{} + 1.f;
+  if constexpr (K == Piecewise::Relu) {
+    x = x > zero ? x : zero;
+  } else if constexpr (K == Piecewise::Clip) {  // a = lo, b = hi
+    const V lo = V{} + a, hi = V{} + b;
+    x = x < lo ? lo : (x > hi ? hi : x);
+  } else {
+    // The product or quotient rounded before the sum, as in the scalar kernels (the build
+    // contracts a * x + b into a fused multiply-add where the target has FMA; the empty asm
+    // keeps the two steps apart).
+    V t = K == Piecewise::HardSigmoid ? x * a : x / 6.f;
+    asm("" : "+v"(t));
+    t = t + (K == Piecewise::HardSigmoid ? b : 0.5f);
+    t = t < one ? t : one;   // std::min(1, t)
+    t = zero < t ? t : zero;  // std::max(0, t)
+    x = K == Piecewise::HardSigmoid ? t : x * t;
+  }
+}
+
+template <int W, Piecewise K>
+[[gnu::always_inline]] inline void piecewise_body(const float* x, float* y, int64_t n, float a, float b) {
+  using V = typename Lanes<W>::F;
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    V v[2];
+    std::memcpy(v, x + i, sizeof v);
+    piecewise<K>(v[0], a, b);
+    piecewise<K>(v[1], a, b);
+    std::memcpy(y + i, v, sizeof v);
+  }
+  for (; i < n; ++i) {
+    float v = x[i];
+    piecewise<K>(v, a, b);
+    y[i] = v;
+  }
+}
+template <Piecewise K>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void piecewise_avx512(const float* x, float* y, int64_t n, float a, float b) {
+  piecewise_body<16, K>(x, y, n, a, b);
+}
+template <Piecewise K>
+__attribute__((target("avx2,fma"))) void piecewise_avx2(const float* x, float* y, int64_t n, float a, float b) {
+  piecewise_body<8, K>(x, y, n, a, b);
+}
+template <Piecewise K>
+void piecewise_sse(const float* x, float* y, int64_t n, float a, float b) {
+  piecewise_body<4, K>(x, y, n, a, b);
+}
+
+// y = K(x) on a float tensor, split over the pool as unary_loop does.
+template <Piecewise K>
+void piecewise_f32(KernelContext& ctx, const Value& x, Value& y, float a, float b) {
+  y.reset(DType::Float, x.dims());
+  const float* px = x.as<float>().data();
+  float* py = y.mutable_as<float>().data();
+  const auto f = cpu_has_avx512() ? piecewise_avx512<K> : cpu_has_avx2_fma() ? piecewise_avx2<K> : piecewise_sse<K>;
+  const int64_t n = x.elements();
+  if (n >= (1 << 16)) ctx.pool().parallel_for(n, 1 << 14, [&](int64_t b0, int64_t e0) { f(px + b0, py + b0, e0 - b0, a, b); });
+  else f(px, py, n, a, b);
+}
+
 inline float exp_vec(float x) {
   exp_lanes<float, int32_t>(x);
   return x;
@@ -53,9 +122,8 @@ T sigmoid(T x) {
 
 namespace {
 
-// sigmoid_f32 on W floats at a time (W = 8: one AVX register in the AVX2 build below, two SSE
-// registers otherwise; W = 16: one AVX-512 register): exp_vec's operations on each lane, two
-// vectors per step.
+// sigmoid_f32 without AVX2 (the portable path): 8 floats at a time in two SSE registers,
+// exp_vec's operations on each lane, two vectors per step.
 template <int W = 8>
 [[gnu::always_inline]] inline void sigmoid_body(const float* x, float* y, int64_t n) {
   using V = typename Lanes<W>::F;
@@ -83,10 +151,33 @@ template <int W = 8>
   for (; i < n; ++i) y[i] = sigmoid(x[i]);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void sigmoid_avx512(const float* x, float* y, int64_t n) {
-  sigmoid_body<16>(x, y, n);
+// AVX-512: avx512::sigmoid16 (fused multiply-adds), two vectors a step, the tail masked.
+NNXR_AVX512 void sigmoid_avx512(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = avx512::sigmoid16(_mm512_loadu_ps(x + i)), b = avx512::sigmoid16(_mm512_loadu_ps(x + i + 16));
+    _mm512_storeu_ps(y + i, a);
+    _mm512_storeu_ps(y + i + 16, b);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = avx512::lanes(n - i);
+    _mm512_mask_storeu_ps(y + i, k, avx512::sigmoid16(_mm512_maskz_loadu_ps(k, x + i)));
+  }
 }
-__attribute__((target("avx2,fma"))) void sigmoid_avx2(const float* x, float* y, int64_t n) { sigmoid_body(x, y, n); }
+// AVX2: avx2::sigmoid8 (fused multiply-adds), two vectors a step, the tail through a buffer.
+__attribute__((target("avx2,fma"))) void sigmoid_avx2(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = avx2::sigmoid8(_mm256_loadu_ps(x + i)), b = avx2::sigmoid8(_mm256_loadu_ps(x + i + 8));
+    _mm256_storeu_ps(y + i, a);
+    _mm256_storeu_ps(y + i + 8, b);
+  }
+  for (; i < n; i += 8) {
+    const int64_t m = std::min<int64_t>(8, n - i);
+    const __m256i k = avx2::tail_mask(m);
+    _mm256_maskstore_ps(y + i, k, avx2::sigmoid8(_mm256_maskload_ps(x + i, k)));
+  }
+}
 void sigmoid_sse(const float* x, float* y, int64_t n) { sigmoid_body(x, y, n); }
 
 // softmax_row_f32 on W floats at a time: the row's maximum (NaN ignored, as the scalar
@@ -279,6 +370,7 @@ void register_activation(Registry& r) {
         // as the float kernel gives.
         return unary_loop<uint16_t>(ctx, ctx.in(0), ctx.out(0), [](uint16_t h) { return h - 1u < 0x7c00u ? h : uint16_t{0}; });
       }
+      if (ctx.in(0).dtype() == DType::Float) return piecewise_f32<Piecewise::Relu>(ctx, ctx.in(0), ctx.out(0), 0.f, 0.f);
       dispatch_numeric(ctx, ctx.in(0).dtype(), [&](auto tag) {
         using T = decltype(tag);
         unary_loop<T>(ctx, ctx.in(0), ctx.out(0), [](T x) { return x > T(0) ? x : T(0); });
@@ -306,14 +398,27 @@ void register_activation(Registry& r) {
           using T = decltype(x);
           return std::max(T(0), x) + std::min(T(0), a * (std::exp(x / a) - 1));
         }));
-  r.add("HardSigmoid", act("alpha", 0.2f, "beta", 0.5f, [](auto x, auto a, auto b) {
-          using T = decltype(x);
-          return std::max(T(0), std::min(T(1), a * x + b));
-        }));
-  r.add("HardSwish", act("", 0, nullptr, 0, [](auto x, auto, auto) {
-          using T = decltype(x);
-          return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5)));
-        }));
+  r.add("HardSigmoid", [](const KernelInit& init) {
+    const float a = static_cast<float>(init.attrs().get_float("alpha", 0.2f)), b = static_cast<float>(init.attrs().get_float("beta", 0.5f));
+    auto generic = act("alpha", 0.2f, "beta", 0.5f, [](auto x, auto a, auto b) {
+      using T = decltype(x);
+      return std::max(T(0), std::min(T(1), a * x + b));
+    })(init);
+    return make_kernel([a, b, generic = std::shared_ptr<Kernel>(std::move(generic))](KernelContext& ctx) {
+      if (ctx.in(0).dtype() != DType::Float) return generic->run(ctx);
+      piecewise_f32<Piecewise::HardSigmoid>(ctx, ctx.in(0), ctx.out(0), a, b);
+    });
+  });
+  r.add("HardSwish", [](const KernelInit& init) {
+    auto generic = act("", 0, nullptr, 0, [](auto x, auto, auto) {
+      using T = decltype(x);
+      return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5)));
+    })(init);
+    return make_kernel([generic = std::shared_ptr<Kernel>(std::move(generic))](KernelContext& ctx) {
+      if (ctx.in(0).dtype() != DType::Float) return generic->run(ctx);
+      piecewise_f32<Piecewise::HardSwish>(ctx, ctx.in(0), ctx.out(0), 0.f, 0.f);
+    });
+  });
   r.add("Softplus", act("", 0, nullptr, 0, [](auto x, auto, auto) {
           using T = decltype(x);
           return x > T(20) ? x : std::log1p(std::exp(x));
@@ -364,7 +469,8 @@ void register_activation(Registry& r) {
           if (ctx.has_input(1)) lo = static_cast<T>(read_scalar(ctx, 1));
           if (ctx.has_input(2)) hi = static_cast<T>(read_scalar(ctx, 2));
         }
-        unary_loop<T>(ctx, a, ctx.out(0), [lo, hi](T x) { return x < lo ? lo : x > hi ? hi : x; });
+        if constexpr (std::is_same_v<T, float>) piecewise_f32<Piecewise::Clip>(ctx, a, ctx.out(0), lo, hi);
+        else unary_loop<T>(ctx, a, ctx.out(0), [lo, hi](T x) { return x < lo ? lo : x > hi ? hi : x; });
       });
     });
   });

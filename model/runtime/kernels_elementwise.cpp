@@ -2,10 +2,13 @@
 // Where and the plain unary math ops.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "model/runtime/broadcast.h"
+#include "model/runtime/compute.h"
+#include "model/runtime/exp_lanes.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -61,6 +64,82 @@ void binary_loop(KernelContext& ctx, const Value& a, const Value& b, Value& out,
   });
 }
 
+enum class Arith { Add, Sub, Mul, Div, Max, Min, Mod, FMod };
+
+// Float Add, Sub, Mul and Div on W lanes at a time (GCC vectors: the same IEEE operation on each
+// lane as the scalar loop, so the same results), for one collapsed row of the broadcast: both
+// inputs contiguous, or one of them a single value (a per-channel scale or bias such as a
+// squeeze-excitation block's); other strides element by element.
+// In place (a = a op b; no vector passed or returned by value: that would change the ABI
+// between the builds for different sets).
+template <Arith Op, class V>
+[[gnu::always_inline]] inline void float_op(V& a, const V& b) {
+  if constexpr (Op == Arith::Add) a = a + b;
+  else if constexpr (Op == Arith::Sub) a = a - b;
+  else if constexpr (Op == Arith::Mul) a = a * b;
+  else a = a / b;
+}
+
+// z[i] = x[i sx] op y[i sy] for i < n; W floats a step (two vectors) where the strides are 0 or 1.
+template <int W, Arith Op>
+[[gnu::always_inline]] inline void float_row_body(const float* x, int64_t sx, const float* y, int64_t sy, float* z, int64_t n) {
+  using V = typename Lanes<W>::F;
+  int64_t i = 0;
+  if ((sx == 0 || sx == 1) && (sy == 0 || sy == 1)) {
+    V a0 = V{} + x[0], a1 = a0, b0 = V{} + y[0], b1 = b0;  // (the single values)
+    for (; i + 2 * W <= n; i += 2 * W) {
+      if (sx) {
+        std::memcpy(&a0, x + i, sizeof a0);
+        std::memcpy(&a1, x + i + W, sizeof a1);
+      }
+      if (sy) {
+        std::memcpy(&b0, y + i, sizeof b0);
+        std::memcpy(&b1, y + i + W, sizeof b1);
+      }
+      V r0 = a0, r1 = a1;
+      float_op<Op>(r0, b0);
+      float_op<Op>(r1, b1);
+      std::memcpy(z + i, &r0, sizeof r0);
+      std::memcpy(z + i + W, &r1, sizeof r1);
+    }
+  }
+  for (; i < n; ++i) {
+    float v = x[i * sx];
+    float_op<Op>(v, y[i * sy]);
+    z[i] = v;
+  }
+}
+
+template <Arith Op>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void float_row_avx512(const float* x, int64_t sx, const float* y, int64_t sy,
+                                                                                             float* z, int64_t n) {
+  float_row_body<16, Op>(x, sx, y, sy, z, n);
+}
+template <Arith Op>
+__attribute__((target("avx2,fma"))) void float_row_avx2(const float* x, int64_t sx, const float* y, int64_t sy, float* z, int64_t n) {
+  float_row_body<8, Op>(x, sx, y, sy, z, n);
+}
+template <Arith Op>
+void float_row_sse(const float* x, int64_t sx, const float* y, int64_t sy, float* z, int64_t n) {
+  float_row_body<4, Op>(x, sx, y, sy, z, n);
+}
+
+// Float Add, Sub, Mul or Div with broadcasting, rows by the widest set the CPU has.
+template <Arith Op>
+void float_arith(KernelContext& ctx, const Value& a, const Value& b, Value& out) {
+  const Shape shapes[2] = {a.dims(), b.dims()};
+  Shape os = broadcast_shapes(ctx, shapes);
+  out.reset(DType::Float, os);
+  const float* pa = a.as<float>().data();
+  const float* pb = b.as<float>().data();
+  float* po = out.mutable_as<float>().data();
+  const auto row = cpu_has_avx512() ? float_row_avx512<Op> : cpu_has_avx2_fma() ? float_row_avx2<Op> : float_row_sse<Op>;
+  std::array<std::vector<int64_t>, 2> st{broadcast_strides(a.dims(), os), broadcast_strides(b.dims(), os)};
+  for_each_broadcast<2>(os, st, &ctx.pool(), [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& is, int64_t o, int64_t len) {
+    row(pa + off[0], is[0], pb + off[1], is[1], po + o, len);
+  });
+}
+
 void same_type(const KernelContext& ctx, size_t i, size_t j) {
   if (ctx.in(i).dtype() != ctx.in(j).dtype())
     ctx.fail("inputs " + ctx.input_name(i) + " (" + std::string(model::dtype_name(ctx.in(i).dtype())) + ") and " + ctx.input_name(j) + " (" +
@@ -71,8 +150,6 @@ template <class F>
 decltype(auto) dispatch_arith(const KernelContext& ctx, DType t, F&& f) {
   return dispatch_types<kFloats | kCommonInts | kOtherInts>(ctx, t, std::forward<F>(f));
 }
-
-enum class Arith { Add, Sub, Mul, Div, Max, Min, Mod, FMod };
 
 template <class T>
 T int_div(const KernelContext& ctx, T a, T b) {
@@ -128,6 +205,15 @@ T apply_arith(const KernelContext& ctx, Arith op, T a, T b) {
 void arith(KernelContext& ctx, Arith op, const Value& a, const Value& b, Value& out) {
   dispatch_arith(ctx, a.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float>) {  // vector rows
+      switch (op) {
+        case Arith::Add: return float_arith<Arith::Add>(ctx, a, b, out);
+        case Arith::Sub: return float_arith<Arith::Sub>(ctx, a, b, out);
+        case Arith::Mul: return float_arith<Arith::Mul>(ctx, a, b, out);
+        case Arith::Div: return float_arith<Arith::Div>(ctx, a, b, out);
+        default: break;
+      }
+    }
     switch (op) {  // the hot ops get their own loops
       case Arith::Add: return binary_loop<T, T, T>(ctx, a, b, out, a.dtype(), [](T x, T y) { return wrap_add(x, y); });
       case Arith::Sub: return binary_loop<T, T, T>(ctx, a, b, out, a.dtype(), [](T x, T y) { return wrap_sub(x, y); });

@@ -5,6 +5,7 @@
 
 #include "model/half.h"
 #include "model/runtime/avx2.h"
+#include "model/runtime/avx512.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/spatial.h"
@@ -354,6 +355,105 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
   });
 }
 
+// The sum (in double) or the maximum of a plane of n floats: 64 float lanes a step, the sums of
+// each block of 512 floats added into 8 double lanes (so that the error is that of float sums of
+// 8 values, then double). The maximum is NaN when any value is (the scalar loop's rule; any NaN
+// of the plane, found again by a scalar pass).
+double plane_max_scalar(const float* x, int64_t n) {
+  double acc = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < n; ++i) acc = std::isnan(x[i]) || x[i] > acc ? x[i] : acc;
+  return acc;
+}
+double plane_sum_scalar(const float* x, int64_t n) {
+  double acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc += x[i];
+  return acc;
+}
+
+NNXR_AVX512 double plane_sum_avx512(const float* x, int64_t n) {
+  __m512d d = _mm512_setzero_pd();
+  int64_t i = 0;
+  while (i < n) {
+    const int64_t end = std::min(n, i + 512);
+    __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (; i + 64 <= end; i += 64)
+      for (int u = 0; u < 4; ++u) a[u] = _mm512_add_ps(a[u], _mm512_loadu_ps(x + i + 16 * u));
+    for (; i < end; i += 16) a[0] = _mm512_add_ps(a[0], _mm512_maskz_loadu_ps(avx512::lanes(end - i), x + i));
+    const __m512 s = _mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3]));
+    d = _mm512_add_pd(d, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(s, 1))));
+  }
+  alignas(64) double l[8];
+  _mm512_store_pd(l, d);
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+NNXR_AVX512 double plane_max_avx512(const float* x, int64_t n) {
+  __m512 m[4];
+  for (auto& v : m) v = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    for (int u = 0; u < 4; ++u) {
+      const __m512 v = _mm512_loadu_ps(x + i + 16 * u);
+      nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      m[u] = _mm512_max_ps(m[u], v);
+    }
+  for (; i < n; i += 16) {
+    const __mmask16 k = avx512::lanes(n - i);
+    const __m512 v = _mm512_mask_loadu_ps(m[0], k, x + i);  // (lanes past n keep m)
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m[0] = _mm512_max_ps(m[0], v);
+  }
+  if (nan) return plane_max_scalar(x, n);
+  alignas(64) float l[16];
+  _mm512_store_ps(l, _mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])));
+  float r = l[0];
+  for (float v : l) r = v > r ? v : r;
+  return r;
+}
+
+__attribute__((target("avx2,fma"))) double plane_sum_avx2(const float* x, int64_t n) {
+  __m256d d = _mm256_setzero_pd();
+  int64_t i = 0;
+  while (i < n) {
+    const int64_t end = std::min(n, i + 512);
+    __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (; i + 32 <= end; i += 32)
+      for (int u = 0; u < 4; ++u) a[u] = _mm256_add_ps(a[u], _mm256_loadu_ps(x + i + 8 * u));
+    for (; i < end; i += 8) a[0] = _mm256_add_ps(a[0], _mm256_maskload_ps(x + i, avx2::tail_mask(std::min<int64_t>(8, end - i))));
+    const __m256 s = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3]));
+    d = _mm256_add_pd(d, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(s)), _mm256_cvtps_pd(_mm256_extractf128_ps(s, 1))));
+  }
+  alignas(32) double l[4];
+  _mm256_store_pd(l, d);
+  return (l[0] + l[1]) + (l[2] + l[3]);
+}
+__attribute__((target("avx2,fma"))) double plane_max_avx2(const float* x, int64_t n) {
+  __m256 m[4];
+  for (auto& v : m) v = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 nan = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int u = 0; u < 4; ++u) {
+      const __m256 v = _mm256_loadu_ps(x + i + 8 * u);
+      nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+      m[u] = _mm256_max_ps(m[u], v);
+    }
+  double acc = -std::numeric_limits<double>::infinity();
+  for (; i < n; ++i) acc = std::isnan(x[i]) || x[i] > acc ? x[i] : acc;
+  if (_mm256_movemask_ps(nan) || std::isnan(acc)) return plane_max_scalar(x, n);
+  alignas(32) float l[8];
+  _mm256_store_ps(l, _mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3])));
+  for (float v : l) acc = v > acc ? v : acc;
+  return acc;
+}
+
+double plane_sum(const float* x, int64_t n) {
+  return (cpu_has_avx512() ? plane_sum_avx512 : cpu_has_avx2_fma() ? plane_sum_avx2 : plane_sum_scalar)(x, n);
+}
+double plane_max(const float* x, int64_t n) {
+  return (cpu_has_avx512() ? plane_max_avx512 : cpu_has_avx2_fma() ? plane_max_avx2 : plane_max_scalar)(x, n);
+}
+
 std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kind) {
   const double p_norm = static_cast<double>(init.attrs().get_int("p", 2));
   return make_kernel([=](KernelContext& ctx) {
@@ -368,22 +468,27 @@ std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kin
     os[1] = x.dims()[1];
     Value& y = ctx.out(0);
     y.reset(x.dtype(), os);
-    // float16: each plane widened into a buffer that stays in cache, the result rounded once.
-    std::vector<float> widened(half ? static_cast<size_t>(IS) : 0);
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      const float* xp = half ? widened.data() : x.as<float>().data() + plane * IS;
-      if (half) model::half_to_float(x.as<uint16_t>().data() + plane * IS, widened.data(), widened.size());
-      double acc = kind == PoolKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-      for (int64_t i = 0; i < IS; ++i) {
-        if (kind == PoolKind::Max) acc = std::isnan(xp[i]) || xp[i] > acc ? xp[i] : acc;
-        else if (kind == PoolKind::Avg) acc += xp[i];
-        else acc += std::pow(std::fabs(static_cast<double>(xp[i])), p_norm);
+    // Planes split across the threads. float16: each plane widened into a buffer that stays in
+    // cache, the result rounded once.
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, IS));
+    ctx.pool().parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+      std::vector<float> widened(half ? static_cast<size_t>(IS) : 0);
+      for (int64_t plane = p0; plane < p1; ++plane) {
+        const float* xp = half ? widened.data() : x.as<float>().data() + plane * IS;
+        if (half) model::half_to_float(x.as<uint16_t>().data() + plane * IS, widened.data(), widened.size());
+        double acc = 0;
+        if (kind == PoolKind::Max) {
+          acc = plane_max(xp, IS);
+        } else if (kind == PoolKind::Avg) {
+          acc = IS > 0 ? plane_sum(xp, IS) / static_cast<double>(IS) : 0.0;
+        } else {
+          for (int64_t i = 0; i < IS; ++i) acc += std::pow(std::fabs(static_cast<double>(xp[i])), p_norm);
+          acc = std::pow(acc, 1.0 / p_norm);
+        }
+        if (half) y.mutable_as<uint16_t>()[static_cast<size_t>(plane)] = model::float_to_half(static_cast<float>(acc));
+        else y.mutable_as<float>()[static_cast<size_t>(plane)] = static_cast<float>(acc);
       }
-      if (kind == PoolKind::Avg) acc = IS > 0 ? acc / static_cast<double>(IS) : 0.0;
-      if (kind == PoolKind::Lp) acc = std::pow(acc, 1.0 / p_norm);
-      if (half) y.mutable_as<uint16_t>()[static_cast<size_t>(plane)] = model::float_to_half(static_cast<float>(acc));
-      else y.mutable_as<float>()[static_cast<size_t>(plane)] = static_cast<float>(acc);
-    }
+    });
   });
 }
 

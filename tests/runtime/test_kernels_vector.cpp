@@ -1,0 +1,309 @@
+// The vector kernels of the depthwise convolutions, the sigmoid, the global pools and the float
+// element-wise arithmetic, once per instruction set the CPU has (Portable, Avx2, Avx512 in the
+// test names; a set the CPU lacks is skipped with a message), against naive references.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "model/runtime/compute.h"
+#include "model/runtime/kernel.h"
+#include "model/runtime/runtime.h"
+#include "model/runtime/value.h"
+#include "support.h"
+
+using namespace nnxr::runtime;
+
+namespace {
+
+class RuntimeVectorKernels : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    previous_ = active_isa();
+    if (!set_active_isa(GetParam())) GTEST_SKIP() << "this CPU has no " << isa_name(GetParam()) << " (its widest set is " << isa_name(cpu_isa()) << ")";
+  }
+  void TearDown() override { set_active_isa(previous_); }
+
+ private:
+  Isa previous_ = Isa::Portable;
+};
+INSTANTIATE_TEST_SUITE_P(Isa, RuntimeVectorKernels, ::testing::Values(Isa::Portable, Isa::Avx2, Isa::Avx512),
+                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+
+using Aligned = std::vector<float, CacheAligned<float>>;
+
+// |a - b| <= 1e-4 sqrt(K) (1 + |b|) for every element (K: the reduction length).
+void expect_close(const float* a, const float* b, size_t n, int64_t K, const std::string& what) {
+  const double tol = 1e-4 * std::sqrt(static_cast<double>(K));
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (!(std::fabs(a[i] - b[i]) <= tol * (1 + std::fabs(b[i]))) && ++bad <= 3)
+      ADD_FAILURE() << what << ": element " << i << " optimised " << a[i] << " reference " << b[i];
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+ConvGeom depthwise_geom(int64_t N, int64_t C, int64_t K, int64_t s, int64_t ph, int64_t pw, int64_t qh, int64_t qw, int64_t H, int64_t W) {
+  ConvGeom g;
+  g.N = N;
+  g.C = g.M = g.group = C;
+  g.in = {H, W};
+  g.kernel = {K, K};
+  g.stride = {s, s};
+  g.dilation = {1, 1};
+  g.pad_begin = {ph, pw};
+  g.pad_end = {qh, qw};
+  for (size_t d = 0; d < 2; ++d) g.out.push_back(conv_out_dim(g.in[d], K, s, 1, g.pad_begin[d] + g.pad_end[d]));
+  return g;
+}
+
+std::string geom_str(const ConvGeom& g) {
+  return "N" + std::to_string(g.N) + " C" + std::to_string(g.C) + " k" + std::to_string(g.kernel[0]) + " s" + std::to_string(g.stride[0]) + " in" +
+         shape_str(g.in) + " p" + shape_str(g.pad_begin) + shape_str(g.pad_end);
+}
+
+Epilogue epilogue_of(int iter) {
+  constexpr Epilogue::Kind kKinds[] = {Epilogue::Kind::Relu,    Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu,
+                                       Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU, Epilogue::Kind::Add};
+  Epilogue e;
+  e.kind = kKinds[iter % std::size(kKinds)];
+  e.lo = -0.25f;
+  e.hi = 0.5f;
+  e.alpha = 0.125f;
+  return e;
+}
+
+}  // namespace
+
+// 3x3 and 5x5 depthwise convolutions, strides 1 and 2, paddings up to K - 1 on each side, rows
+// narrower than a vector, of whole vectors, of whole and partial steps of 32 (7, 14, 28, 56, 112:
+// the planes of mobile networks), each epilogue and none, through conv_auto (the AVX-512 kernel
+// takes both sizes, the AVX2 one the 3x3, the rest the general depthwise kernel), against the
+// naive Conv and activation. The fused sigmoid equals the Sigmoid kernel's bit for bit.
+TEST_P(RuntimeVectorKernels, DepthwiseMatchesNaive) {
+  const bool has3 = GetParam() >= Isa::Avx2, has5 = GetParam() >= Isa::Avx512;
+  EXPECT_EQ(conv_depthwise3x3_applies(depthwise_geom(1, 2, 3, 1, 1, 1, 1, 1, 8, 8)), has3);
+  EXPECT_EQ(conv_depthwise3x3_applies(depthwise_geom(1, 2, 5, 2, 2, 2, 2, 2, 8, 8)), has5);
+  EXPECT_FALSE(conv_depthwise3x3_applies(depthwise_geom(1, 2, 7, 1, 3, 3, 3, 3, 8, 8)));
+  std::mt19937 rng(29);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ThreadPool pool(2);
+  int iter = 0;
+  auto check = [&](const ConvGeom& g) {
+    const Epilogue e = epilogue_of(iter);
+    const bool with_act = iter % 7 != 6;
+    const int64_t K = g.kernel[0];
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 100 + iter, -2.f, 2.f);
+    const auto w = test::random_floats(static_cast<size_t>(g.C * K * K), 200 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.C), 300 + iter);
+    const float* bias = iter % 3 ? b.data() : nullptr;
+    const size_t n = static_cast<size_t>(g.N * g.C * product(g.out));
+    const auto addend = test::random_floats(n, 400 + iter);
+    std::vector<float> ref(n), ref1(n), ref2(n);
+    Aligned y(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+    conv_naive(g, x.data(), w.data(), bias, ref.data());
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+    conv_auto(g, x.data(), w.data(), bias, y.data(), pool, with_act ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{});
+    const std::string what = geom_str(g) + " epilogue " + (with_act ? std::to_string(static_cast<int>(e.kind)) : "none");
+    expect_close(y.data(), ref.data(), n, K * K, what);
+    ++iter;
+    if (!with_act) return;
+    expect_close(z1.data(), ref1.data(), n, K * K, what + " z1");
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(z2.data(), ref2.data(), n, K * K, what + " z2");
+    if (e.kind == Epilogue::Kind::Sigmoid || e.kind == Epilogue::Kind::SiLU) {
+      std::vector<float> s(n);
+      sigmoid_f32(y.data(), s.data(), static_cast<int64_t>(n));
+      size_t differ = 0;
+      for (size_t i = 0; i < n; ++i) differ += std::memcmp(&s[i], &z1[i], sizeof(float)) != 0;
+      EXPECT_EQ(differ, 0u) << what << ": the fused sigmoid differs from sigmoid_f32";
+    }
+  };
+  for (int64_t K : {3, 5})
+    for (int64_t s : {1, 2})
+      for (int64_t W : {1, 2, 5, 7, 14, 15, 16, 17, 28, 31, 32, 33, 47, 56, 63, 64, 65, 112}) {
+        const int64_t H = r(1, 9);
+        const int64_t ph = r(0, static_cast<int>(K - 1)), pw = r(0, static_cast<int>(K - 1)), qh = r(0, static_cast<int>(K - 1)),
+                      qw = r(0, static_cast<int>(K - 1));
+        if (H + ph + qh < K || W + pw + qw < K) continue;
+        check(depthwise_geom(r(1, 2), r(2, 5), K, s, ph, pw, qh, qw, H, W));
+      }
+  // The planes of MobileNet and EfficientNet with their "same" paddings (rows of whole vectors:
+  // y streamed when the plane is whole cache lines).
+  for (int k = 0; k < 6; ++k) {
+    check(depthwise_geom(1, 3, 3, 1, 1, 1, 1, 1, 56, 56));
+    check(depthwise_geom(1, 2, 3, 2, 0, 0, 1, 1, 112, 112));
+    check(depthwise_geom(1, 3, 5, 1, 2, 2, 2, 2, 14, 14));
+    check(depthwise_geom(1, 2, 5, 2, 1, 1, 2, 2, 56, 56));
+    check(depthwise_geom(1, 4, 3, 1, 1, 1, 1, 1, 7, 7));
+    check(depthwise_geom(1, 2, 3, 1, 1, 1, 1, 1, 16, 48));
+  }
+}
+
+// sigmoid_f32 at every length up to 70 (every tail), at the ends of the range and on NaN and the
+// infinities.
+TEST_P(RuntimeVectorKernels, SigmoidTailsAndSpecialValues) {
+  constexpr float kInf = std::numeric_limits<float>::infinity(), kNaN = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t n = 0; n <= 70; ++n) {
+    auto x = test::random_floats(static_cast<size_t>(n), 50 + static_cast<uint32_t>(n), -20.f, 20.f);
+    const float special[] = {-kInf, kInf, kNaN, -87.5f, 88.5f, -100.f, 100.f, 0.f, -0.f, 1e-30f};
+    for (size_t i = 0; i < x.size() && i < std::size(special); ++i) x[(i * 7) % x.size()] = special[i];
+    std::vector<float> ref(x.size()), opt(x.size() + 1, 123.f);
+    sigmoid_naive(x.data(), ref.data(), n);
+    sigmoid_f32(x.data(), opt.data(), n);
+    EXPECT_EQ(opt[static_cast<size_t>(n)], 123.f) << "wrote past n = " << n;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(opt[i])) << "n=" << n;
+        continue;
+      }
+      EXPECT_NEAR(opt[i], ref[i], 4e-7 * std::fabs(ref[i]) + 1e-37) << "x=" << x[i] << " n=" << n;
+    }
+  }
+}
+
+// GlobalAveragePool and GlobalMaxPool over planes of every size around the vector and block
+// lengths, at one and two threads, against sums and maxima in double; a NaN anywhere in a plane
+// gives NaN for its maximum, and a plane of -inf gives -inf.
+TEST_P(RuntimeVectorKernels, GlobalPoolsMatchNaive) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (int64_t HW : {1, 7, 15, 16, 17, 49, 63, 64, 65, 196, 511, 512, 513, 1000, 3136, 12544})
+    for (int threads : {1, 2}) {
+      const int64_t N = 2, C = 3, planes = N * C;
+      auto x = test::random_floats(static_cast<size_t>(planes * HW), 7 + static_cast<uint32_t>(HW), -3.f, 5.f);
+      x[static_cast<size_t>(HW / 2)] = std::numeric_limits<float>::quiet_NaN();      // plane 0
+      for (int64_t i = 0; i < HW; ++i) x[static_cast<size_t>(2 * HW + i)] = -kInf;  // plane 2
+      x[static_cast<size_t>(4 * HW + HW - 1)] = 9.f;                                // plane 4: its last value the largest
+      const std::string shape = "[2,3," + std::to_string(HW) + ",1]";
+      Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 13]> g (float" + shape + " X) => (float[2,3,1,1] A, float[2,3,1,1] M) {\n" +
+                                     "  A = GlobalAveragePool(X)\n  M = GlobalMaxPool(X) }"),
+                {.threads = threads});
+      test::feed_f(s, "X", {N, C, HW, 1}, x);
+      s.run();
+      const auto a = test::values<float>(s, "A"), m = test::values<float>(s, "M");
+      ASSERT_EQ(a.size(), static_cast<size_t>(planes));
+      ASSERT_EQ(m.size(), static_cast<size_t>(planes));
+      for (int64_t p = 0; p < planes; ++p) {
+        double sum = 0, mx = -kInf;
+        bool nan = false;
+        for (int64_t i = 0; i < HW; ++i) {
+          const float v = x[static_cast<size_t>(p * HW + i)];
+          nan = nan || std::isnan(v);
+          sum += v;
+          mx = v > mx ? v : mx;
+        }
+        const std::string what = "HW " + std::to_string(HW) + " plane " + std::to_string(p) + " threads " + std::to_string(threads);
+        if (nan) {
+          EXPECT_TRUE(std::isnan(a[static_cast<size_t>(p)])) << what;
+          EXPECT_TRUE(std::isnan(m[static_cast<size_t>(p)])) << what;
+          continue;
+        }
+        EXPECT_EQ(m[static_cast<size_t>(p)], static_cast<float>(mx)) << what;
+        if (std::isinf(sum)) EXPECT_EQ(a[static_cast<size_t>(p)], static_cast<float>(sum / static_cast<double>(HW))) << what;
+        else EXPECT_NEAR(a[static_cast<size_t>(p)], sum / static_cast<double>(HW), 1e-6 * (1 + std::fabs(sum / static_cast<double>(HW)))) << what;
+      }
+    }
+}
+
+// Float Add, Sub, Mul and Div with the broadcasts of real networks (a squeeze-excitation scale
+// [N, C, 1, 1], a scalar on either side, equal shapes, a last-axis vector, a middle axis), at
+// lengths around the vector widths and large enough to be split across threads: bit for bit the
+// scalar IEEE operation.
+TEST_P(RuntimeVectorKernels, FloatArithmeticMatchesScalar) {
+  struct Case {
+    std::vector<int64_t> a, b;
+  };
+  const std::vector<Case> cases = {
+      {{1, 5, 7, 7}, {1, 5, 1, 1}}, {{2, 3, 33, 65}, {1, 3, 1, 1}}, {{1, 1}, {3, 37}},      {{4, 31}, {1}},
+      {{2, 64, 32, 33}, {2, 64, 32, 33}}, {{3, 17}, {17}},            {{2, 5, 3}, {5, 1}}, {{1, 96, 56, 56}, {1, 96, 1, 1}}};
+  const char* ops[] = {"Add", "Sub", "Mul", "Div"};
+  for (const Case& c : cases)
+    for (int o = 0; o < 4; ++o)
+      for (bool swap : {false, true}) {
+        const auto& sa = swap ? c.b : c.a;
+        const auto& sb = swap ? c.a : c.b;
+        auto dims = [](const std::vector<int64_t>& d) {
+          std::string t = "[";
+          for (size_t i = 0; i < d.size(); ++i) t += (i ? "," : "") + std::to_string(d[i]);
+          return t + "]";
+        };
+        size_t na = 1, nb = 1;
+        for (int64_t d : sa) na *= static_cast<size_t>(d);
+        for (int64_t d : sb) nb *= static_cast<size_t>(d);
+        auto a = test::random_floats(na, 11 + static_cast<uint32_t>(o), -4.f, 4.f), b = test::random_floats(nb, 13 + static_cast<uint32_t>(o), 0.5f, 3.f);
+        a[0] = std::numeric_limits<float>::infinity();
+        b[nb - 1] = 0.f;  // x / 0, inf - inf, ...
+        // The reference: the broadcast by index arithmetic.
+        const size_t rank = std::max(sa.size(), sb.size());
+        std::vector<int64_t> os(rank), pa(rank, 1), pb(rank, 1);
+        for (size_t i = 0; i < sa.size(); ++i) pa[rank - sa.size() + i] = sa[i];
+        for (size_t i = 0; i < sb.size(); ++i) pb[rank - sb.size() + i] = sb[i];
+        size_t n = 1;
+        for (size_t i = 0; i < rank; ++i) n *= static_cast<size_t>(os[i] = std::max(pa[i], pb[i]));
+        Session s(test::plan_from_text(std::string("<ir_version: 8, opset_import: [\"\" : 13]> g (float") + dims(sa) + " A, float" + dims(sb) +
+                                       " B) => (float" + dims(os) + " Y) { Y = " + ops[o] + "(A, B) }"),
+                  {.threads = 2});
+        test::feed_f(s, "A", sa, a);
+        test::feed_f(s, "B", sb, b);
+        s.run();
+        const auto y = test::values<float>(s, "Y");
+        ASSERT_EQ(y.size(), n) << ops[o];
+        size_t bad = 0;
+        for (size_t flat = 0; flat < n; ++flat) {
+          size_t rem = flat, ia = 0, ib = 0, sta = 1, stb = 1;
+          for (size_t d = rank; d-- > 0;) {
+            const size_t idx = rem % static_cast<size_t>(os[d]);
+            rem /= static_cast<size_t>(os[d]);
+            if (pa[d] > 1) ia += idx * sta;
+            if (pb[d] > 1) ib += idx * stb;
+            sta *= static_cast<size_t>(pa[d]);
+            stb *= static_cast<size_t>(pb[d]);
+          }
+          const float u = a[ia], v = b[ib];
+          const float want = o == 0 ? u + v : o == 1 ? u - v : o == 2 ? u * v : u / v;
+          if (std::memcmp(&want, &y[flat], sizeof want) != 0 && !(std::isnan(want) && std::isnan(y[flat])) && ++bad <= 3)
+            ADD_FAILURE() << ops[o] << " " << dims(sa) << " " << dims(sb) << " element " << flat << ": " << y[flat] << " want " << want;
+        }
+        EXPECT_EQ(bad, 0u) << ops[o] << " " << dims(sa) << " " << dims(sb);
+      }
+}
+
+// Float Relu, Clip, HardSigmoid and HardSwish on every tail length and on a tensor split across
+// threads, with NaN, the infinities, signed zeros and the bends of each function: bit for bit the
+// scalar expressions of the generic kernels.
+TEST_P(RuntimeVectorKernels, PiecewiseActivationsMatchScalar) {
+  constexpr float kInf = std::numeric_limits<float>::infinity(), kNaN = std::numeric_limits<float>::quiet_NaN();
+  const float lo = -0.75f, hi = 2.5f, alpha = 0.3f, beta = 0.4f;
+  auto relu = [](float x) { return x > 0.f ? x : 0.f; };
+  auto clip = [&](float x) { return x < lo ? lo : x > hi ? hi : x; };
+  auto hsig = [&](float x) { return std::max(0.f, std::min(1.f, alpha * x + beta)); };
+  auto hswish = [](float x) { return x * std::max(0.f, std::min(1.f, x / 6.f + 0.5f)); };
+  for (int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 47, 100, 70001}) {
+    auto x = test::random_floats(static_cast<size_t>(n), 3 + static_cast<uint32_t>(n), -6.f, 6.f);
+    const float special[] = {kNaN, kInf, -kInf, 0.f, -0.f, -3.f, 3.f, lo, hi, -beta / alpha, (1 - beta) / alpha};
+    for (size_t i = 0; i < std::size(special); ++i) x[(i * 5) % x.size()] = special[i];
+    const std::string shape = "[" + std::to_string(n) + "]";
+    Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 14]> g (float" + shape + " X) => (float" + shape + " R, float" + shape +
+                                   " C, float" + shape + " S, float" + shape + " W) {\n" +
+                                   "  lo = Constant <value = float {-0.75}> ()\n  hi = Constant <value = float {2.5}> ()\n"
+                                   "  R = Relu(X)\n  C = Clip(X, lo, hi)\n  S = HardSigmoid <alpha = 0.3, beta = 0.4> (X)\n  W = HardSwish(X) }"),
+              {.threads = 2});
+    test::feed_f(s, "X", {n}, x);
+    s.run();
+    const std::pair<const char*, std::function<float(float)>> fns[] = {{"R", relu}, {"C", clip}, {"S", hsig}, {"W", hswish}};
+    for (const auto& [name, f] : fns) {
+      const auto y = test::values<float>(s, name);
+      ASSERT_EQ(y.size(), x.size()) << name;
+      size_t bad = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const float want = f(x[i]);
+        if (std::memcmp(&want, &y[i], sizeof want) != 0 && !(std::isnan(want) && std::isnan(y[i])) && ++bad <= 3)
+          ADD_FAILURE() << name << " n=" << n << " x=" << x[i] << ": " << y[i] << " want " << want;
+      }
+      EXPECT_EQ(bad, 0u) << name << " n=" << n;
+    }
+  }
+}
