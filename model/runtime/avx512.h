@@ -72,13 +72,17 @@ template <InReg Act>
 }
 
 // The epilogue's outputs of v (lanes k) at z1 / z2 (Add: z1 = v + addend, lanes k of addend read;
-// SiLU: z1 the sigmoid, z2 = v times it).
+// SiLU: z1 the sigmoid, z2 = v times it). SiLU's sigmoid, which only the fused product reads, is
+// streamed past the cache with y (`stream`: all 16 lanes, z1 on a cache line); z2, which the next
+// layer reads, is not.
 template <InReg Act>
-[[gnu::always_inline]] NNXR_AVX512 inline void store_epilogue(float* z1, float* z2, const float* addend, __m512 v, __mmask16 k, const ActParams& p) {
+[[gnu::always_inline]] NNXR_AVX512 inline void store_epilogue(float* z1, float* z2, const float* addend, __m512 v, __mmask16 k, const ActParams& p,
+                                                              bool stream = false) {
   if constexpr (Act == InReg::None) return;
   __m512 a = activate<Act>(v, p);
   if constexpr (Act == InReg::Add) a = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, addend));
-  _mm512_mask_storeu_ps(z1, k, a);
+  if (Act == InReg::SiLU && stream) _mm512_stream_ps(z1, a);
+  else _mm512_mask_storeu_ps(z1, k, a);
   if constexpr (Act == InReg::SiLU) _mm512_mask_storeu_ps(z2, k, _mm512_mul_ps(v, a));  // as the Mul kernel
 }
 
@@ -93,7 +97,7 @@ template <InReg Act>
   } else {
     _mm512_mask_storeu_ps(y, k, v);
   }
-  store_epilogue<Act>(z1, z2, addend, v, k, p);
+  store_epilogue<Act>(z1, z2, addend, v, k, p, stream && k == 0xffff && reinterpret_cast<uintptr_t>(z1) % 64 == 0);
 }
 
 }  // namespace nnxr::runtime::avx512

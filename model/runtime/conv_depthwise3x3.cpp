@@ -219,6 +219,13 @@ template <InReg Act>
   if (stream) {
     _mm256_stream_ps(y, _mm512_castps512_ps256(v));
     if (n == 16) _mm256_stream_ps(y + 8, _mm512_extractf32x8_ps(v, 1));
+    if constexpr (Act == InReg::SiLU) {  // the sigmoid too, which only the fused product reads
+      const __m512 s = avx512::activate<Act>(v, ap);
+      _mm256_stream_ps(z, _mm512_castps512_ps256(s));
+      if (n == 16) _mm256_stream_ps(z + 8, _mm512_extractf32x8_ps(s, 1));
+      _mm512_mask_storeu_ps(z2, k, _mm512_mul_ps(v, s));  // as the Mul kernel
+      return;
+    }
   } else if (n == 16) {
     _mm512_storeu_ps(y, v);
   } else {
@@ -239,10 +246,11 @@ NNXR_AVX512 void plane16(const Plane& g, const float* x, const float* w, float b
   __m512 wv[K * K];
   for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
   const __m512 bv = _mm512_set1_ps(bias);
-  // Streamed stores of y only when every row is whole 8-float halves and the plane whole cache
-  // lines, y on a line: y is then written front to back, all of it streamed (by 8-float halves,
-  // which rows of 8 k floats keep aligned).
-  const bool stream = Act != InReg::None && g.OW % 8 == 0 && g.OH * g.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
+  // Streamed stores of y (and SiLU's sigmoid) only when every row is whole 8-float halves and the
+  // plane whole cache lines, y (and z) on a line: y is then written front to back, all of it
+  // streamed (by 8-float halves, which rows of 8 k floats keep aligned).
+  const bool stream = Act != InReg::None && g.OW % 8 == 0 && g.OH * g.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0 &&
+                      (Act != InReg::SiLU || reinterpret_cast<uintptr_t>(z) % 64 == 0);
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const float* src[K];
     for (int ki = 0; ki < K; ++ki) {
