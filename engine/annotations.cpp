@@ -123,6 +123,7 @@ glm::vec2 picture_panel(TextBuilder& out, glm::vec2 at, Corner corner, const std
   const glm::vec2 top_left{kPad, at.y + kPad + head_h + 4};
   out.screen_image({x_of(top_left.x), top_left.y}, image, {.corner = corner}, picture.width, picture.height, picture.rgba);
   for (const scene::Detection& d : boxes) {
+    if (!std::isfinite(d.x0) || !std::isfinite(d.y0) || !std::isfinite(d.x1) || !std::isfinite(d.y1)) continue;
     const float x0 = std::clamp(d.x0, 0.0f, 1.0f) * image.x, x1 = std::clamp(d.x1, 0.0f, 1.0f) * image.x;
     const float y0 = std::clamp(d.y0, 0.0f, 1.0f) * image.y, y1 = std::clamp(d.y1, 0.0f, 1.0f) * image.y;
     if (x1 - x0 < 1 || y1 - y0 < 1) continue;
@@ -134,6 +135,7 @@ glm::vec2 picture_panel(TextBuilder& out, glm::vec2 at, Corner corner, const std
     out.screen_rect({x_of(top_left.x + x1 - t), top_left.y + y0}, {t, y1 - y0}, box);
     // Landmarks (eyes, nose, mouth corners): small squares.
     for (const auto& pt : d.points) {
+      if (!std::isfinite(pt[0]) || !std::isfinite(pt[1])) continue;
       const float px = std::clamp(pt[0], 0.0f, 1.0f) * image.x, py = std::clamp(pt[1], 0.0f, 1.0f) * image.y;
       out.screen_rect({x_of(top_left.x + px - 2), top_left.y + py - 2}, {4, 4}, {.colour = kPoint, .corner = corner});
     }

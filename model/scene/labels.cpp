@@ -414,7 +414,7 @@ std::optional<Detections> yunet(const model::Graph& graph, const Activations& va
       const float* r = box.data() + i * 4;
       const float cx = (gx + r[0]) * stride, cy = (gy + r[1]) * stride;
       const float bw = std::exp(std::min(r[2], 20.0f)) * stride, bh = std::exp(std::min(r[3], 20.0f)) * stride;
-      if (!std::isfinite(cx) || !std::isfinite(cy)) continue;
+      if (!std::isfinite(cx) || !std::isfinite(cy) || !std::isfinite(bw) || !std::isfinite(bh)) continue;
       Detection det;
       det.x0 = (cx - 0.5f * bw) / float(in.width), det.x1 = (cx + 0.5f * bw) / float(in.width);
       det.y0 = (cy - 0.5f * bh) / float(in.height), det.y1 = (cy + 0.5f * bh) / float(in.height);

@@ -368,6 +368,10 @@ TEST(Labels, YunetGridDecodesFacesAndLandmarks) {
   EXPECT_NEAR(second.y1, 56.0f / 64, 1e-5);
   // A lower threshold keeps the 0.5 cell; the stride-8 copy still overlaps the first face.
   EXPECT_EQ(detect(g, acts, {}, 0.45f)->boxes.size(), 3u);
+  // A cell whose box is not a number is no face.
+  cls[0][0] = 1.0f, obj[0][0] = 1.0f, box[0][2] = NAN;
+  EXPECT_EQ(detect(g, acts, {})->boxes.size(), 2u);
+  cls[0][0] = 0.01f, obj[0][0] = 0.5f, box[0][2] = 0.0f;
   // Without the landmark outputs: boxes without points.
   for (int s = 0; s < 3; ++s) acts[g.find("kps_" + std::to_string(strides[s]))] = {};
   const auto plain = detect(g, acts, {});
