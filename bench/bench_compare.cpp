@@ -186,6 +186,8 @@ void images_only(benchmark::State& state, const fs::path& path) {
   const double cpu0 = process_cpu_ms();
   for (auto _ : state) images.write(*t.layout, a);
   state.counters["process_cpu_ms"] = (process_cpu_ms() - cpu0) / double(state.iterations());
+  const scene::ImagesStats planned = scene::plan_images(*t.layout);
+  state.counters["bytes_per_activation"] = double(planned.bytes) / double(std::max<uint64_t>(planned.activations_total, 1));
 }
 void refresh_only(benchmark::State& state, const fs::path& path) {
   Two t = prepare(path);

@@ -59,8 +59,13 @@ TileRef tile_at(uint t) {
 }
 TensorImage tensor_at(uint i) { return TensorImage(push.image + 32ul + uint64_t(i) * uint64_t(kTensorBytes)); }
 
-// Half number i of the image's data.
+// Value i of the image's codes (model/scene/tiles.h): 14 bits at bit 14 i, the half without its
+// two low mantissa bits.
 float half_at(uint i) {
-  uint64_t address = push.image + uint64_t(image_header().data_offset) + uint64_t(i / 2u) * 4ul;
-  return unpackHalf2x16(HalfPair(address).bits)[i & 1u];
+  uint64_t bit = uint64_t(i) * 14ul;
+  uint64_t words = push.image + uint64_t(image_header().data_offset) + (bit >> 5) * 4ul;
+  uint shift = uint(bit & 31ul);
+  uint v = HalfPair(words).bits >> shift;
+  if (shift > 18u) v |= HalfPair(words + 4ul).bits << (32u - shift);
+  return unpackHalf2x16((v & 0x3FFFu) << 2).x;
 }

@@ -5,15 +5,19 @@
 // map. What the GPU reads is one contiguous image of the run, written by the worker into memory a
 // sink provides (the engine's is persistently mapped, read by device address):
 //
-//   ImagesHeaderGpu | TensorImageGpu × tensor_count | TileGpu × tile_count | halves
+//   ImagesHeaderGpu | TensorImageGpu × tensor_count | TileGpu × tile_count | codes
 //
-// The halves are, per tensor, its values in element order (level 0 of every tile, since a tile's
-// elements are contiguous), then per tile a max-|a| pyramid: level k ≥ 1 has
-// ceil(rows / 4^k) × ceil(cols / 4^k) entries, each the value of largest magnitude in its
-// 4^k × 4^k block of level 0 (sign kept). A minified pixel reads at most 5 × 5 entries of the
-// level whose entries are just smaller than its footprint and shows the strongest, so a single
-// strong activation stays visible at any distance and there is no moiré. Pyramids cost 1/15 of
-// level 0: about 2.13 bytes per activation in all.
+// A value is a 14-bit code: the half (IEEE binary16) with its two low mantissa bits rounded off,
+// so code << 2 is the half again (8 mantissa bits, a relative step of 1/256 at most: finer than
+// the 8-bit colours it becomes). Code i sits at bit 14 i of the codes, little-endian 32-bit words
+// (16 codes fill 7 words; each tensor's codes start at a word). Per tensor: its values in element
+// order (level 0 of every tile, since a tile's elements are contiguous), then per tile a max-|a|
+// pyramid: level k ≥ 1 has ceil(rows / 4^k) × ceil(cols / 4^k) entries, each the value of largest
+// magnitude in its 4^k × 4^k block of level 0 (sign kept; positive on a tie). A minified pixel
+// reads at most 5 × 5 entries of the level whose entries are just smaller than its footprint and
+// shows the strongest, so a single strong activation stays visible at any distance and there is
+// no moiré. Pyramids cost 1/15 of level 0: about 1.87 bytes per activation in all (14 bits of
+// level 0 and 1/15 of that, plus the tables).
 //
 // Thresholds: each tensor carries 65 quantiles of |a| (at q = image_quantile(i), dense near 1
 // where the filter's ladder is: 0.99 and 0.999 fall between entries 50 and 58), so the neuron filter's quantile
@@ -40,7 +44,7 @@ struct ImagesHeaderGpu {
   uint32_t tensor_count = 0;
   uint32_t tile_count = 0;
   uint32_t tiles_offset = 0;  // bytes from the start of the image to TileGpu 0
-  uint32_t data_offset = 0;   // bytes from the start to half 0 (a multiple of 16)
+  uint32_t data_offset = 0;   // bytes from the start to the codes (a multiple of 16)
   float value_abs_max = 0;    // over every tensor
   uint32_t pad[3]{};
 };
@@ -93,13 +97,18 @@ struct ImagePicture {
   PictureMapping mapping;
 };
 
+// Value i of an image's codes (written by write_images()), as the shader reads it.
+float image_value(std::span<const std::byte> image, uint32_t i);
+// `x` as an image holds it (rounded to a code).
+float image_rounded(float x);
+
 // Size and counts of the image of `layout` (the layout fixes both); with `values`, also how many
 // activations the run computed (activations_shown), without writing anything.
 ImagesStats plan_images(const Layout& layout, const Activations* values = nullptr);
 
 // Writes the image of `values` laid out by `layout` into `out` (at least plan_images().bytes,
 // 16-byte aligned). Returns the stats. Throws std::invalid_argument when `out` is too small or
-// the image would need more than 2^32 halves.
+// the image would need more than 2^32 values.
 ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads = 1,
                          std::span<const ImagePicture> pictures = {});
 

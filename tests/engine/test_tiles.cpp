@@ -70,11 +70,13 @@ TEST(ActivationImages, HalvesPyramidsAndQuantiles) {
   EXPECT_EQ(stats.activations_total, 2u * 2 * 81);
   EXPECT_EQ(stats.activations_shown, stats.activations_total);
   EXPECT_EQ(stats.tiles, 4u);
-  // About 2 bytes per activation: level 0 plus pyramids (1/15 of it for large maps) and tables: 2.15 bytes.
+  // At most 2 bytes per activation: 14-bit level 0 plus pyramids (1/15 of it for large maps) and
+  // tables: about 1.87 bytes (2.15 with 16-bit values).
   const model::Graph wide = relu_graph(64, 56, 56);
   const scene::ImagesStats planned = scene::plan_images(scene::Layout::build(wide, {}));
   EXPECT_EQ(planned.activations_total, 2u * 64 * 56 * 56);
-  EXPECT_LE(double(planned.bytes), 2.2 * double(planned.activations_total));
+  EXPECT_LE(double(planned.bytes), 2.0 * double(planned.activations_total));
+  EXPECT_GE(double(planned.bytes), 1.75 * double(planned.activations_total) * 16 / 15);
 
   const auto header = read<scene::ImagesHeaderGpu>(image, 0);
   EXPECT_EQ(header.tensor_count, 2u);
@@ -93,8 +95,8 @@ TEST(ActivationImages, HalvesPyramidsAndQuantiles) {
     const auto info = read<scene::TensorImageGpu>(image, sizeof(scene::ImagesHeaderGpu) + tile.tensor * sizeof(scene::TensorImageGpu));
     if (info.value_min >= 0) continue;  // Y: checked through X only
     const size_t channel = t % 2;
-    auto half = [&](uint32_t i) { return model::half_to_float(read<uint16_t>(image, header.data_offset + 2 * size_t(i))); };
-    for (uint32_t i = 0; i < 81; ++i) EXPECT_EQ(half(tile.data + i), model::half_to_float(model::float_to_half(x[channel * 81 + i])));
+    auto half = [&](uint32_t i) { return scene::image_value(image, i); };
+    for (uint32_t i = 0; i < 81; ++i) EXPECT_EQ(half(tile.data + i), x[channel * 81 + i]);
     // Level 1: 3 × 3 entries over 4 × 4 blocks; level 2: one entry, the strongest of the tile.
     if (channel == 0) {
       EXPECT_EQ(half(tile.pyramid + 4), -7.f);  // block (1, 1) holds element (4, 4)
@@ -117,6 +119,30 @@ TEST(ActivationImages, HalvesPyramidsAndQuantiles) {
     EXPECT_EQ(info.quantiles[54], i == 0 ? 7.f : 3.5f);
     EXPECT_TRUE(std::isinf(info.quantiles[55]));
   }
+}
+
+// Values keep 8 mantissa bits (rounded to nearest): finer than the 8-bit colours they become.
+TEST(ActivationImages, ValuesKeepEightMantissaBitsRounded) {
+  const model::Graph g = relu_graph(1, 16, 16);
+  std::vector<float> x(256);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 2 ? -1.f : 1.f) * (0.001f + 0.37f * float(i) * float(i));
+  const KnownRun run(g, x);
+  const scene::Layout layout = scene::Layout::build(g, {});
+  scene::ImagesStats stats;
+  const auto image = image_of(layout, run.acts, stats);
+  const auto header = read<scene::ImagesHeaderGpu>(image, 0);
+  const uint32_t x_tile = uint32_t(layout.block(g.inputs[0]) - layout.blocks().data());  // one tile per block
+  const auto tile = read<scene::TileGpu>(image, header.tiles_offset + x_tile * sizeof(scene::TileGpu));
+  float strongest = 0;
+  for (uint32_t i = 0; i < 256; ++i) {
+    const float v = scene::image_value(image, tile.data + i);
+    EXPECT_EQ(v, scene::image_rounded(x[i]));
+    EXPECT_LE(std::abs(v - x[i]), std::abs(x[i]) / 400.f) << i;  // half a step of 1/256, and the half's own rounding
+    if (std::abs(v) > std::abs(strongest)) strongest = v;
+  }
+  // The pyramid's top (4 × 4, 1 × 1 above 16 × 16): the strongest, sign kept.
+  EXPECT_EQ(scene::image_value(image, tile.pyramid + 16), strongest);
+  EXPECT_LT(strongest, 0.f);
 }
 
 TEST(ActivationImages, UncomputedTensorsAreCountedButNotShown) {
