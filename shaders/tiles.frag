@@ -33,7 +33,7 @@ vec3 picture_texel(TensorImage tensor, uvec2 c, uint cols) {
 }
 
 void main() {
-  TileRef tile = tile_at(in_tile);
+  Tile tile = tile_at(in_tile);
   uint rows = tile.shape.x, cols = tile.shape.y, valid = tile.shape.w;
   TensorImage tensor = tensor_at(tile.shape.z);
   if (tensor.picture != 0u) {

@@ -25,7 +25,8 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Im
   uint tiles_offset;
   uint data_offset;
   float value_abs_max;
-  uint pad0, pad1, pad2;
+  float step;
+  uint pad0, pad1;
 };
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer TensorImage {
   float value_min, value_max;
@@ -35,8 +36,15 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Te
   uint picture;  // 1: an RGB image input in its true colours (model/scene/tiles.h)
   uint picture_base, picture_plane, picture_channels;
   vec4 colour_mul, colour_add;
+  uint first_tile, tile_rows, tile_cols, elements;
+  uint data, pyramid, levels, pyramid_entries;
 };
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer TileRef {
+  vec3 origin;  // centre of element (0, 0)
+  uint tensor;
+};
+// A tile with what its tensor says of it (model/scene/tiles.h ImageTile).
+struct Tile {
   vec4 origin_step;  // xyz: centre of element (0, 0); w: step
   uvec4 shape;       // rows, cols, tensor, valid
   uvec4 data;        // level 0 index, pyramid index, levels, pad
@@ -50,14 +58,23 @@ uint filter_flag(uint i) {
   return FilterWord(push.filter_flags + 4ul * uint64_t(i + 1u)).value;
 }
 
-const uint kTensorBytes = 336u;
-const uint kTileBytes = 48u;
+const uint kTensorBytes = 368u;
+const uint kTileBytes = 16u;
 
 ImageHeader image_header() { return ImageHeader(push.image); }
-TileRef tile_at(uint t) {
-  return TileRef(push.image + uint64_t(image_header().tiles_offset) + uint64_t(t) * uint64_t(kTileBytes));
-}
 TensorImage tensor_at(uint i) { return TensorImage(push.image + 32ul + uint64_t(i) * uint64_t(kTensorBytes)); }
+Tile tile_at(uint t) {
+  TileRef r = TileRef(push.image + uint64_t(image_header().tiles_offset) + uint64_t(t) * uint64_t(kTileBytes));
+  uint i = r.tensor;
+  TensorImage tensor = tensor_at(i);
+  uint local = t - tensor.first_tile, rows = tensor.tile_rows, cols = tensor.tile_cols;
+  uint first = local * rows * cols;
+  Tile tile;
+  tile.origin_step = vec4(r.origin, image_header().step);
+  tile.shape = uvec4(rows, cols, i, min(rows * cols, tensor.elements - min(tensor.elements, first)));
+  tile.data = uvec4(tensor.data + first, tensor.pyramid + local * tensor.pyramid_entries, tensor.levels, 0u);
+  return tile;
+}
 
 // Value i of the image's codes (model/scene/tiles.h): 14 bits at bit 14 i, the half without its
 // two low mantissa bits.

@@ -18,7 +18,7 @@ const vec2 kCorners[6] = vec2[](vec2(0, 0), vec2(1, 0), vec2(1, 1), vec2(0, 0), 
 void main() {
   uint t = uint(gl_VertexIndex) / 6u;
   vec2 corner = kCorners[uint(gl_VertexIndex) % 6u];
-  TileRef tile = tile_at(t);
+  Tile tile = tile_at(t);
   vec4 o = tile.origin_step;
   float step = o.w;
   uint rows = tile.shape.x, cols = tile.shape.y;

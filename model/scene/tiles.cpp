@@ -25,9 +25,11 @@ struct PyramidSize {
   uint32_t levels = 0;
   uint64_t entries = 0;
 };
+// Levels stop at one of at most 5 × 5 entries: the shader reads up to 5 × 5 entries of the level
+// it needs, or of the top one, which then holds all of them.
 PyramidSize pyramid_size(uint64_t rows, uint64_t cols) {
   PyramidSize p;
-  while (rows > 1 || cols > 1) {
+  while (rows > 5 || cols > 5) {
     rows = div_up(rows, 4);
     cols = div_up(cols, 4);
     ++p.levels;
@@ -205,28 +207,32 @@ void write_tensor(const Layout& layout, const Plan& plan, size_t index, const Ac
     std::fill_n(data, n, uint16_t(0));
     for (float& q : info.quantiles) q = INFINITY;
   }
+  const uint64_t per_tile = uint64_t(b.tile_h) * uint64_t(b.tile_w);
+  info.first_tile = uint32_t(tp.first_tile);
+  info.tile_rows = uint32_t(b.tile_h);
+  info.tile_cols = uint32_t(b.tile_w);
+  info.elements = uint32_t(n);
+  info.data = uint32_t(tp.data);
+  info.pyramid = uint32_t(tp.pyramid);
+  info.levels = tp.per_tile.levels;
+  info.pyramid_entries = uint32_t(tp.per_tile.entries);
   std::memcpy(base + sizeof(ImagesHeaderGpu) + sizeof(TensorImageGpu) * index, &info, sizeof info);
 
   // Tiles and their pyramids.
-  const float step = step_of(layout);
-  const uint64_t per_tile = uint64_t(b.tile_h) * uint64_t(b.tile_w);
   std::vector<uint16_t> column_keys;
   for (int64_t t = 0; t < b.tiles; ++t) {
     const uint64_t first = uint64_t(t) * per_tile;
-    TileGpu tile;
+    TileGpu gpu;
     const auto pos = layout.position(b.tensor, int64_t(first));
-    tile.x = pos[0];
-    tile.y = pos[1];
-    tile.z = pos[2];
-    tile.step = step;
-    tile.rows = uint32_t(b.tile_h);
-    tile.cols = uint32_t(b.tile_w);
-    tile.tensor = tensor_index;
+    gpu.x = pos[0];
+    gpu.y = pos[1];
+    gpu.z = pos[2];
+    gpu.tensor = tensor_index;
+    std::memcpy(base + plan.tiles_offset + sizeof(TileGpu) * (tp.first_tile + uint64_t(t)), &gpu, sizeof gpu);
+    ImageTile tile;
     tile.valid = uint32_t(std::min<uint64_t>(per_tile, n - std::min(n, first)));
-    tile.data = uint32_t(tp.data + first);
     tile.pyramid = uint32_t(tp.pyramid + uint64_t(t) * tp.per_tile.entries);
     tile.levels = tp.per_tile.levels;
-    std::memcpy(base + plan.tiles_offset + sizeof(TileGpu) * (tp.first_tile + uint64_t(t)), &tile, sizeof tile);
 
     // Level k from level k − 1 (level 0 being the tile's data), 4 × 4 entries at a time.
     uint64_t rows = b.tile_h, cols = b.tile_w;
@@ -294,6 +300,19 @@ float image_value(std::span<const std::byte> image, uint32_t i) {
   return model::half_to_float(uint16_t(((words >> (bit % 32)) & 0x3FFFu) << 2));
 }
 
+ImageTile image_tile(std::span<const std::byte> image, uint32_t t) {
+  ImagesHeaderGpu header;
+  std::memcpy(&header, image.data(), sizeof header);
+  TileGpu gpu;
+  std::memcpy(&gpu, image.data() + header.tiles_offset + sizeof(TileGpu) * t, sizeof gpu);
+  TensorImageGpu info;
+  std::memcpy(&info, image.data() + sizeof(ImagesHeaderGpu) + sizeof(TensorImageGpu) * gpu.tensor, sizeof info);
+  const uint32_t local = t - info.first_tile, per = info.tile_rows * info.tile_cols, first = local * per;
+  return {gpu.x, gpu.y, gpu.z, header.step, info.tile_rows, info.tile_cols, gpu.tensor,
+          std::min(per, info.elements - std::min(info.elements, first)), info.data + first,
+          info.pyramid + local * info.pyramid_entries, info.levels};
+}
+
 float image_rounded(float x) {
   uint16_t h = model::float_to_half(x);
   halves_to_codes(&h, 1);
@@ -323,6 +342,7 @@ ImagesStats write_images(const Layout& layout, const Activations& values, std::s
   header.tile_count = uint32_t(plan.stats.tiles);
   header.tiles_offset = uint32_t(plan.tiles_offset);
   header.data_offset = uint32_t(plan.data_offset);
+  header.step = step_of(layout);
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     TensorImageGpu info;
     std::memcpy(&info, base + sizeof(ImagesHeaderGpu) + sizeof(TensorImageGpu) * i, sizeof info);

@@ -13,11 +13,12 @@
 // (16 codes fill 7 words; each tensor's codes start at a word). Per tensor: its values in element
 // order (level 0 of every tile, since a tile's elements are contiguous), then per tile a max-|a|
 // pyramid: level k ≥ 1 has ceil(rows / 4^k) × ceil(cols / 4^k) entries, each the value of largest
-// magnitude in its 4^k × 4^k block of level 0 (sign kept; positive on a tie). A minified pixel
-// reads at most 5 × 5 entries of the level whose entries are just smaller than its footprint and
-// shows the strongest, so a single strong activation stays visible at any distance and there is
-// no moiré. Pyramids cost 1/15 of level 0: about 1.87 bytes per activation in all (14 bits of
-// level 0 and 1/15 of that, plus the tables).
+// magnitude in its 4^k × 4^k block of level 0 (sign kept; positive on a tie), up to the first
+// level of at most 5 × 5 entries (none for a tile of at most 5 × 5). A minified pixel reads at
+// most 5 × 5 entries of the level whose entries are just smaller than its footprint (or of the
+// top level, then all of it) and shows the strongest, so a single strong activation stays
+// visible at any distance and there is no moiré. Pyramids cost 1/15 of level 0 (more for small tiles): 1.87 bytes per activation for
+// 56 × 56 maps, 1.93 for mobilenet_v2 with its many 7 × 7 maps (16 bytes a tile, 368 a tensor).
 //
 // Thresholds: each tensor carries 65 quantiles of |a| (at q = image_quantile(i), dense near 1
 // where the filter's ladder is: 0.99 and 0.999 fall between entries 50 and 58), so the neuron filter's quantile
@@ -46,7 +47,8 @@ struct ImagesHeaderGpu {
   uint32_t tiles_offset = 0;  // bytes from the start of the image to TileGpu 0
   uint32_t data_offset = 0;   // bytes from the start to the codes (a multiple of 16)
   float value_abs_max = 0;    // over every tensor
-  uint32_t pad[3]{};
+  float step = 0;             // metres between neighbouring elements (rows go down −Y, columns +Z)
+  uint32_t pad[2]{};
 };
 inline constexpr int kImageQuantiles = 65;
 // The quantile of entry i: 1 − (1 − i/64)³ (the shader inverts it: i = 64 · (1 − ∛(1 − q))).
@@ -66,19 +68,28 @@ struct TensorImageGpu {
   uint32_t picture = 0;  // 0: the colour map
   uint32_t picture_base = 0, picture_plane = 0, picture_channels = 0;
   float colour_mul[4]{}, colour_add[4]{};
+  // The tensor's tiles (every one tile_rows × tile_cols; the last of a fold may hold fewer of the
+  // elements): TileGpu first_tile.., level 0 of its local tile j at code data + j · rows · cols,
+  // its pyramid (levels above level 0, pyramid_entries in all) at pyramid + j · pyramid_entries.
+  uint32_t first_tile = 0, tile_rows = 0, tile_cols = 0, elements = 0;
+  uint32_t data = 0, pyramid = 0, levels = 0, pyramid_entries = 0;
 };
+// One quad: where its element (0, 0), the top-left one, is centred, and its tensor (the rest is
+// the tensor's: image_tile()). 16 bytes a tile.
 struct TileGpu {
-  float x = 0, y = 0, z = 0;  // centre of element (0, 0), the top-left one
-  float step = 0;             // metres between neighbouring elements (rows go down −Y, columns +Z)
-  uint32_t rows = 0, cols = 0;
-  uint32_t tensor = 0;        // index into the TensorImageGpu table
-  uint32_t valid = 0;         // elements of this tile that exist (the last tile of a fold may be short)
-  uint32_t data = 0;          // index of the tile's level 0 among the halves
-  uint32_t pyramid = 0;       // index of its level 1 (levels 2.. follow)
-  uint32_t levels = 0;        // pyramid levels above level 0
-  uint32_t pad = 0;
+  float x = 0, y = 0, z = 0;
+  uint32_t tensor = 0;  // index into the TensorImageGpu table
 };
-static_assert(sizeof(ImagesHeaderGpu) == 32 && sizeof(TensorImageGpu) == 336 && sizeof(TileGpu) == 48);
+// A tile as the shaders see it (shaders/tiles.glsl tile_at()).
+struct ImageTile {
+  float x = 0, y = 0, z = 0, step = 0;
+  uint32_t rows = 0, cols = 0, tensor = 0;
+  uint32_t valid = 0;    // elements of this tile that exist (the last tile of a fold may be short)
+  uint32_t data = 0;     // index of the tile's level 0 among the codes
+  uint32_t pyramid = 0;  // index of its level 1 (levels 2.. follow)
+  uint32_t levels = 0;   // pyramid levels above level 0
+};
+static_assert(sizeof(ImagesHeaderGpu) == 32 && sizeof(TensorImageGpu) == 368 && sizeof(TileGpu) == 16);
 
 struct ImagesStats {
   uint64_t bytes = 0;               // of the whole image
@@ -99,6 +110,8 @@ struct ImagePicture {
 
 // Value i of an image's codes (written by write_images()), as the shader reads it.
 float image_value(std::span<const std::byte> image, uint32_t i);
+// Tile t of an image, as the shaders read it.
+ImageTile image_tile(std::span<const std::byte> image, uint32_t t);
 // `x` as an image holds it (rounded to a code).
 float image_rounded(float x);
 
