@@ -164,7 +164,13 @@ std::vector<View> preset_views(CameraPreset preset) {
     // the horizon (tops of the blocks in view), top from 70 (their faces foreshortened). Both
     // turn towards the front for a long line of blocks, which they would see edge-on.
     case CameraPreset::Side: add({90, 70, 55, 35}, {20, 8}, true); break;
-    case CameraPreset::Top: add({90, 70, 55, 35}, {70, 84, 60}, true); break;
+    case CameraPreset::Top:
+      add({90, 70, 55, 35}, {70, 84, 60}, true);
+      // Last, from above and behind the input, depth running across the turned image: a long line
+      // of blocks shows their faces only when seen along it.
+      views.push_back({0, 60, true});
+      views.push_back({15, 55, true});
+      break;
   }
   return views;
 }
