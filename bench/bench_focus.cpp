@@ -77,7 +77,8 @@ void focus_change(benchmark::State& state, fs::path path) {
   w.wait_idle();
   (void)w.take_events();
   size_t next = 0;
-  uint64_t neurons = 0, connections = 0, changes = 0;
+  uint64_t neurons = 0, connections = 0, changes = 0, candidates = 0;
+  double build_ms = 0, scoring_ms = 0, sorting_ms = 0, writing_ms = 0;  // summed over the changes
   for (auto _ : state) {
     const auto start = Clock::now();
     w.view(views[next]);
@@ -90,6 +91,9 @@ void focus_change(benchmark::State& state, fs::path path) {
           built = true;
           neurons = b->neurons;
           connections = b->connections;
+          candidates = b->stats.connection_candidates;
+          build_ms += b->build_ms, scoring_ms += b->stats.scoring_ms;
+          sorting_ms += b->stats.sorting_ms, writing_ms += b->stats.writing_ms;
           ++changes;
         }
       if (!built && !idle) std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -99,6 +103,13 @@ void focus_change(benchmark::State& state, fs::path path) {
   state.counters["neurons"] = double(neurons);
   state.counters["connections"] = double(connections);
   state.counters["changes"] = double(changes);
+  state.counters["candidates"] = double(candidates);
+  // The scene build's stages (ms, mean per change): the rest of a change is choosing and publishing.
+  const double n = double(std::max<uint64_t>(changes, 1));
+  state.counters["build_ms"] = build_ms / n;
+  state.counters["scoring_ms"] = scoring_ms / n;
+  state.counters["sorting_ms"] = sorting_ms / n;
+  state.counters["writing_ms"] = writing_ms / n;
 }
 
 const char* const kModels[][2] = {

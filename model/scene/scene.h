@@ -166,8 +166,10 @@ struct SceneOptions {
   // Keep what Scene::refresh() needs: per kept connection its source, destination and weight
   // factor (16 bytes on the CPU, plus 4 for its contribution). Off: refresh() throws.
   bool refreshable = false;
-  // At most this many connections per tensor, its strongest by |contribution| (0: no cap), so a
-  // focus's connections stay a sketch of what fed it rather than a sheet over its images.
+  // At most this many connections per tensor (0: no cap), so a focus's connections stay a sketch
+  // of what fed it rather than a sheet over its images: the strongest by |contribution| of the
+  // top_k candidates of its strongest connections_per_tensor neurons (by |value|), the only ones
+  // scored, so the cost per tensor is O(connections_per_tensor) candidates, not O(its neurons).
   uint64_t connections_per_tensor = 0;
   // At most this many points per tensor, its strongest by |value| (0: no cap), so that one huge
   // tensor in a focus is not kept whole (its image shows every activation anyway).
