@@ -82,6 +82,7 @@ template <InReg Act>
   __m512 a = activate<Act>(v, p);
   if constexpr (Act == InReg::Add) a = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, addend));
   if (Act == InReg::SiLU && stream) _mm512_stream_ps(z1, a);
+  else if (k == 0xffff) _mm512_storeu_ps(z1, a);
   else _mm512_mask_storeu_ps(z1, k, a);
   if constexpr (Act == InReg::SiLU) _mm512_mask_storeu_ps(z2, k, _mm512_mul_ps(v, a));  // as the Mul kernel
 }

@@ -2,9 +2,10 @@
 // padding), and on AVX-512 also the 5x5 one (EfficientNet), one plane at a time: each input row
 // is copied once into a zero-padded row (stride 2: split into its even and odd columns), so that
 // every tap of a step of outputs is one contiguous vector load; the bias and the activation are
-// applied in registers and y and the activation are written once. AVX2: steps of 16 outputs
-// (two 8-float vectors). AVX-512: steps of 32 outputs (two 16-float vectors), the row's end one
-// or two vectors with masked stores (a 7- or 14-wide plane is one vector a row).
+// applied in registers and y and the activation are written once. 3x3 (AVX2, also where the CPU
+// has AVX-512): steps of 16 outputs (two 8-float vectors). 5x5 (AVX-512): steps of 32 outputs
+// (two 16-float vectors), the row's end one or two vectors with masked stores (a 7- or 14-wide
+// plane is one vector a row).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -155,7 +156,7 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }
 
-// ---- AVX-512: 3x3 and 5x5 ----
+// ---- AVX-512: 5x5 (written for any odd K) ----
 
 // Input row x (W floats) into dst (the data columns of a zero-padded row; nothing past W written).
 NNXR_AVX512 inline void copy_row16(const float* x, int64_t W, float* dst) {
@@ -310,13 +311,8 @@ void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
-      if (K == 3) {
-        if (p.stride == 1) planes16<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
-        else planes16<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
-      } else {
-        if (p.stride == 1) planes16<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
-        else planes16<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
-      }
+      if (p.stride == 1) planes16<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
+      else planes16<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
     });
   });
 }
@@ -326,7 +322,9 @@ void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W
 void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   Plane p{g.in[0], g.in[1], g.out[0], g.out[1], g.stride[0], g.pad_begin[0], g.pad_begin[1], 0};
   if (p.OH * p.OW == 0) return;
-  if (cpu_has_avx512()) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
+  // 5x5: the AVX-512 kernel. 3x3: the AVX2 kernel on either set (its AVX-512 form measured
+  // slower on Zen 4: 1.5x the CPU time on MobileNet's 144x56x56 and 960x7x7 layers).
+  if (g.kernel[0] == 5) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
   // Row length: covers the padded input row and every column the last step of 16 outputs reads
   // (stride 2: per half), rounded to whole vectors.
   const int64_t steps = (p.OW + kOut - 1) / kOut * kOut;
