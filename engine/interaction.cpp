@@ -476,6 +476,10 @@ void DesktopControls::cursor(float x, float y) {
 
 std::optional<Ray> DesktopControls::pointer() const {
   if (!cursor_in_ || looking_) return std::nullopt;
+  if (!interaction_.op_counts().empty()) {  // over the filter menu: it points at no tensor
+    const FilterMenu menu{interaction_.op_counts().size()};
+    if (menu.row(menu.desktop(width_, height_).to_canvas({last_x_, last_y_})) != FilterMenu::Row::None) return std::nullopt;
+  }
   return interaction_.camera().ray_through(last_x_, last_y_, width_, height_);
 }
 

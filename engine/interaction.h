@@ -312,8 +312,8 @@ class DesktopControls {
   // The ray through the mouse when it moved since the last call and the view is not being
   // turned (for the legend's hover); nullopt otherwise.
   std::optional<Ray> take_hover();
-  // The ray through the mouse cursor while it is in the window and the view is not being
-  // turned (what the focus follows); nullopt otherwise.
+  // The ray through the mouse cursor while it is in the window, off the filter menu, and the
+  // view is not being turned (what the focus follows); nullopt otherwise.
   std::optional<Ray> pointer() const;
   // The cursor left the window (pointer() is nullopt until it moves in again).
   void cursor_left() { cursor_in_ = false; }

@@ -550,6 +550,33 @@ TEST(FrameTimes, PercentilesOfAMillionFramesInFixedMemory) {
 }
 
 
+// What the focus follows on the desktop: the ray through the cursor, none before the cursor is
+// seen, while it is off the window or on the filter menu, or while the view is being turned.
+TEST_F(Controls, ThePointerIsTheCursorsRayOffTheMenu) {
+  EXPECT_FALSE(controls.pointer().has_value());
+  controls.cursor(200, 300);
+  const auto ray = controls.pointer();
+  ASSERT_TRUE(ray.has_value());
+  const Ray expected = in.camera().ray_through(200, 300, 800, 600);
+  EXPECT_LT(glm::length(ray->origin - expected.origin), 1e-6f);
+  EXPECT_GT(glm::dot(ray->direction, expected.direction), 1 - 1e-6f);
+  controls.cursor_left();
+  EXPECT_FALSE(controls.pointer().has_value());
+  controls.cursor(900, 300);  // outside the 800 × 600 window
+  EXPECT_FALSE(controls.pointer().has_value());
+  in.set_op_counts({{"Conv", 3}, {"Relu", 2}});
+  const FilterMenu menu{2};
+  const glm::vec2 on_menu = menu.desktop(800, 600).to_screen({FilterMenu::kWidth / 2, menu.row_top(1) + 0.5f * FilterMenu::kLine});
+  controls.cursor(on_menu.x, on_menu.y);
+  EXPECT_FALSE(controls.pointer().has_value());
+  controls.cursor(200, 300);
+  EXPECT_TRUE(controls.pointer().has_value());
+  controls.button(Button::Right, Press::Down, 200, 300);  // turning the view
+  EXPECT_FALSE(controls.pointer().has_value());
+  controls.button(Button::Right, Press::Up, 200, 300);
+  EXPECT_TRUE(controls.pointer().has_value());
+}
+
 TEST_F(Controls, FilterMenuClicksToggleOpsModeIsolateAndReset) {
   in.set_op_counts({{"Conv", 3}, {"Relu", 2}, {"Gemm", 1}});
   in.search().set_entries(entries());
