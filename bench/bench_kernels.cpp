@@ -12,6 +12,7 @@
 //                         channels) at one thread, on each instruction set the CPU has; counter
 //                         peak = their flop/s over that set's peak/fma (both in thread CPU time,
 //                         so that time the thread spends descheduled on a loaded machine is left out)
+//   squeezenet/...        the same for SqueezeNet 1.1's heaviest convolutions
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -257,6 +258,15 @@ void register_all() {
       {256, 56, 64, 1, 1, 1},    {512, 28, 128, 1, 1, 1},  {128, 28, 512, 1, 1, 1},   {1024, 14, 256, 1, 1, 1},
       {256, 14, 1024, 1, 1, 1},  {2048, 7, 512, 1, 1, 1},  {512, 7, 2048, 1, 1, 1},
   };
+  // SqueezeNet 1.1's heaviest convolutions (224x224 input): the stem (K = 27), the 3x3 and 1x1
+  // expands of the first fire modules (K = 144 and 16) and the classifier (512 -> 1000 on 13x13).
+  const Layer squeeze[] = {{3, 224, 64, 3, 2, 1}, {16, 55, 64, 3, 1, 1}, {16, 55, 64, 1, 1, 1}, {32, 27, 128, 3, 1, 1}, {64, 13, 256, 3, 1, 1}, {512, 13, 1000, 1, 1, 1}};
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    for (const Layer& l : squeeze) {
+      const std::string name = "squeezenet/" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" +
+                               std::to_string(l.H) + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, 1), isa)->Unit(benchmark::kMillisecond);
+    }
   for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512})
     for (const Layer& l : big) {
       const std::string name = "big/" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" +

@@ -55,6 +55,15 @@ void softmax_row_naive(const float* x, float* y, int64_t n);
 // tanh(x) to a few ulp, faster than libm's (the recurrent cells' activation). The reference is
 // std::tanh.
 float tanh_fast(float x);
+// LSTM's recurrent product: R [dirs, 4H, H] packed for lstm_recurrent (transposed in blocks of 16
+// units, zeros past H: H 4 Hp floats a direction, Hp = H rounded up to 16), and for one
+// direction's part rt (pack + d H 4 Hp) gh[k Hp + j] = sum_i h[i] R[k H + j][i] for the four
+// gates k and units j in [j0, j1) (j0 a multiple of 16; gh has 4 Hp floats, written up to j1
+// rounded up to 16).
+std::vector<float> lstm_pack_recurrent(const float* R, int64_t dirs, int64_t H);
+void lstm_recurrent(const float* rt, int64_t H, const float* h, int64_t j0, int64_t j1, float* gh);
+// erf over n floats (y may be x), vectorised: a rational approximation, a few ulp (kernels_gemm.cpp).
+void erf_f32(const float* x, float* y, int64_t n);
 // tanh over n floats (y may be x): the polynomial of tanh_fast near 0, 2 sigmoid(2x) - 1 elsewhere
 // (vectorised through sigmoid_f32; a few ulp).
 void tanh_f32(const float* x, float* y, int64_t n);

@@ -1,5 +1,6 @@
 // Gemm and MatMul (sgemm via OpenBLAS, with naive references).
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <type_traits>
 
@@ -7,6 +8,7 @@
 
 #include "model/runtime/broadcast.h"
 #include "model/runtime/compute.h"
+#include "model/runtime/exp_lanes.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -209,6 +211,72 @@ void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vect
 
 void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out) {
   matmul_driver<float>(as, a, bs, b, out, mm_naive<float>);
+}
+
+// ---- erf on float vectors (transformers' GELU: x / 2 (1 + erf(x / sqrt 2))) ---------------------
+//
+// The rational approximation of Eigen and XLA: erf(x) = x P(x^2) / Q(x^2) on x clamped to [-4, 4]
+// (erf(4) is 1 to within float's rounding), P of degree 6 and Q of degree 4 in x^2, the result
+// clamped to [-1, 1]. Relative error a few ulp everywhere, also near 0 (erf(x) ~ 2x / sqrt(pi) there, which a 1 - erfc form loses),
+// and no branches: W lanes at a time. NaN stays NaN (the clamp keeps it: max and min of GCC's
+// vector extension are written as comparisons that pass a NaN through).
+
+namespace {
+
+// erf of each lane of v, in place.
+template <class V>
+[[gnu::always_inline]] inline void erf_lanes(V& v) {
+  v = v > 4.f ? V{} + 4.f : v;
+  v = v < -4.f ? V{} - 4.f : v;
+  const V x2 = v * v;
+  V p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = p * x2 + -2.10102402082508e-06f;
+  p = p * x2 + -5.69250639462346e-05f;
+  p = p * x2 + -7.34990630326855e-04f;
+  p = p * x2 + -2.95459980854025e-03f;
+  p = p * x2 + -1.60960333262415e-02f;
+  V q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = q * x2 + -1.68282697438203e-03f;
+  q = q * x2 + -7.37332916720468e-03f;
+  q = q * x2 + -1.42647390514189e-02f;
+  v = v * p / q;
+  // Past about 3.7 the quotient can round to one ulp above 1: |erf| <= 1 as std::erf.
+  v = v > 1.f ? V{} + 1.f : v;
+  v = v < -1.f ? V{} - 1.f : v;
+}
+
+template <int W>
+[[gnu::always_inline]] inline void erf_body(const float* x, float* y, int64_t n) {
+  using V = typename Lanes<W>::F;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    erf_lanes(v);
+    std::memcpy(y + i, &v, sizeof v);
+  }
+  if (i < n) {
+    V v{};
+    std::memcpy(&v, x + i, static_cast<size_t>(n - i) * sizeof(float));
+    erf_lanes(v);
+    std::memcpy(y + i, &v, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma"))) void erf_avx512(const float* x, float* y, int64_t n) { erf_body<16>(x, y, n); }
+__attribute__((target("avx2,fma"))) void erf_avx2(const float* x, float* y, int64_t n) { erf_body<8>(x, y, n); }
+#endif
+void erf_portable(const float* x, float* y, int64_t n) { erf_body<4>(x, y, n); }
+
+}  // namespace
+
+void erf_f32(const float* x, float* y, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx512()) return erf_avx512(x, y, n);
+  if (cpu_has_avx2_fma()) return erf_avx2(x, y, n);
+#endif
+  erf_portable(x, y, n);
 }
 
 void register_gemm(Registry& r) {

@@ -3,8 +3,11 @@
 // one product per gate and range of hidden units, the ranges split over the pool).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 
 #include "model/runtime/compute.h"
+#include "model/runtime/exp_lanes.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -19,6 +22,95 @@ float tanh_fast(float x) {
   return std::copysign(1.f - 2.f / (std::exp(2.f * ax) + 1.f), x);
 }
 
+
+namespace {
+
+// ---- LSTM's recurrent product: R^T packed, broadcast-FMA over rows of it ----------------------
+//
+// Each step of an LSTM multiplies the state h [H] by R [4H, H]: a matrix-vector product that
+// reads all of R (256 KB at H = 128: from L2, every step) for 4H H multiply-adds. R is packed
+// transposed in blocks of 16 units: rt[block][i][k][16] = R[k H + 16 block + u][i] (zero past H),
+// so that a block's four gates for one element i of h are 64 consecutive floats and a step reads
+// R as one sequential stream per block: one broadcast of h[i] and one vector load of rt per
+// vector FMA, no horizontal sums, whole vectors for any H.
+
+constexpr int64_t kUnitPad = 16;
+int64_t padded_units(int64_t H) { return (H + kUnitPad - 1) / kUnitPad * kUnitPad; }
+
+// R [dirs, 4H, H] packed as above, directions one after the other (H 4 Hp floats each).
+std::vector<float> transpose_recurrent(const float* R, int64_t dirs, int64_t H) {
+  const int64_t Hp = padded_units(H), G = 4, blocks = Hp / kUnitPad;
+  std::vector<float> rt(static_cast<size_t>(dirs * H * G * Hp), 0.f);
+  for (int64_t d = 0; d < dirs; ++d)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int64_t k = 0; k < G; ++k)
+        for (int64_t u = 0; u < std::min(kUnitPad, H - b * kUnitPad); ++u) {
+          const float* src = R + (d * G * H + k * H + b * kUnitPad + u) * H;
+          float* dst = rt.data() + ((d * blocks + b) * H * G + k) * kUnitPad + u;
+          for (int64_t i = 0; i < H; ++i) dst[i * G * kUnitPad] = src[i];
+        }
+  return rt;
+}
+
+// gh[k Hp + j] = sum_i h[i] R[k H + j][i] for the four gates and the blocks of 16 units that
+// [j0, j1) touches. W floats a vector; eight accumulators or more: two blocks at a time with
+// 16-float vectors.
+template <int W>
+[[gnu::always_inline]] inline void recurrent_body(const float* rt, int64_t H, int64_t Hp, const float* h, int64_t j0, int64_t j1, float* gh) {
+  using V = typename Lanes<W>::F;
+  constexpr int kV = kUnitPad / W;          // vectors per gate and block
+  constexpr int kBlocks = kV == 1 ? 2 : 1;  // blocks at a time
+  const int64_t step = 4 * kUnitPad;        // floats per element of h in a block
+  const int64_t b1 = (j1 + kUnitPad - 1) / kUnitPad;
+  for (int64_t b = j0 / kUnitPad; b < b1; b += kBlocks) {
+    const int nb = static_cast<int>(std::min<int64_t>(kBlocks, b1 - b));
+    V a[kBlocks][4][kV] = {};
+    const float* r[kBlocks];
+    for (int q = 0; q < kBlocks; ++q) r[q] = rt + (b + std::min(q, nb - 1)) * H * step;
+    auto run = [&]<int N>() {
+      for (int64_t i = 0; i < H; ++i) {
+        const V hv = V{} + h[i];
+        for (int q = 0; q < N; ++q)
+          for (int k = 0; k < 4; ++k)
+            for (int v = 0; v < kV; ++v) {
+              V x;
+              std::memcpy(&x, r[q] + i * step + k * kUnitPad + v * W, sizeof x);
+              a[q][k][v] += hv * x;
+            }
+      }
+    };
+    if (nb == kBlocks) run.template operator()<kBlocks>();
+    else run.template operator()<1>();
+    for (int q = 0; q < nb; ++q)
+      for (int k = 0; k < 4; ++k) std::memcpy(gh + k * Hp + (b + q) * kUnitPad, a[q][k], sizeof a[q][k]);
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void recurrent_avx512(const float* rt, int64_t H, int64_t Hp, const float* h, int64_t j0,
+                                                                             int64_t j1, float* gh) {
+  recurrent_body<16>(rt, H, Hp, h, j0, j1, gh);
+}
+__attribute__((target("avx2,fma"))) void recurrent_avx2(const float* rt, int64_t H, int64_t Hp, const float* h, int64_t j0, int64_t j1, float* gh) {
+  recurrent_body<8>(rt, H, Hp, h, j0, j1, gh);
+}
+#endif
+void recurrent_portable(const float* rt, int64_t H, int64_t Hp, const float* h, int64_t j0, int64_t j1, float* gh) {
+  recurrent_body<4>(rt, H, Hp, h, j0, j1, gh);
+}
+
+}  // namespace
+
+void lstm_recurrent(const float* rt, int64_t H, const float* h, int64_t j0, int64_t j1, float* gh) {
+  const int64_t Hp = padded_units(H);
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx512()) return recurrent_avx512(rt, H, Hp, h, j0, j1, gh);
+  if (cpu_has_avx2_fma()) return recurrent_avx2(rt, H, Hp, h, j0, j1, gh);
+#endif
+  recurrent_portable(rt, H, Hp, h, j0, j1, gh);
+}
+
+std::vector<float> lstm_pack_recurrent(const float* R, int64_t dirs, int64_t H) { return transpose_recurrent(R, dirs, H); }
 
 namespace {
 
@@ -107,7 +199,13 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
                                                                 : std::vector<std::string>{"Tanh"};
   a.acts = decode_acts(init, defaults, a.dirs);
   if (a.hidden < 1) init.fail("hidden_size must be >= 1");
-  return make_kernel([a](KernelContext& ctx) {
+  // LSTM: a constant R transposed for lstm_recurrent once, at plan time (else at each run).
+  std::shared_ptr<const std::vector<float>> packed_r;
+  if (const model::TensorData* r = init.constant_input(2); cell == Cell::LSTM && r && r->dtype == DType::Float && r->shape.size() == 3 &&
+                                                             r->shape[0] == a.dirs && r->shape[1] == 4 * a.hidden && r->shape[2] == a.hidden &&
+                                                             static_cast<int64_t>(r->bytes.size()) == r->elements() * 4)
+    packed_r = std::make_shared<const std::vector<float>>(transpose_recurrent(reinterpret_cast<const float*>(r->bytes.data()), a.dirs, a.hidden));
+  return make_kernel([a, packed_r](KernelContext& ctx) {
     for (size_t i : {0, 1, 2}) ctx.expect_dtype(i, {DType::Float});
     ctx.expect_rank(0, 3);
     const Value& xv = ctx.in(0);
@@ -146,7 +244,16 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
       return p + (a.layout1 ? (b * D + d) : (d * B + b)) * H;
     };
     std::vector<float> gates(static_cast<size_t>(B * G * H));
-    std::vector<float> xw(static_cast<size_t>(S * B * G * H)), hr(static_cast<size_t>(B * G * H)), h(static_cast<size_t>(B * H)), c(static_cast<size_t>(B * H));
+    // LSTM: R transposed for lstm_recurrent (the plan's, or made now), each step's products per
+    // batch entry [G][Hp].
+    const int64_t Hp = padded_units(H);
+    std::vector<float> own_r;
+    const float* rt_all = nullptr;
+    if (a.cell == Cell::LSTM) {
+      if (!packed_r) own_r = transpose_recurrent(ctx.in(2).as<float>().data(), D, H);
+      rt_all = packed_r ? packed_r->data() : own_r.data();
+    }
+    std::vector<float> xw(static_cast<size_t>(S * B * G * H)), hr(static_cast<size_t>(B * G * Hp)), h(static_cast<size_t>(B * H)), c(static_cast<size_t>(B * H));
     std::vector<float> hn(static_cast<size_t>(B * H));  // LSTM: the state a step writes while h is read
     for (int64_t d = 0; d < D; ++d) {
       const bool rev = a.reverse_only || d == 1;
@@ -189,9 +296,8 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
           }
           const int64_t t = rev ? len - 1 - step : step;
           const float* gx = xw.data() + (t * B + b) * G * H;
-          float* gh = hr.data() + b * G * H;
-          for (int64_t k = 0; k < G; ++k)
-            gemm_serial(false, true, 1, n, H, 1.f, hb, H, R + (k * H + j0) * H, H, 0.f, gh + k * H + j0, H);
+          float* gh = hr.data() + b * G * Hp;  // gate k's unit j at gh[k Hp + j]
+          lstm_recurrent(rt_all + d * H * G * Hp, H, hb, j0, j1, gh);
           float* cb = c.data() + b * H;
           // Gate pre-activations into arrays (plain loops the compiler vectorises), the
           // activations over whole arrays (vectorised for Sigmoid and Tanh), then the cell update.
@@ -201,7 +307,7 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
           float* gc = gf + H;
           for (const int64_t k : {0, 2, 3}) {  // i, f, c (o waits for the new cell state)
             float* g = gi + k * H;
-            for (int64_t j = j0; j < j1; ++j) g[j] = gx[k * H + j] + gh[k * H + j] + bias[k * H + j];
+            for (int64_t j = j0; j < j1; ++j) g[j] = gx[k * H + j] + gh[k * Hp + j] + bias[k * H + j];
           }
           if (P)
             for (int64_t j = j0; j < j1; ++j) {
@@ -217,7 +323,7 @@ std::unique_ptr<Kernel> rnn_factory(const KernelInit& init, Cell cell) {
             const float ig = a.input_forget ? 1.f - gf[j] : gi[j];
             const float cn = gf[j] * cb[j] + ig * gc[j];
             cb[j] = cn;
-            go[j] = gx[H + j] + gh[H + j] + bias[H + j];
+            go[j] = gx[H + j] + gh[Hp + j] + bias[H + j];
             gi[j] = cn;  // (the input gate is used up)
           }
           if (P)

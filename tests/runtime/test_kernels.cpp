@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <iostream>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -795,5 +796,71 @@ TEST_P(RuntimeKernels, TanhArrayMatchesLibm) {
     const double ref = std::tanh(static_cast<double>(xs[i]));
     EXPECT_NEAR(y[i], ref, 1e-6 * std::fabs(ref) + 1e-38) << xs[i];
     EXPECT_EQ(y[i], inplace[i]) << xs[i];
+  }
+}
+
+// LSTM's recurrent product (R packed transposed and padded) against the plain sums, for hidden
+// sizes that are and are not multiples of a vector, two directions, and ranges of units as the
+// pool splits them (blocks of 16): every unit in the range exact to the tolerance, the rest of gh
+// untouched past the range rounded up to 16.
+TEST_P(RuntimeKernels, LstmRecurrentMatchesNaive) {
+  for (const int64_t H : {1, 5, 16, 17, 40, 64, 100, 128}) {
+    const int64_t dirs = 2, Hp = (H + 15) / 16 * 16;
+    const auto R = test::random_floats(static_cast<size_t>(dirs * 4 * H * H), 900 + static_cast<uint32_t>(H));
+    const auto h = test::random_floats(static_cast<size_t>(H), 1000 + static_cast<uint32_t>(H));
+    const std::vector<float> rt = lstm_pack_recurrent(R.data(), dirs, H);
+    ASSERT_EQ(rt.size(), static_cast<size_t>(dirs * H * 4 * Hp));
+    for (int64_t d = 0; d < dirs; ++d)
+      for (int64_t j0 = 0; j0 < H; j0 += 16)
+        for (const int64_t j1 : {std::min(H, j0 + 16), H}) {
+          std::vector<float> gh(static_cast<size_t>(4 * Hp), 123.f);
+          lstm_recurrent(rt.data() + d * H * 4 * Hp, H, h.data(), j0, j1, gh.data());
+          const int64_t end = std::min(Hp, (j1 + 15) / 16 * 16);
+          for (int64_t k = 0; k < 4; ++k)
+            for (int64_t j = 0; j < Hp; ++j) {
+              const float got = gh[static_cast<size_t>(k * Hp + j)];
+              if (j < j0 || j >= end) {
+                EXPECT_EQ(got, 123.f) << "H " << H << " gate " << k << " unit " << j << " outside [" << j0 << ", " << j1 << ")";
+                continue;
+              }
+              if (j >= H) continue;  // padding: written, never read
+              double ref = 0;
+              for (int64_t i = 0; i < H; ++i) ref += static_cast<double>(R[static_cast<size_t>(((d * 4 + k) * H + j) * H + i)]) * h[static_cast<size_t>(i)];
+              EXPECT_NEAR(got, ref, 1e-4 * std::sqrt(static_cast<double>(H)) * (1 + std::fabs(ref))) << "H " << H << " dir " << d << " gate " << k << " unit " << j;
+            }
+        }
+  }
+}
+
+// The vectorised erf (the Erf op on float, transformers' GELU) against std::erf: within 4e-7
+// relative error (a few ulp) from the smallest subnormals through the clamp at +-4 and past it, odd
+// lengths for the partial last vector, +-0, +-inf and NaN.
+TEST_P(RuntimeKernels, ErfMatchesStd) {
+  std::vector<float> x;
+  for (float v = -7.f; v <= 7.f; v += 0.00137f) x.push_back(v);
+  for (float v = 1e-38f; v < 1.f; v *= 1.37f) {
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {0.f, -0.f, inf, -inf, std::numeric_limits<float>::denorm_min(), 4.f, -4.f, 3.99f, 0.5f}) x.push_back(v);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (const size_t n : {x.size(), size_t{1}, size_t{7}, size_t{19}}) {
+    std::vector<float> y(n, 123.f);
+    erf_f32(x.data(), y.data(), static_cast<int64_t>(n));
+    double worst = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const float ref = std::erf(x[i]);
+      if (std::isnan(ref)) {
+        EXPECT_TRUE(std::isnan(y[i])) << "erf(" << x[i] << ")";
+        continue;
+      }
+      // (relative to 1e-35 at least: x P(x^2) passes through subnormals below that)
+      const double err = std::fabs(static_cast<double>(y[i]) - ref) / std::max(std::fabs(static_cast<double>(ref)), 1e-35);
+      worst = std::max(worst, err);
+      EXPECT_LE(err, 4e-7) << "erf(" << x[i] << ") = " << y[i] << ", std::erf " << ref;
+      EXPECT_LE(std::fabs(y[i]), 1.f) << "erf(" << x[i] << ")";
+    }
+    if (n == x.size()) std::cout << "erf: worst relative error " << worst << "\n";
   }
 }
