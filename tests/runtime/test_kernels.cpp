@@ -74,19 +74,8 @@ Epilogue test_epilogue(int iter) {
 
 // The kernels' tests run once per instruction set (Portable, Avx2, Avx512 in their names): each
 // path the CPU has against the naive references. A set the CPU lacks is skipped with a message.
-class RuntimeKernels : public ::testing::TestWithParam<Isa> {
- protected:
-  void SetUp() override {
-    previous_ = active_isa();
-    if (!set_active_isa(GetParam())) GTEST_SKIP() << "this CPU has no " << isa_name(GetParam()) << " (its widest set is " << isa_name(cpu_isa()) << ")";
-  }
-  void TearDown() override { set_active_isa(previous_); }
-
- private:
-  Isa previous_ = Isa::Portable;
-};
-INSTANTIATE_TEST_SUITE_P(Isa, RuntimeKernels, ::testing::Values(Isa::Portable, Isa::Avx2, Isa::Avx512),
-                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+class RuntimeKernels : public test::PerIsa {};
+NNXR_INSTANTIATE_PER_ISA(RuntimeKernels);
 
 TEST(RuntimeIsa, ActiveSetIsOneTheCpuHas) {
   EXPECT_LE(active_isa(), cpu_isa());

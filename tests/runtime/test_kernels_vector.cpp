@@ -21,19 +21,8 @@ using namespace nnxr::runtime;
 
 namespace {
 
-class RuntimeVectorKernels : public ::testing::TestWithParam<Isa> {
- protected:
-  void SetUp() override {
-    previous_ = active_isa();
-    if (!set_active_isa(GetParam())) GTEST_SKIP() << "this CPU has no " << isa_name(GetParam()) << " (its widest set is " << isa_name(cpu_isa()) << ")";
-  }
-  void TearDown() override { set_active_isa(previous_); }
-
- private:
-  Isa previous_ = Isa::Portable;
-};
-INSTANTIATE_TEST_SUITE_P(Isa, RuntimeVectorKernels, ::testing::Values(Isa::Portable, Isa::Avx2, Isa::Avx512),
-                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+class RuntimeVectorKernels : public test::PerIsa {};
+NNXR_INSTANTIATE_PER_ISA(RuntimeVectorKernels);
 
 using Aligned = std::vector<float, CacheAligned<float>>;
 
