@@ -73,12 +73,19 @@ float hull_area(std::vector<glm::vec2>& p) {
 
 constexpr float kMargin = 0.92f;  // the points stay inside this fraction of the image, each axis
 constexpr float kWide = 0.55f;    // a view must span this fraction of the width to be chosen
+// The overview's own directions (seen from the side-front, the network's depth in view) are often
+// held by the height of a tall first block, a little short of kWide. Before it turns towards the
+// depth axis (where the first block hides every later one), it tries each view closer, the points
+// inside kCloseMargin of the image (a margin of 1.5% each side: only empty image is cropped, no
+// point leaves it), and takes it if the network then spans kCloseWide of the width.
+constexpr float kCloseMargin = 0.97f;
+constexpr float kCloseWide = 0.52f;
 
 // The nearest camera looking along `view` that holds every point, found exactly from the planes
 // of the frustum: horizontally the eye stands where the left and right planes both touch the
 // points, vertically where the top and bottom planes do, at the farther of the two depths. The
 // tighter axis then touches both its edges and the other is centred between its extremes.
-Fit fit_view(View view, std::span<const glm::vec3> points, float aspect) {
+Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float margin = kMargin) {
   const float az = glm::radians(view.azimuth), el = glm::radians(view.elevation);
   const glm::vec3 dir = glm::normalize(glm::vec3(-std::cos(el) * std::cos(az), std::sin(el), std::cos(el) * std::sin(az)));
   const glm::vec3 forward = -dir;
@@ -92,7 +99,7 @@ Fit fit_view(View view, std::span<const glm::vec3> points, float aspect) {
   Fit fit;
   Camera& cam = fit.camera;
   cam.up = up;
-  const float tan_y = std::tan(cam.fov_y / 2) * kMargin;
+  const float tan_y = std::tan(cam.fov_y / 2) * margin;
   const float tan_x = tan_y * std::clamp(aspect, 1e-3f, 1e3f);
   if (points.empty()) {
     cam.target = glm::vec3(0);
@@ -126,11 +133,11 @@ Fit fit_view(View view, std::span<const glm::vec3> points, float aspect) {
     x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x), y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
     projected.push_back({x, y});
   }
-  // NDC spans 2 across; the margin keeps the points inside kMargin of it.
-  fit.width = std::clamp(0.5f * (x_hi - x_lo) * kMargin, 0.0f, 1.0f);
-  fit.height = std::clamp(0.5f * (y_hi - y_lo) * kMargin, 0.0f, 1.0f);
+  // NDC spans 2 across; the margin keeps the points inside that fraction of it.
+  fit.width = std::clamp(0.5f * (x_hi - x_lo) * margin, 0.0f, 1.0f);
+  fit.height = std::clamp(0.5f * (y_hi - y_lo) * margin, 0.0f, 1.0f);
   // The outline only matters for a view wide enough to be chosen (and costs a sort).
-  if (fit.width >= kWide) fit.area = std::clamp(hull_area(projected) * kMargin * kMargin / 4, 0.0f, 1.0f);
+  if (fit.width >= kCloseWide) fit.area = std::clamp(hull_area(projected) * margin * margin / 4, 0.0f, 1.0f);
   cam.near = std::max(0.5f * (nearest - c_eye), 1e-4f * radius);
   cam.far = 1.5f * (farthest - c_eye) + 0.1f * radius;
   return fit;
@@ -189,6 +196,10 @@ Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, floa
   for (const View& v : preset_views(preset)) {
     const Fit f = fit_view(v, points, aspect);
     if (f.width >= kWide && f.area >= kArea) return f.camera;
+    if (preset == CameraPreset::Overview && f.width < kWide && f.width >= kCloseWide * kMargin / kCloseMargin) {
+      const Fit close = fit_view(v, points, aspect, kCloseMargin);
+      if (close.width >= kCloseWide && close.area >= kArea) return close.camera;
+    }
     if (f.width >= kWide && (!wide || seen(f) > seen(*wide) * 1.05f)) wide = f;
     if (!widest || f.width > widest->width + 0.01f) widest = f;
   }

@@ -16,7 +16,10 @@ namespace nnxr::engine {
 // Every preset holds the whole network and makes it span at least about half the image width:
 // when its own direction cannot (a network far taller than it is deep, or a long thin line), it
 // turns about the vertical, changes elevation or (all but the overview) turns the image a quarter,
-// in that order of preference. Side and top look from elevations 40 degrees or more apart.
+// in that order of preference. Before the overview turns, it tries each of its views closer (a
+// margin of 1.5% of the image instead of 4%), so that a network held by the height of a tall
+// first block (SqueezeNet) is still seen from the side-front, its depth in view, rather than
+// down the depth axis. Side and top look from elevations 40 degrees or more apart.
 enum class CameraPreset {
   Overview,  // above and to the side of the input end, the whole network in view (default)
   Front,     // down the depth axis from a little above and to the side of the input

@@ -8,6 +8,7 @@
 #include <stb_image.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -15,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/camera.h"
+#include "model/load.h"
+#include "model/scene/scene.h"
 #include "tests/support/run_nnxr.h"
 
 namespace {
@@ -166,12 +170,76 @@ INSTANTIATE_TEST_SUITE_P(
     HardLayouts, Framing,
     testing::Values(Case{"ultraface-RFB-320.onnx", "", {"overview", "front", "side", "top"}},
                     Case{"face_detection_yunet.onnx", "--dim height=320 --dim width=320", {"overview", "front", "side", "top"}},
-                    Case{"tf-bert-qa-tiny.onnx", "", {"overview", "front", "side", "top"}}),
+                    Case{"tf-bert-qa-tiny.onnx", "", {"overview", "front", "side", "top"}},
+                    // A tall first block (64 maps of 55x55): the overview stays at its own direction.
+                    Case{"squeezenet1.1-caffe2-op7-fp32.onnx", "", {"overview"}}),
     [](const auto& info) {
       std::string name = fs::path(info.param.model).stem().string();
       for (char& c : name)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       return name;
     });
+
+// The overview of SqueezeNet 1.1 shows its depth: it looks from the side-front, not down the depth
+// axis, so that the later blocks stand beside its first 64x55x55 wall rather than behind it. A tall
+// first block holds the fit by its height, so that the preset's own directions span a little
+// under 55% of the width; turning towards the depth axis made the wall fill the picture.
+TEST(Framing, TheOverviewOfASqueezeNetShowsItsDepth) {
+  const fs::path file = fs::path(NNXR_SHARED_MODELS) / "squeezenet1.1-caffe2-op7-fp32.onnx";
+  if (!fs::exists(file)) GTEST_SKIP() << file << " is absent";
+  const nnxr::model::Graph g = nnxr::model::load_model(file);
+  const nnxr::scene::Layout layout = nnxr::scene::Layout::build(g, {});
+  std::vector<glm::vec3> corners;
+  for (const nnxr::scene::Block& b : layout.blocks())
+    for (int i = 0; i < 8; ++i)
+      corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
+  const float aspect = float(kWidth) / float(kHeight);
+  const nnxr::engine::Camera cam = nnxr::engine::frame_points(nnxr::engine::CameraPreset::Overview, corners, aspect);
+  const glm::vec3 dir = glm::normalize(cam.eye - cam.target);
+  const float off_axis = glm::degrees(std::acos(std::min(std::abs(dir.x), 1.0f)));
+  EXPECT_GE(off_axis, 35.0f) << "the overview looks within " << off_axis << " degrees of the depth axis";
+  // Project every block; the first wall is the block whose face (height x across) is largest.
+  const glm::mat4 vp = cam.projection(aspect) * cam.view();
+  struct Box {
+    float x0 = 1e30f, x1 = -1e30f, y0 = 1e30f, y1 = -1e30f;
+  };
+  std::vector<Box> boxes;
+  size_t wall = 0;
+  float wall_face = 0, x_lo = 1e30f, x_hi = -1e30f;
+  for (size_t k = 0; k < layout.blocks().size(); ++k) {
+    const nnxr::scene::Block& b = layout.blocks()[k];
+    Box box;
+    for (int i = 0; i < 8; ++i) {
+      const glm::vec4 c = vp * glm::vec4((i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2], 1.0f);
+      ASSERT_GT(c.w, 0.0f) << "a block behind the eye";
+      const float x = c.x / c.w, y = c.y / c.w;
+      ASSERT_LE(std::abs(x), 1.0f) << "a block leaves the image";
+      ASSERT_LE(std::abs(y), 1.0f) << "a block leaves the image";
+      box.x0 = std::min(box.x0, x), box.x1 = std::max(box.x1, x), box.y0 = std::min(box.y0, y), box.y1 = std::max(box.y1, y);
+    }
+    x_lo = std::min(x_lo, box.x0), x_hi = std::max(x_hi, box.x1);
+    const float face = (b.max[1] - b.min[1]) * (b.max[2] - b.min[2]);
+    if (face > wall_face) wall_face = face, wall = k;
+    boxes.push_back(box);
+  }
+  EXPECT_GE(0.5f * (x_hi - x_lo), 0.5f) << "the blocks span under half the width";
+  // The blocks deeper than the wall whose projected centre stands beside the wall's outline (its
+  // projected box), in sight rather than behind it: at least a sixth (15 of 65 at 42 degrees off the
+  // axis; none from 25 degrees, where the wall hid them all).
+  const nnxr::scene::Block& first = layout.blocks()[wall];
+  int deeper = 0, beside = 0;
+  for (size_t k = 0; k < boxes.size(); ++k) {
+    const nnxr::scene::Block& b = layout.blocks()[k];
+    if (b.min[0] <= first.max[0]) continue;
+    ++deeper;
+    const float cx = 0.5f * (boxes[k].x0 + boxes[k].x1), cy = 0.5f * (boxes[k].y0 + boxes[k].y1);
+    const Box& w = boxes[wall];
+    beside += cx < w.x0 || cx > w.x1 || cy < w.y0 || cy > w.y1;
+  }
+  ASSERT_GT(deeper, 20);
+  EXPECT_GE(6 * beside, deeper) << beside << " of " << deeper << " deeper blocks stand beside the first wall in the image";
+  std::printf("overview: %.1f degrees off the depth axis, %.1f%% of the width, %d of %d deeper blocks beside the first wall\n",
+              off_axis, 50.0f * (x_hi - x_lo), beside, deeper);
+}
 
 }  // namespace
