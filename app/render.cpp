@@ -301,7 +301,9 @@ int render_command(Args& args) {
   const scene::Scene scene = scene::Scene::build(g, layout, values, scene_options, buffers);
   filter.neuron_threshold = neuron_q;
   filter.connection_threshold = connection_q;
-  const scene::DrawCounts counts = scene.counts(filter);
+  scene::DrawCounts counts = scene.counts(filter);
+  // The input drawn as a picture in its tiles has no colour-map points over it.
+  scene::drop_points(counts, scene.segments(), scene::picture_tensors(layout, values, tile_pictures));
   buffers.write_counts(counts);
   buffers.images().write_image_filter(scene::image_filter(g, layout, filter));  // the images follow the op/tensor filter
   uint64_t shown_neurons = 0, shown_connections = 0;

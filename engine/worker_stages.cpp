@@ -92,6 +92,7 @@ class SceneStages final : public Stages {
     images_stale_ = true;
     drop_images(true);
     tile_pictures_.reset();
+    picture_points_.clear();
     ++layout_serial_;
     session_ = std::move(session);
     session_b_ = std::move(session_b);
@@ -204,7 +205,8 @@ class SceneStages final : public Stages {
 
   bool filter(const scene::Filter& filter, uint64_t serial, const PostFn& post) override {
     if (!scene_) return false;
-    const scene::DrawCounts counts = scene_->counts(filter);
+    scene::DrawCounts counts = scene_->counts(filter);
+    scene::drop_points(counts, scene_->segments(), picture_points_);
     sink_.write_counts(counts);
     write_image_filter(filter);
     post(CountsApplied{serial, generation_, sum(counts.neurons), sum(counts.connections)});
@@ -342,10 +344,16 @@ class SceneStages final : public Stages {
   // `values` when they changed, and the view's words; posts SceneBuilt and CountsApplied.
   void publish(HeldPublish& held, const scene::Activations& values, const scene::Filter& filter, uint64_t filter_serial,
                Clock::time_point start, const PostFn& post, bool refreshed, bool refined, bool refocused = false) {
-    const scene::DrawCounts counts = scene_->counts(filter);
+    const scene::CompareShow show = session_b_ && b_inferred_ ? options_.compare.show->load() : scene::CompareShow::A;
+    // An image input drawn as a picture in its tiles has no points over it (they would cover the
+    // picture with the colour map up close); it is still picked and highlighted.
+    picture_points_.clear();
+    if (sink_.image_sink() && show != scene::CompareShow::Difference)
+      picture_points_ = scene::picture_tensors(*layout_, values, tile_pictures(values));
+    scene::DrawCounts counts = scene_->counts(filter);
+    scene::drop_points(counts, scene_->segments(), picture_points_);
     held.release(counts);
     write_image_filter(filter);
-    const scene::CompareShow show = session_b_ && b_inferred_ ? options_.compare.show->load() : scene::CompareShow::A;
     if (scene::ImageSink* images = sink_.image_sink(); images && (images_stale_ || show != images_show_)) {
       // Every activation as images, of what is shown (A, B or the difference, each tensor's
       // colour range its own). Each of the three is kept once written, until its values change,
@@ -509,6 +517,7 @@ class SceneStages final : public Stages {
   std::array<uint64_t, 3> image_keys_{};  // kept images of A, B, A − B (CompareShow order; 0: none)
   uint64_t image_key_serial_ = 0;
   std::optional<std::vector<scene::ImagePicture>> tile_pictures_;  // of this model (none yet: not asked)
+  std::vector<model::TensorId> picture_points_;  // tensors drawn as pictures: their points are not drawn
   scene::CompareShow images_show_ = scene::CompareShow::A;  // what the images show
   std::unique_ptr<scene::Scene> scene_;
   scene::SceneOptions scene_options_;  // scene_ was built with these

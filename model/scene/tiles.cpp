@@ -121,18 +121,27 @@ float step_of(const Layout& layout) {
   return s > 0 && std::isfinite(s) ? s : 0.004f;
 }
 
+// The picture that names `b`'s tensor when the tensor is laid out as one H × W tile per channel
+// of [1, C, H, W], C 3 or 4; nullptr: the colour map.
+const ImagePicture* picture_of_block(const Block& b, const TensorValue& v, std::span<const ImagePicture> pictures) {
+  const ImagePicture* p = nullptr;
+  for (const ImagePicture& candidate : pictures)
+    if (candidate.tensor == b.tensor) p = &candidate;
+  if (!p || p->mapping.from_values) return nullptr;
+  const auto shape = image_shape(v.shape);
+  if (!shape || !shape->nchw || (shape->channels != 3 && shape->channels != 4)) return nullptr;
+  if (b.tile_h != shape->height || b.tile_w != shape->width || b.tiles < shape->channels) return nullptr;
+  return p;
+}
+
 // One tensor: halves, pyramids, quantiles, tile records.
 // The true-colour mapping of `b` when a picture names its tensor and the tensor is laid out as
 // one H × W tile per channel of [1, C, H, W], C 3 or 4.
 void picture_info(const Block& b, const TensorValue& v, std::span<const ImagePicture> pictures, uint64_t data,
                   TensorImageGpu& info) {
-  const ImagePicture* p = nullptr;
-  for (const ImagePicture& candidate : pictures)
-    if (candidate.tensor == b.tensor) p = &candidate;
-  if (!p || p->mapping.from_values) return;
+  const ImagePicture* p = picture_of_block(b, v, pictures);
+  if (!p) return;
   const auto shape = image_shape(v.shape);
-  if (!shape || !shape->nchw || (shape->channels != 3 && shape->channels != 4)) return;
-  if (b.tile_h != shape->height || b.tile_w != shape->width || b.tiles < shape->channels) return;
   const PictureMapping& m = p->mapping;
   const float scale = m.scale != 0 ? m.scale : 1.0f;
   info.picture = 1;
@@ -461,6 +470,23 @@ uint64_t InMemoryImages::bytes_allocated() const {
   uint64_t n = 0;
   for (const Region& r : regions_) n += r.memory.size();
   return n;
+}
+
+std::vector<model::TensorId> picture_tensors(const Layout& layout, const Activations& values,
+                                             std::span<const ImagePicture> pictures) {
+  std::vector<model::TensorId> out;
+  for (const ImagePicture& p : pictures) {
+    const Block* b = p.tensor == model::kNone ? nullptr : layout.block(p.tensor);
+    if (b && p.tensor < values.size() && values[p.tensor].data.size() >= uint64_t(b->elements) &&
+        picture_of_block(*b, values[p.tensor], pictures))
+      out.push_back(p.tensor);
+  }
+  return out;
+}
+
+void drop_points(DrawCounts& counts, std::span<const Segment> segments, std::span<const model::TensorId> tensors) {
+  for (size_t i = 0; i < segments.size() && i < counts.neurons.size(); ++i)
+    if (std::find(tensors.begin(), tensors.end(), segments[i].tensor) != tensors.end()) counts.neurons[i] = 0;
 }
 
 }  // namespace nnxr::scene

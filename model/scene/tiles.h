@@ -185,6 +185,16 @@ class InMemoryImages final : public ImageSink {
 // left to the frame (it applies at once, without the worker). O(blocks).
 std::vector<uint8_t> image_filter(const model::Graph& graph, const Layout& layout, const Filter& filter);
 
+// The tensors of `pictures` that the images draw as pictures (every tile of the tensor shows the
+// picture: ImagePicture's conditions hold for `layout` and `values`).
+std::vector<model::TensorId> picture_tensors(const Layout& layout, const Activations& values,
+                                             std::span<const ImagePicture> pictures);
+// Takes the points of `tensors` out of `counts` (their neuron counts 0; `segments` are the scene's,
+// parallel to the counts). With picture_tensors(): up close a picture stays a picture rather than
+// the colour map's points fading in over it. Picking and the selection highlight do not read the
+// counts, so such a tensor's neurons are still selected and highlighted. O(segments · tensors).
+void drop_points(DrawCounts& counts, std::span<const Segment> segments, std::span<const model::TensorId> tensors);
+
 // Plans, writes and publishes: what the worker does after each inference.
 ImagesStats publish_images(const Layout& layout, const Activations& values, ImageSink& sink, int threads = 1,
                            std::span<const ImagePicture> pictures = {});

@@ -9,6 +9,7 @@
 #include "engine/offscreen.h"
 #include "engine/renderer.h"
 #include "engine/scene_buffers.h"
+#include "engine/worker.h"
 #include "model/half.h"
 #include "model/load.h"
 #include "model/scene/focus.h"
@@ -341,6 +342,153 @@ TEST_F(TilesRender, AnImageInputShowsItsTrueColours) {
   for (int ch = 0; ch < 3; ++ch) {
     const uint8_t* p = at(image, centre(ch, 1, 2));
     EXPECT_FALSE(test::near_colour(p, top, 30)) << describe(p);
+  }
+}
+
+// Up close the input's points would cover its picture with the colour map: the tensors drawn as
+// pictures (scene::picture_tensors) have their points taken out of the draw counts
+// (scene::drop_points), so the picture's true colours show where the points were; the other
+// tensors keep their points, and a selected input neuron is still highlighted over the picture.
+TEST_F(TilesRender, AnImageInputsPointsLeaveItsPictureAlone) {
+  const model::Graph g = relu_graph(3, 8, 8);
+  const uint8_t top[3] = {40, 200, 60}, bottom[3] = {60, 80, 220};
+  const float mean[3] = {104, 117, 123};  // B, G, R
+  std::vector<float> x(3 * 64);
+  for (int ch = 0; ch < 3; ++ch)
+    for (int r = 0; r < 8; ++r)
+      for (int c = 0; c < 8; ++c) x[size_t(ch * 64 + r * 8 + c)] = float((r < 4 ? top : bottom)[2 - ch]) - mean[ch];
+  const KnownRun run(g, x);
+  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.08f});
+  const scene::Block& b = *layout.block(g.inputs[0]);
+  ASSERT_EQ(b.tiles, 3);
+  auto centre = [&](model::TensorId t, int ch, int r, int c) {
+    const auto p = layout.position(t, ch * 64 + r * 8 + c);
+    return glm::vec3(p[0], p[1], p[2]);
+  };
+  const scene::ImagePicture caffe{g.inputs[0], {.scale = 1.0f, .mean = {104, 117, 123}, .std = {}, .bgr = true}};
+  scene::publish_images(layout, run.acts, buffers->images(), 1, std::span(&caffe, 1));
+  const scene::Scene sc = scene::Scene::build(g, layout, run.acts, {}, *buffers);
+  ASSERT_EQ(sc.segments().size(), 2u);
+  const size_t xs = sc.segments()[0].tensor == g.inputs[0] ? 0 : 1, ys = 1 - xs;
+  ASSERT_EQ(sc.segments()[xs].neuron_count, 192u);
+  params.neuron_size = 0.06f;   // points nearly as wide as the spacing: they cover the element centres
+  params.point_fade_pixels = 0;  // always drawn, as when the viewer is close
+  // X → Y's connections run along this view's rays, onto the element centres: not drawn here
+  // (they are lines of the network, not the colour map's points, and stay in the viewer).
+  params.connections = false;
+  const std::vector<std::pair<int, int>> places = {{1, 2}, {2, 5}, {5, 2}, {6, 5}};
+
+  // All points drawn: the colour map covers the picture (no green where the top rows are).
+  scene::DrawCounts counts = sc.counts({});
+  buffers->write_counts(counts);
+  RgbaImage image = render();
+  int covered = 0;
+  for (int ch = 0; ch < 3; ++ch)
+    for (auto [r, c] : places) covered += !test::near_colour(at(image, centre(b.tensor, ch, r, c)), r < 4 ? top : bottom, 8);
+  EXPECT_EQ(covered, 12) << test::save_failure_image(image, "tiles_picture_points");
+
+  // The picture's points taken out: the true colours at every place, Y's points still counted.
+  const std::vector<model::TensorId> pictured = scene::picture_tensors(layout, run.acts, std::span(&caffe, 1));
+  ASSERT_EQ(pictured, std::vector<model::TensorId>{g.inputs[0]});
+  EXPECT_TRUE(scene::picture_tensors(layout, run.acts, {}).empty());
+  scene::drop_points(counts, sc.segments(), pictured);
+  EXPECT_EQ(counts.neurons[xs], 0u);
+  EXPECT_EQ(counts.neurons[ys], sc.segments()[ys].neuron_count);
+  buffers->write_counts(counts);
+  image = render();
+  for (int ch = 0; ch < 3; ++ch)
+    for (auto [r, c] : places) {
+      const uint8_t* p = at(image, centre(b.tensor, ch, r, c));
+      const uint8_t* want = r < 4 ? top : bottom;
+      EXPECT_TRUE(test::near_colour(p, want, 8)) << "channel " << ch << " row " << r << ": " << describe(p) << " want "
+                                                 << describe(want) << " " << test::save_failure_image(image, "tiles_picture_no_points");
+    }
+  // Y's points are drawn (Y is right behind X in this view): with the images off, X's negative B
+  // element (60 − 104) is not a blue point, and behind its positive G element (200 − 117) is Y's
+  // red point.
+  params.images = false;
+  image = render();
+  const uint8_t* g_place = at(image, centre(b.tensor, 1, 1, 2));
+  const uint8_t* b_place = at(image, centre(b.tensor, 0, 1, 2));
+  EXPECT_TRUE(test::is_red(g_place)) << describe(g_place) << " " << test::save_failure_image(image, "tiles_picture_y");
+  EXPECT_FALSE(test::is_blue(b_place)) << describe(b_place) << " " << test::save_failure_image(image, "tiles_picture_y");
+  params.images = true;
+
+  // An input neuron is still picked and highlighted over the picture (its rim white, its centre
+  // the colour map, not the picture's green).
+  const glm::vec3 selected = centre(b.tensor, 1, 1, 2);
+  const auto hit = layout.pick({selected.x - 1.0f, selected.y, selected.z}, {1, 0, 0}, 0.01f);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->tensor, g.inputs[0]);
+  EXPECT_EQ(hit->element, 64 + 8 + 2);
+  const std::optional<uint32_t> n = sc.find(g.inputs[0], 64 + 8 + 2);
+  ASSERT_TRUE(n.has_value());
+  renderer->set_highlight({.generation = buffers->generation(), .neurons = {*n}, .connections = {}});
+  image = render();
+  const uint8_t* lit = at(image, selected);
+  EXPECT_TRUE(test::is_red(lit)) << describe(lit) << " " << test::save_failure_image(image, "tiles_picture_highlight");
+  bool white = false;
+  for (int i = 0; i <= 20; ++i) {
+    const uint8_t* q = at(image, selected + glm::vec3(0, 0.05f * float(i) * 1.8f * params.neuron_size, 0));
+    white = white || (q[0] > 240 && q[1] > 240 && q[2] > 240);
+  }
+  EXPECT_TRUE(white) << test::save_failure_image(image, "tiles_picture_highlight");
+  renderer->clear_highlight();
+}
+
+// The viewer's worker does the same with the input picture of its words: the drawn neuron count
+// (what --stats reports as drawn) leaves out the input's points, the resident count keeps them,
+// and a ray still selects an input neuron. Without a picture the input keeps its points.
+TEST_F(TilesRender, TheWorkerDrawsNoPointsOverThePicture) {
+  const model::Graph g = relu_graph(3, 8, 8);
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const model::TensorId input = g.inputs[0];
+  const InputSource caffe_input = [](const model::Graph& graph) {
+    Feeds feeds;
+    const model::Tensor& t = graph.tensors[graph.inputs[0]];
+    model::TensorData d;
+    d.dtype = model::DType::Float;
+    d.shape = t.shape;
+    d.bytes.resize(size_t(d.elements()) * 4);
+    for (size_t i = 0; i < size_t(d.elements()); ++i) {
+      const float v = float(i % 64 < 32 ? 90 : 160) - 117.f;
+      std::memcpy(d.bytes.data() + 4 * i, &v, 4);
+    }
+    feeds[t.name] = std::move(d);
+    return feeds;
+  };
+  for (const bool picture : {true, false}) {
+    WorkerOptions o;
+    o.print_progress = false;
+    o.scene.budget = 1000;
+    if (picture) o.words.picture = InputPicture{g.tensors[input].name, {.scale = 1.0f, .mean = {104, 117, 123}, .std = {}, .bgr = true}};
+    Worker w(*buffers, o);
+    w.load({"relu", [&] { return g; }}, caffe_input);
+    w.wait_idle();
+    uint64_t resident = 0, drawn = 0;
+    for (WorkerEvent& e : w.take_events()) {
+      if (auto* b = std::get_if<SceneBuilt>(&e)) resident = b->neurons;
+      if (auto* c = std::get_if<CountsApplied>(&e)) drawn = c->neurons;
+    }
+    EXPECT_EQ(resident, 384u) << "picture " << picture;
+    EXPECT_EQ(drawn, picture ? 192u : 384u) << "picture " << picture;
+    // A filter change keeps the input's points out.
+    w.filter(scene::Filter{});
+    w.wait_idle();
+    uint64_t filtered = 0;
+    for (WorkerEvent& e : w.take_events())
+      if (auto* c = std::get_if<CountsApplied>(&e)) filtered = c->neurons;
+    EXPECT_EQ(filtered, picture ? 192u : 384u) << "picture " << picture;
+    // An input neuron is still selected.
+    const auto p = layout.position(input, 70);
+    const uint64_t serial = w.select({p[0] - 0.05f, p[1], p[2]}, {1, 0, 0}, 0.0005f);
+    w.wait_idle();
+    std::optional<Selection> selected;
+    for (WorkerEvent& e : w.take_events())
+      if (auto* sel = std::get_if<Selected>(&e); sel && sel->serial == serial) selected = sel->selection;
+    ASSERT_TRUE(selected.has_value()) << "picture " << picture;
+    EXPECT_EQ(selected->tensor, input);
+    EXPECT_EQ(selected->element, 70);
   }
 }
 
