@@ -51,6 +51,9 @@ void sigmoid_naive(const float* x, float* y, int64_t n);
 // computes in double.
 void softmax_row_f32(const float* x, float* y, int64_t n);
 void softmax_row_naive(const float* x, float* y, int64_t n);
+// softmax_row_f32 on `rows` contiguous rows of n floats. Rows of up to 8 floats (a detector's
+// class scores) run one row per vector lane, the sum taken in float.
+void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n);
 
 // tanh(x) to a few ulp, faster than libm's (the recurrent cells' activation). The reference is
 // std::tanh.

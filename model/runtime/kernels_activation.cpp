@@ -225,11 +225,66 @@ template <int W>
   const float inv = static_cast<float>(1.0 / s);
   for (k = 0; k < n; ++k) y[k] *= inv;
 }
+// softmax_rows_f32 for short rows (n <= kShortSoftmax): W rows at a time, one row per lane. The
+// rows are transposed into t[k] (lane j holds x[(r + j) * n + k]); then the same steps as
+// softmax_row_body per lane (the maximum with NaN ignored, exp_lanes of x - max, 0 below -87),
+// the sum in float and y times 1 / sum. The rows left over take softmax_row_body.
+constexpr int64_t kShortSoftmax = 8;
+template <int W>
+[[gnu::always_inline]] inline void softmax_rows_body(const float* x, float* y, int64_t rows, int64_t n) {
+  using V = typename Lanes<W>::F;
+  using VI = typename Lanes<W>::I;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  int64_t r = 0;
+  if (n <= kShortSoftmax) {
+    float t[kShortSoftmax][W];
+    for (; r + W <= rows; r += W) {
+      const float* xr = x + r * n;
+      for (int j = 0; j < W; ++j)
+        for (int64_t k = 0; k < n; ++k) t[k][j] = xr[j * n + k];
+      V m = V{} - kInf;
+      for (int64_t k = 0; k < n; ++k) {
+        V v;
+        std::memcpy(&v, t[k], sizeof v);
+        m = v > m ? v : m;
+      }
+      V s = V{};
+      for (int64_t k = 0; k < n; ++k) {
+        V d;
+        std::memcpy(&d, t[k], sizeof d);
+        d = d - m;
+        V e = d;
+        exp_lanes<V, VI>(e);
+        e = d < -87.f ? V{} : e;
+        std::memcpy(t[k], &e, sizeof e);
+        s += e;
+      }
+      const V inv = 1.f / s;
+      for (int64_t k = 0; k < n; ++k) {
+        V e;
+        std::memcpy(&e, t[k], sizeof e);
+        e = e * inv;
+        std::memcpy(t[k], &e, sizeof e);
+      }
+      float* yr = y + r * n;
+      for (int j = 0; j < W; ++j)
+        for (int64_t k = 0; k < n; ++k) yr[j * n + k] = t[k][j];
+    }
+  }
+  for (; r < rows; ++r) softmax_row_body<W>(x + r * n, y + r * n, n);
+}
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void softmax_row_avx512(const float* x, float* y, int64_t n) {
   softmax_row_body<16>(x, y, n);
 }
 __attribute__((target("avx2,fma"))) void softmax_row_avx2(const float* x, float* y, int64_t n) { softmax_row_body<8>(x, y, n); }
 void softmax_row_sse(const float* x, float* y, int64_t n) { softmax_row_body<4>(x, y, n); }
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void softmax_rows_avx512(const float* x, float* y, int64_t rows, int64_t n) {
+  softmax_rows_body<16>(x, y, rows, n);
+}
+__attribute__((target("avx2,fma"))) void softmax_rows_avx2(const float* x, float* y, int64_t rows, int64_t n) {
+  softmax_rows_body<8>(x, y, rows, n);
+}
+void softmax_rows_sse(const float* x, float* y, int64_t rows, int64_t n) { softmax_rows_body<4>(x, y, rows, n); }
 
 // The epilogue's element loops (vectorised by the compiler; AVX2 where available).
 // One pass: y[i] += bias (when bias_add), z[i] = f(y[i]).
@@ -299,6 +354,10 @@ void sigmoid_f32(const float* x, float* y, int64_t n) {
 
 void softmax_row_f32(const float* x, float* y, int64_t n) {
   (cpu_has_avx512() ? softmax_row_avx512 : cpu_has_avx2_fma() ? softmax_row_avx2 : softmax_row_sse)(x, y, n);
+}
+
+void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t n) {
+  (cpu_has_avx512() ? softmax_rows_avx512 : cpu_has_avx2_fma() ? softmax_rows_avx2 : softmax_rows_sse)(x, y, rows, n);
 }
 
 void softmax_row_naive(const float* x, float* y, int64_t n) {

@@ -49,14 +49,14 @@ std::unique_ptr<Kernel> softmax_factory(const KernelInit& init, SoftKind kind) {
     const float* px = x.as<float>().data();
     float* py = y.mutable_as<float>().data();
     ctx.pool().parallel_for(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)), [&](int64_t b, int64_t e) {
+      if (kind == SoftKind::Softmax && inner == 1) {  // contiguous rows: the vector kernel
+        softmax_rows_f32(px + b * n, py + b * n, e - b, n);
+        return;
+      }
       for (int64_t r = b; r < e; ++r) {
         const int64_t o = r / inner, i = r % inner;
         const float* xs = px + o * n * inner + i;
         float* ys = py + o * n * inner + i;
-        if (kind == SoftKind::Softmax && inner == 1) {  // a contiguous row: the vector kernel
-          softmax_row_f32(xs, ys, n);
-          continue;
-        }
         float m = -std::numeric_limits<float>::infinity();
         int64_t arg = 0;
         for (int64_t k = 0; k < n; ++k)

@@ -761,6 +761,41 @@ TEST_P(RuntimeKernels, SoftmaxRowMatchesNaive) {
   }
 }
 
+// Softmax over many short rows (one row per lane up to 8 floats, then row by row): every row
+// length 1-10 and row counts around the vector widths, against the naive row, with -inf (0 out),
+// a whole row of -inf (NaN, as the row kernel gives), NaN (the row is NaN) and nothing written
+// past the last row.
+TEST_P(RuntimeKernels, SoftmaxRowsMatchesNaive) {
+  for (int64_t n = 1; n <= 10; ++n) {
+    for (int64_t rows : {0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 50}) {
+      const size_t size = static_cast<size_t>(rows * n);
+      auto x = test::random_floats(size, 2100 + static_cast<uint32_t>(n * 64 + rows));
+      for (auto& v : x) v *= 30.f;
+      if (rows > 5 && n > 1) x[static_cast<size_t>(5 * n + 1)] = -std::numeric_limits<float>::infinity();
+      if (rows > 9)
+        for (int64_t k = 0; k < n; ++k) x[static_cast<size_t>(9 * n + k)] = -std::numeric_limits<float>::infinity();
+      if (rows > 12) x[static_cast<size_t>(12 * n)] = std::nanf("");
+      std::vector<float> y(size + 5, 7.f), ref(n);
+      softmax_rows_f32(x.data(), y.data(), rows, n);
+      for (int64_t r = 0; r < rows; ++r) {
+        softmax_row_naive(x.data() + r * n, ref.data(), n);
+        for (int64_t k = 0; k < n; ++k) {
+          const float got = y[static_cast<size_t>(r * n + k)], want = ref[static_cast<size_t>(k)];
+          if (r == 9 || r == 12) {
+            EXPECT_TRUE(std::isnan(got)) << "n=" << n << " rows=" << rows << " r=" << r << " k=" << k;
+            continue;
+          }
+          EXPECT_NEAR(got, want, 1e-5 * want + 1e-37) << "n=" << n << " rows=" << rows << " r=" << r << " k=" << k;
+        }
+        if (r == 5 && n > 1) {
+          EXPECT_EQ(y[static_cast<size_t>(5 * n + 1)], 0.f) << "n=" << n;
+        }
+      }
+      for (size_t i = size; i < y.size(); ++i) EXPECT_EQ(y[i], 7.f) << "n=" << n << " rows=" << rows;
+    }
+  }
+}
+
 TEST_P(RuntimeKernels, TanhFastMatchesLibm) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> wide(-12.f, 12.f), narrow(-1.f, 1.f);
