@@ -60,25 +60,4 @@ inline std::vector<float> run1(std::string_view text, std::vector<int64_t> shape
   return values<float>(s, out);
 }
 
-// A test run once per instruction set (Portable, Avx2, Avx512 in the test names): each path the
-// CPU has, the kernels switched to it for the test; a set the CPU lacks is skipped with a message.
-// A suite derives from it and instantiates itself with NNXR_INSTANTIATE_PER_ISA(Suite).
-class PerIsa : public ::testing::TestWithParam<Isa> {
- protected:
-  void SetUp() override {
-    previous_ = active_isa();
-    if (!set_active_isa(GetParam())) GTEST_SKIP() << "this CPU has no " << isa_name(GetParam()) << " (its widest set is " << isa_name(cpu_isa()) << ")";
-  }
-  void TearDown() override { set_active_isa(previous_); }
-
- private:
-  Isa previous_ = Isa::Portable;
-};
-#define NNXR_INSTANTIATE_PER_ISA(Suite)                                                                               \
-  INSTANTIATE_TEST_SUITE_P(Isa, Suite, ::testing::Values(::nnxr::runtime::Isa::Portable, ::nnxr::runtime::Isa::Avx2, \
-                                                         ::nnxr::runtime::Isa::Avx512),                             \
-                           [](const ::testing::TestParamInfo<::nnxr::runtime::Isa>& info) {                          \
-                             return std::string(::nnxr::runtime::isa_name(info.param));                               \
-                           })
-
 }  // namespace nnxr::runtime::test

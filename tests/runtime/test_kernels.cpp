@@ -14,6 +14,7 @@
 #include "model/runtime/kernel.h"
 #include "model/runtime/runtime.h"
 #include "model/runtime/value.h"
+#include "kernel_support.h"
 #include "support.h"
 
 using namespace nnxr::runtime;
@@ -55,19 +56,6 @@ ConvGeom random_geom(std::mt19937& rng, int spatial, bool depthwise) {
     g.out.push_back(conv_out_dim(g.in.back(), g.kernel.back(), g.stride.back(), g.dilation.back(), g.pad_begin.back() + g.pad_end.back()));
   }
   return g;
-}
-
-// The epilogue kinds in turn (by iteration), with bounds and slope that clip and bend the values
-// (Add's addend is each test's own array).
-Epilogue test_epilogue(int iter) {
-  constexpr Epilogue::Kind kKinds[] = {Epilogue::Kind::Relu,    Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu,
-                                       Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU, Epilogue::Kind::Add};
-  Epilogue e;
-  e.kind = kKinds[iter % std::size(kKinds)];
-  e.lo = -0.25f;
-  e.hi = 0.5f;
-  e.alpha = 0.125f;
-  return e;
 }
 
 }  // namespace
@@ -338,7 +326,7 @@ TEST_P(RuntimeKernels, ConvEpilogueMatchesNaive) {
         g.out[d] = conv_out_dim(g.in[d], g.kernel[d], g.stride[d], g.dilation[d], g.pad_begin[d] + g.pad_end[d]);
       }
     }
-    const Epilogue e = test_epilogue(iter);
+    const Epilogue e = test::epilogue_in_turn(iter);
     const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 500 + iter);
     const auto w = test::random_floats(static_cast<size_t>(g.M * (g.C / g.group) * product(g.kernel)), 600 + iter);
     const auto b = test::random_floats(static_cast<size_t>(g.M), 700 + iter);
@@ -365,7 +353,7 @@ TEST_P(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
   for (const int64_t side : {14, 20, 28, 31})
     for (const int64_t group : {1, 2}) {
       ConvGeom g{2, 24 * group, 64 * group, group, {side, side}, {1, 1}, {side, side}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
-      const Epilogue e = test_epilogue(iter);
+      const Epilogue e = test::epilogue_in_turn(iter);
       const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * side * side), 800 + iter);
       const auto w = test::random_floats(static_cast<size_t>(g.M * 24), 900 + iter);
       const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
@@ -394,7 +382,7 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
   using Aligned = std::vector<float, CacheAligned<float>>;
   auto check = [&](const ConvGeom& g, int iter) {
     ASSERT_TRUE(conv_depthwise3x3_applies(g)) << geom_str(g);
-    const Epilogue e = test_epilogue(iter);
+    const Epilogue e = test::epilogue_in_turn(iter);
     const bool with_act = iter % 7 != 6;  // (7: each epilogue kind in turn meets both cases)
     const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
     const auto w = test::random_floats(static_cast<size_t>(g.M * 9), 900 + iter);
@@ -458,7 +446,7 @@ TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
     const auto a = test::random_floats(static_cast<size_t>(M * K), 1100 + iter);
     const auto bm = test::random_floats(static_cast<size_t>(K * ldb), 1200 + iter);
     const auto bias = test::random_floats(static_cast<size_t>(M), 1300 + iter);
-    const Epilogue e = test_epilogue(iter);
+    const Epilogue e = test::epilogue_in_turn(iter);
     std::vector<float> c(static_cast<size_t>(M * ldc), 123.f), z(c.size(), 123.f), zz(c.size(), 123.f);
     const auto addend = test::random_floats(c.size(), 1400 + iter);
     const EpilogueOut act{&e, z.data(), zz.data(), addend.data()};
@@ -496,7 +484,7 @@ TEST_P(RuntimeKernels, GemmLanesMatchesNaive) {
     const auto a = test::random_floats(static_cast<size_t>(M * K), 2300 + iter);
     const auto bm = test::random_floats(static_cast<size_t>(K * ldb), 2400 + iter);
     const auto bias = test::random_floats(static_cast<size_t>(M), 2500 + iter);
-    const Epilogue e = test_epilogue(iter);
+    const Epilogue e = test::epilogue_in_turn(iter);
     std::vector<float> c(static_cast<size_t>(M * ldc), 123.f), z(c.size(), 123.f), zz(c.size(), 123.f);
     const auto addend = test::random_floats(c.size(), 2600 + iter);
     const EpilogueOut act{&e, z.data(), zz.data(), addend.data()};

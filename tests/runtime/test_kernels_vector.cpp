@@ -15,6 +15,7 @@
 #include "model/runtime/kernel.h"
 #include "model/runtime/runtime.h"
 #include "model/runtime/value.h"
+#include "kernel_support.h"
 #include "support.h"
 
 using namespace nnxr::runtime;
@@ -55,17 +56,6 @@ std::string geom_str(const ConvGeom& g) {
          shape_str(g.in) + " p" + shape_str(g.pad_begin) + shape_str(g.pad_end);
 }
 
-Epilogue epilogue_of(int iter) {
-  constexpr Epilogue::Kind kKinds[] = {Epilogue::Kind::Relu,    Epilogue::Kind::Clip, Epilogue::Kind::LeakyRelu,
-                                       Epilogue::Kind::Sigmoid, Epilogue::Kind::SiLU, Epilogue::Kind::Add};
-  Epilogue e;
-  e.kind = kKinds[iter % std::size(kKinds)];
-  e.lo = -0.25f;
-  e.hi = 0.5f;
-  e.alpha = 0.125f;
-  return e;
-}
-
 }  // namespace
 
 // 3x3 and 5x5 depthwise convolutions, strides 1 and 2, paddings up to K - 1 on each side, rows
@@ -84,7 +74,7 @@ TEST_P(RuntimeVectorKernels, DepthwiseMatchesNaive) {
   ThreadPool pool(2);
   int iter = 0;
   auto check = [&](const ConvGeom& g) {
-    const Epilogue e = epilogue_of(iter);
+    const Epilogue e = test::epilogue_in_turn(iter);
     const bool with_act = iter % 7 != 6;
     const int64_t K = g.kernel[0];
     const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 100 + iter, -2.f, 2.f);
