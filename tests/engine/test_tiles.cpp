@@ -304,18 +304,27 @@ TEST_F(TilesRender, KnownValuesGiveTheKnownImage) {
   EXPECT_TRUE(test::near_colour(at(image, centre(1, 0)), corner, 2)) << describe(at(image, centre(1, 0))) << describe(corner);
 }
 
+// An 8x8 picture as a Caffe model takes it ([1, 3, 8, 8], BGR 0-255 minus the mean 104/117/123):
+// rows 0-3 kPictureTop, rows 4-7 kPictureBottom (sRGB bytes).
+constexpr uint8_t kPictureTop[3] = {40, 200, 60}, kPictureBottom[3] = {60, 80, 220};
+std::vector<float> two_colour_caffe_picture() {
+  const float mean[3] = {104, 117, 123};  // B, G, R
+  std::vector<float> x(3 * 64);
+  for (int ch = 0; ch < 3; ++ch)  // tensor channel ch is display channel 2 - ch (BGR)
+    for (int r = 0; r < 8; ++r)
+      for (int c = 0; c < 8; ++c) x[size_t(ch * 64 + r * 8 + c)] = float((r < 4 ? kPictureTop : kPictureBottom)[2 - ch]) - mean[ch];
+  return x;
+}
+
 // An RGB image input is drawn in its true colours (the preprocessing undone: Caffe's BGR 0-255
 // minus the mean here), every channel's tile showing the picture; without the picture it is in
 // the colour map.
 TEST_F(TilesRender, AnImageInputShowsItsTrueColours) {
   const model::Graph g = relu_graph(3, 8, 8);
   // Rows 0-3 green (40, 200, 60), rows 4-7 blue (60, 80, 220), as sRGB bytes.
-  const uint8_t top[3] = {40, 200, 60}, bottom[3] = {60, 80, 220};
-  const float mean[3] = {104, 117, 123};  // B, G, R
-  std::vector<float> x(3 * 64);
-  for (int ch = 0; ch < 3; ++ch)  // tensor channel ch is display channel 2 - ch (BGR)
-    for (int r = 0; r < 8; ++r)
-      for (int c = 0; c < 8; ++c) x[size_t(ch * 64 + r * 8 + c)] = float((r < 4 ? top : bottom)[2 - ch]) - mean[ch];
+  const uint8_t* top = kPictureTop;
+  const uint8_t* bottom = kPictureBottom;
+  const std::vector<float> x = two_colour_caffe_picture();
   const KnownRun run(g, x);
   const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.08f});
   const scene::Block& b = *layout.block(g.inputs[0]);
@@ -351,12 +360,9 @@ TEST_F(TilesRender, AnImageInputShowsItsTrueColours) {
 // tensors keep their points, and a selected input neuron is still highlighted over the picture.
 TEST_F(TilesRender, AnImageInputsPointsLeaveItsPictureAlone) {
   const model::Graph g = relu_graph(3, 8, 8);
-  const uint8_t top[3] = {40, 200, 60}, bottom[3] = {60, 80, 220};
-  const float mean[3] = {104, 117, 123};  // B, G, R
-  std::vector<float> x(3 * 64);
-  for (int ch = 0; ch < 3; ++ch)
-    for (int r = 0; r < 8; ++r)
-      for (int c = 0; c < 8; ++c) x[size_t(ch * 64 + r * 8 + c)] = float((r < 4 ? top : bottom)[2 - ch]) - mean[ch];
+  const uint8_t* top = kPictureTop;
+  const uint8_t* bottom = kPictureBottom;
+  const std::vector<float> x = two_colour_caffe_picture();
   const KnownRun run(g, x);
   const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.08f});
   const scene::Block& b = *layout.block(g.inputs[0]);
