@@ -13,6 +13,7 @@
 //                         peak = their flop/s over that set's peak/fma (both in thread CPU time,
 //                         so that time the thread spends descheduled on a loaded machine is left out)
 //   squeezenet/...        the same for SqueezeNet 1.1's heaviest convolutions
+//   ultraface/...         the same for UltraFace-RFB-320's (dwKxK: depthwise)
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -47,20 +48,20 @@ Floats random_floats(size_t n, uint32_t seed) {
   return v;
 }
 
-ConvGeom geom(int64_t C, int64_t H, int64_t M, int64_t k, int64_t s, int64_t group) {
+ConvGeom geom(int64_t C, int64_t H, int64_t M, int64_t k, int64_t s, int64_t group, int64_t W = 0) {
+  if (W == 0) W = H;
   ConvGeom g;
   g.C = C;
   g.M = M;
   g.group = group;
   const int64_t p = k / 2;
-  g.in = {H, H};
+  g.in = {H, W};
   g.kernel = {k, k};
   g.stride = {s, s};
   g.dilation = {1, 1};
   g.pad_begin = {p, p};
   g.pad_end = {p, p};
-  const int64_t o = conv_out_dim(H, k, s, 1, 2 * p);
-  g.out = {o, o};
+  g.out = {conv_out_dim(H, k, s, 1, 2 * p), conv_out_dim(W, k, s, 1, 2 * p)};
   return g;
 }
 
@@ -204,7 +205,7 @@ void run_big(benchmark::State& state, ConvGeom g, Isa isa) {
   set_active_isa(isa);
   ThreadPool pool(1);
   const GemmPool use(pool);
-  const int64_t Kdim = g.C * g.kernel[0] * g.kernel[1];
+  const int64_t Kdim = g.C / g.group * g.kernel[0] * g.kernel[1];
   const auto x = random_floats(static_cast<size_t>(g.C * g.in[0] * g.in[1]), 1);
   const auto w = random_floats(static_cast<size_t>(g.M * Kdim), 2);
   const auto b = random_floats(static_cast<size_t>(g.M), 3);
@@ -212,7 +213,8 @@ void run_big(benchmark::State& state, ConvGeom g, Isa isa) {
   Floats y(static_cast<size_t>(n)), z(static_cast<size_t>(n));
   const Epilogue relu{Epilogue::Kind::Relu};
   const EpilogueOut act{&relu, z.data(), nullptr};
-  const auto packed = gemm_packed_available() ? pack_conv_weights(w.data(), g.M, 1, Kdim) : std::vector<PackedA>{};
+  const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C;
+  const auto packed = gemm_packed_available() && !depthwise ? pack_conv_weights(w.data(), g.M, g.group, Kdim) : std::vector<PackedA>{};
   const double peak = peak_flops(isa);
   double seconds = 0;
   for (auto _ : state) {
@@ -266,6 +268,20 @@ void register_all() {
       const std::string name = "squeezenet/" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" +
                                std::to_string(l.H) + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
       benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, 1), isa)->Unit(benchmark::kMillisecond);
+    }
+  // UltraFace-RFB-320's heaviest convolutions (240x320 input): the stem (K = 27, stride 2), the
+  // 16 -> 32 1x1 (K = 16) and the 3x3 depthwise layers on 120x160, all with their Relu.
+  struct Wide {
+    int64_t C, H, W, M, k, s, group;
+  };
+  const Wide ultraface[] = {{3, 240, 320, 16, 3, 2, 1}, {16, 120, 160, 32, 1, 1, 1}, {16, 120, 160, 16, 3, 1, 16}, {32, 120, 160, 32, 3, 2, 32},
+                            {32, 60, 80, 32, 3, 1, 32}, {32, 60, 80, 64, 1, 1, 1}};
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    for (const Wide& l : ultraface) {
+      const std::string name = "ultraface/" + std::string(l.group > 1 ? "dw" : "") + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" +
+                               std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.W) + "->" + std::to_string(l.M) + "/s" +
+                               std::to_string(l.s) + "/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, l.group, l.W), isa)->Unit(benchmark::kMicrosecond);
     }
   for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512})
     for (const Layer& l : big) {

@@ -1,10 +1,11 @@
 // The 3x3 depthwise convolution of mobile and detection networks (stride 1 or 2, dilation 1, any
 // padding), and on AVX-512 also the 5x5 one (EfficientNet), one plane at a time: each input row
 // is copied once into a zero-padded row (stride 2: split into its even and odd columns), so that
-// every tap of a step of outputs is one contiguous vector load; the bias and the activation are
-// applied in registers and y and the activation are written once. 3x3 (AVX2, also where the CPU
-// has AVX-512): steps of 16 outputs (two 8-float vectors). 5x5 (AVX-512): steps of 32 outputs
-// (two 16-float vectors), the row's end one or two vectors with masked stores (a 7- or 14-wide
+// the taps of a step of outputs are vector loads of those rows; the bias and the activation are
+// applied in registers and y and the activation are written once. AVX2 (3x3 on AVX2 CPUs, and
+// the stride-2 3x3 on AVX-512 ones): steps of 16 outputs (two 8-float vectors). AVX-512 (5x5,
+// and the stride-1 3x3): steps of 32 outputs (two 16-float vectors) from aligned loads of the
+// rows, shifted by valignd; the row's end one or two vectors with masked stores (a 7- or 14-wide
 // plane is one vector a row).
 #include <algorithm>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "model/runtime/compute.h"
 #include "model/runtime/avx2.h"
 #include "model/runtime/avx512.h"
+#include "model/runtime/value.h"
 
 namespace nnxr::runtime {
 
@@ -37,6 +39,65 @@ struct Plane {
   int64_t H, W, OH, OW, stride, ph, pw;
   int64_t row_len;  // floats per prepared row (stride 2: per half, even or odd columns)
 };
+
+// The prepared rows of one thread's planes, shared by the AVX2 and AVX-512 kernels: H input rows
+// of row_len floats (stride 2: an even and an odd half each), and one more zero row that the taps
+// outside the input read. All zero at the start: the planes write only the data columns, so the
+// padding columns stay 0. On a cache line, as the 64-byte loads of the AVX-512 kernel want.
+struct Rows {
+  float* rows;
+  const float* zero;
+};
+inline Rows prepared_rows(const Plane& g) {
+  thread_local std::vector<float, CacheAligned<float>> buf;
+  const size_t rows_size = static_cast<size_t>(g.H * g.row_len * g.stride);
+  buf.assign(rows_size + static_cast<size_t>(g.row_len * g.stride), 0.f);
+  return {buf.data(), buf.data() + rows_size};
+}
+
+// The K prepared rows (stride 2: their even halves) that output row oh reads, into src.
+template <int K, int Stride>
+[[gnu::always_inline]] inline void tap_rows(const Plane& g, const Rows& r, int64_t oh, const float** src) {
+  for (int ki = 0; ki < K; ++ki) {
+    const int64_t ih = oh * Stride - g.ph + ki;
+    src[ki] = ih < 0 || ih >= g.H ? r.zero : r.rows + ih * Stride * g.row_len;
+  }
+}
+
+// Output row oh of y and of the epilogue's outputs (null where there is none).
+struct OutRow {
+  float* y;
+  float* z;
+  float* z2;
+  const float* addend;
+};
+inline OutRow out_row(int64_t oh, int64_t OW, float* y, float* z, float* z2, const float* addend) {
+  auto at = [&](auto* p) { return p ? p + oh * OW : nullptr; };
+  return {y + oh * OW, at(z), at(z2), at(addend)};
+}
+
+// The planes [b, e) of X (C channels, the epilogue's planes at the same index), each by
+// one_plane(g, x, w, bias, y, z, z2, addend, rows) with its weights (K x K a channel).
+template <int K, class OnePlane>
+[[gnu::always_inline]] inline void each_plane(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y,
+                                             const EpilogueOut& act, avx2::InReg Act, int64_t b, int64_t e, OnePlane&& one_plane) {
+  const int64_t P = g.OH * g.OW;
+  const Rows rows = prepared_rows(g);
+  for (int64_t p = b; p < e; ++p) {
+    const int64_t c = p % C;
+    one_plane(X + p * g.H * g.W, W + K * K * c, B ? B[c] : 0.f, Y + p * P, Act == avx2::InReg::None ? nullptr : act.z1 + p * P,
+              Act == avx2::InReg::SiLU ? act.z2 + p * P : nullptr, Act == avx2::InReg::Add ? act.addend + p * P : nullptr, rows);
+  }
+}
+
+// The row length (floats, whole vectors of `vec`) for steps of `step` outputs: the padded input
+// row (`data_end`: its padding and data columns as the row copy writes them) and every column the
+// last step reads (stride 2: per half).
+inline int64_t row_length(const Plane& p, int64_t K, int64_t step, int64_t vec, int64_t data_end) {
+  const int64_t steps = (p.OW + step - 1) / step * step;
+  const int64_t need = p.stride == 1 ? std::max(data_end, steps + K - 1) : std::max((data_end + 1) / 2, steps + (K - 1) / 2);
+  return (need + vec - 1) / vec * vec;
+}
 
 // Input row x (W floats) into dst: the columns of a zero-padded row that hold data. The vector
 // past the last full one is read with a mask and stored whole (zeros past W: the padding stays 0).
@@ -85,11 +146,11 @@ __attribute__((target("avx2,fma"), always_inline)) inline void taps(const float*
 // product; addend, Add's addend).
 template <InReg Act, int Stride>
 __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2,
-                                               const float* addend, const ActParams& ap, float* rows, const float* zero) {
+                                               const float* addend, const ActParams& ap, const Rows& prepared) {
   const int64_t L = g.row_len;
   // Prepared input rows: stride 1, row r at rows + r * L; stride 2, its even half there and its
-  // odd half L floats further. Their padding columns are zero from the start (planes only write
-  // the data columns).
+  // odd half L floats further.
+  float* const rows = prepared.rows;
   for (int64_t r = 0; r < g.H; ++r) {
     if constexpr (Stride == 1) {
       copy_row(x + r * g.W, g.W, rows + r * L + g.pw);
@@ -106,14 +167,8 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
   const bool stream = Act != InReg::None && g.OW % 8 == 0 && g.OH * g.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const float* src[3];
-    for (int ki = 0; ki < 3; ++ki) {
-      const int64_t ih = oh * Stride - g.ph + ki;
-      src[ki] = ih < 0 || ih >= g.H ? zero : rows + ih * (Stride == 1 ? L : 2 * L);
-    }
-    float* yr = y + oh * g.OW;
-    float* zr = z ? z + oh * g.OW : nullptr;
-    float* z2r = z2 ? z2 + oh * g.OW : nullptr;
-    const float* ar = addend ? addend + oh * g.OW : nullptr;
+    tap_rows<3, Stride>(g, prepared, oh, src);
+    const auto [yr, zr, z2r, ar] = out_row(oh, g.OW, y, z, z2, addend);
     int64_t ow = 0;
     __m256 r[2];
     for (; ow + kOut <= g.OW; ow += kOut) {
@@ -140,19 +195,10 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
 template <InReg Act, int Stride>
 __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y,
                                                 const EpilogueOut& act, int64_t b, int64_t e) {
-  const int64_t L = g.row_len, P = g.OH * g.OW;
-  thread_local std::vector<float> buf;
-  const size_t rows_size = static_cast<size_t>(g.H * L * Stride);
-  buf.assign(rows_size + static_cast<size_t>(L * Stride), 0.f);
-  float* rows = buf.data();
-  const float* zero = rows + rows_size;  // the rows outside the input (all taps read 0)
   const ActParams ap = avx2::act_params(act.epi);
-  for (int64_t p = b; p < e; ++p) {
-    const int64_t c = p % C;
-    float* y = Y + p * P;
-    plane<Act, Stride>(g, X + p * g.H * g.W, W + 9 * c, B ? B[c] : 0.f, y, Act == InReg::None ? nullptr : act.z1 + p * P,
-                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap, rows, zero);
-  }
+  each_plane<3>(g, C, X, W, B, Y, act, Act, b, e, [&](const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend, const Rows& rows) {
+    plane<Act, Stride>(g, x, w, bias, y, z, z2, addend, ap, rows);
+  });
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }
 
@@ -162,10 +208,7 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
 NNXR_AVX512 inline void copy_row16(const float* x, int64_t W, float* dst) {
   int64_t i = 0;
   for (; i + 16 <= W; i += 16) _mm512_storeu_ps(dst + i, _mm512_loadu_ps(x + i));
-  if (i < W) {
-    const __mmask16 k = avx512::lanes(W - i);
-    _mm512_mask_storeu_ps(dst + i, k, _mm512_maskz_loadu_ps(k, x + i));
-  }
+  if (i < W) _mm512_storeu_ps(dst + i, _mm512_maskz_loadu_ps(avx512::lanes(W - i), x + i));
 }
 
 // Input row x (W floats) split into the even and odd columns of its zero-padded row p[c] =
@@ -189,23 +232,51 @@ NNXR_AVX512 inline void split_row16(const float* x, int64_t W, int64_t pw, float
   }
 }
 
+// Lanes [s, s + 16) of the 32 floats (lo, hi), s in [1, 4].
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 shifted(__m512 lo, __m512 hi, int s) {
+  const __m512i l = _mm512_castps_si512(lo), h = _mm512_castps_si512(hi);
+  switch (s) {
+    case 1: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 1));
+    case 2: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 2));
+    case 3: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 3));
+    default: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 4));
+  }
+}
+
 // Outputs [ow, ow + 16 V) of one output row into r[0, V): the bias plus the K x K taps of the
 // prepared input rows src[0, K) (stride 2: their even halves, the odd ones L floats further).
 template <int Stride, int K, int V>
 [[gnu::always_inline]] NNXR_AVX512 inline void taps16(const float* const* src, int64_t L, int64_t ow, const __m512* wv, __m512 bv, __m512* r) {
+  // Stride 1: output ow + j reads padded column ow + j + kj. Stride 2: padded column
+  // 2 (ow + j) + kj, that is even[ow + j + kj / 2] for even kj, odd[ow + j + kj / 2] for odd.
+  // src[ki] + ow (and the odd half, L floats further) is on a cache line (rows of whole lines, ow
+  // a multiple of 16): one aligned load per 16 columns, and the taps that start past it shifted
+  // out of two of them by valignd. A 64-byte load at an offset of 1-4 floats would span two
+  // cache lines: with those loads this kernel was 1.3-1.5x slower than the AVX2 one on Zen 4.
   __m512 acc[K][V];
-  for (int ki = 0; ki < K; ++ki)
+#pragma GCC unroll 8
+  for (int ki = 0; ki < K; ++ki) {
+    const float* p = src[ki] + ow;
+    __m512 c[Stride][V + 1];
+#pragma GCC unroll 2
+    for (int h = 0; h < Stride; ++h)
+#pragma GCC unroll 3
+      for (int v = 0; v <= V; ++v) c[h][v] = _mm512_load_ps(p + h * L + 16 * v);
+#pragma GCC unroll 2
     for (int v = 0; v < V; ++v) {
-      const float* p = src[ki] + ow + 16 * v;
-      // Stride 1: output ow + j reads padded column ow + j + kj. Stride 2: padded column
-      // 2 (ow + j) + kj, that is even[ow + j + kj / 2] for even kj, odd[ow + j + kj / 2] for odd.
-      auto at = [&](int kj) { return Stride == 1 ? p + kj : p + (kj % 2 ? L : 0) + kj / 2; };
-      __m512 a = _mm512_mul_ps(wv[K * ki], _mm512_loadu_ps(at(0)));
-      for (int kj = 1; kj < K; ++kj) a = _mm512_fmadd_ps(wv[K * ki + kj], _mm512_loadu_ps(at(kj)), a);
+      __m512 a = _mm512_mul_ps(wv[K * ki], c[0][v]);
+#pragma GCC unroll 8
+      for (int kj = 1; kj < K; ++kj) {
+        const int h = Stride == 1 ? 0 : kj % 2, by = Stride == 1 ? kj : kj / 2;
+        a = _mm512_fmadd_ps(wv[K * ki + kj], by == 0 ? c[h][v] : shifted(c[h][v], c[h][v + 1], by), a);
+      }
       acc[ki][v] = a;
     }
+  }
+#pragma GCC unroll 2
   for (int v = 0; v < V; ++v) {
     __m512 t = _mm512_add_ps(bv, acc[0][v]);
+#pragma GCC unroll 8
     for (int ki = 1; ki < K; ++ki) t = _mm512_add_ps(t, acc[ki][v]);
     r[v] = t;
   }
@@ -238,13 +309,15 @@ template <InReg Act>
 // One plane: x [H, W] -> y [OH, OW] (and the epilogue's outputs z, z2 (SiLU), addend (Add)).
 template <InReg Act, int Stride, int K>
 NNXR_AVX512 void plane16(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend,
-                         const ActParams& ap, float* rows, const float* zero) {
+                         const ActParams& ap, const Rows& prepared) {
   const int64_t L = g.row_len;
+  float* const rows = prepared.rows;
   for (int64_t r = 0; r < g.H; ++r) {
     if constexpr (Stride == 1) copy_row16(x + r * g.W, g.W, rows + r * L + g.pw);
     else split_row16(x + r * g.W, g.W, g.pw, rows + 2 * r * L, rows + (2 * r + 1) * L);
   }
   __m512 wv[K * K];
+#pragma GCC unroll 32
   for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
   const __m512 bv = _mm512_set1_ps(bias);
   // Streamed stores of y (and SiLU's sigmoid) only when every row is whole 8-float halves and the
@@ -254,14 +327,8 @@ NNXR_AVX512 void plane16(const Plane& g, const float* x, const float* w, float b
                       (Act != InReg::SiLU || reinterpret_cast<uintptr_t>(z) % 64 == 0);
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const float* src[K];
-    for (int ki = 0; ki < K; ++ki) {
-      const int64_t ih = oh * Stride - g.ph + ki;
-      src[ki] = ih < 0 || ih >= g.H ? zero : rows + ih * (Stride == 1 ? L : 2 * L);
-    }
-    float* yr = y + oh * g.OW;
-    float* zr = z ? z + oh * g.OW : nullptr;
-    float* z2r = z2 ? z2 + oh * g.OW : nullptr;
-    const float* ar = addend ? addend + oh * g.OW : nullptr;
+    tap_rows<K, Stride>(g, prepared, oh, src);
+    const auto [yr, zr, z2r, ar] = out_row(oh, g.OW, y, z, z2, addend);
     auto at = [](auto* p, int64_t o) { return p ? p + o : nullptr; };
     int64_t ow = 0;
     __m512 r[2];
@@ -285,34 +352,27 @@ NNXR_AVX512 void plane16(const Plane& g, const float* x, const float* w, float b
 template <InReg Act, int Stride, int K>
 NNXR_AVX512 void planes16(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y, const EpilogueOut& act, int64_t b,
                           int64_t e) {
-  const int64_t L = g.row_len, P = g.OH * g.OW;
-  thread_local std::vector<float> buf;
-  const size_t rows_size = static_cast<size_t>(g.H * L * Stride);
-  buf.assign(rows_size + static_cast<size_t>(L * Stride), 0.f);
-  float* rows = buf.data();
-  const float* zero = rows + rows_size;
   const ActParams ap = avx2::act_params(act.epi);
-  for (int64_t p = b; p < e; ++p) {
-    const int64_t c = p % C;
-    plane16<Act, Stride, K>(g, X + p * g.H * g.W, W + K * K * c, B ? B[c] : 0.f, Y + p * P, Act == InReg::None ? nullptr : act.z1 + p * P,
-                            Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap, rows, zero);
-  }
+  each_plane<K>(g, C, X, W, B, Y, act, Act, b, e, [&](const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend, const Rows& rows) {
+    plane16<Act, Stride, K>(g, x, w, bias, y, z, z2, addend, ap, rows);
+  });
   if constexpr (Act != InReg::None) _mm_sfence();
 }
 
 void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                       const EpilogueOut& act) {
   const int64_t K = g.kernel[0];
-  // Row length: the padded input row and every column the last step reads (stride 2: per half).
-  const int64_t steps = (p.OW + 15) / 16 * 16;
-  const int64_t data_end = p.pw + p.W;
-  const int64_t need = p.stride == 1 ? std::max(data_end, steps + K - 1) : std::max((data_end + 1) / 2, steps + (K - 1) / 2);
-  p.row_len = (need + 15) / 16 * 16;
+  p.row_len = row_length(p, K, 16, 16, p.pw + (p.W + 15) / 16 * 16);  // (copy_row16 stores whole vectors)
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
-      if (p.stride == 1) planes16<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
-      else planes16<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
+      if (K == 3) {
+        if (p.stride == 1) planes16<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
+        else planes16<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
+      } else {
+        if (p.stride == 1) planes16<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
+        else planes16<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
+      }
     });
   });
 }
@@ -322,15 +382,11 @@ void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W
 void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   Plane p{g.in[0], g.in[1], g.out[0], g.out[1], g.stride[0], g.pad_begin[0], g.pad_begin[1], 0};
   if (p.OH * p.OW == 0) return;
-  // 5x5: the AVX-512 kernel. 3x3: the AVX2 kernel on either set (its AVX-512 form measured
-  // slower on Zen 4: 1.5x the CPU time on MobileNet's 144x56x56 and 960x7x7 layers).
-  if (g.kernel[0] == 5) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
-  // Row length: covers the padded input row and every column the last step of 16 outputs reads
-  // (stride 2: per half), rounded to whole vectors.
-  const int64_t steps = (p.OW + kOut - 1) / kOut * kOut;
-  const int64_t data_end = p.pw + (p.W + 7) / 8 * 8;  // copy_row stores whole vectors
-  const int64_t need = p.stride == 1 ? std::max(data_end, steps + 2) : std::max((data_end + 1) / 2, steps + 1);
-  p.row_len = (need + 7) / 8 * 8;
+  // 5x5 and stride-1 3x3: the AVX-512 kernel where the CPU has it. Stride-2 3x3: the AVX2 kernel
+  // on either set (on Zen 4 the AVX-512 one measured 0.95-1.1x its time: about even, and slower
+  // on MobileNet's 96x112x112 layer).
+  if (cpu_has_avx512() && (g.kernel[0] == 5 || p.stride == 1)) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
+  p.row_len = row_length(p, 3, kOut, 8, p.pw + (p.W + 7) / 8 * 8);  // (copy_row stores whole vectors)
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
