@@ -6,11 +6,13 @@
 #include <memory>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "model/runtime/avx512.h"
 #include "model/runtime/broadcast.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/exp_lanes.h"
+#include "model/runtime/half_lanes.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -36,7 +38,7 @@ KernelFactory act(const char* a_name, float a_def, const char* b_name, float b_d
 // Float Relu, Clip, HardSigmoid and HardSwish W lanes at a time (GCC vectors: the same
 // comparisons and operations as the scalar expressions of the generic kernels, so the same
 // results, NaN included), in place.
-enum class Piecewise { Relu, Clip, HardSigmoid, HardSwish };
+enum class Piecewise { Relu, Clip, HardSigmoid, HardSwish, LeakyRelu };
 
 template <Piecewise K, class V>
 [[gnu::always_inline]] inline void piecewise(V& x, float a, float b) {
@@ -44,8 +46,10 @@ template <Piecewise K, class V>
   if constexpr (K == Piecewise::Relu) {
     x = x > zero ? x : zero;
   } else if constexpr (K == Piecewise::Clip) {  // a = lo, b = hi
-    const V lo = V{} + a, hi = V{} + b;
+    const V lo = a - V{}, hi = b - V{};  // (x - +0 is x, -0 included)
     x = x < lo ? lo : (x > hi ? hi : x);
+  } else if constexpr (K == Piecewise::LeakyRelu) {  // a = alpha
+    x = x >= zero ? x : x * a;
   } else {
     // The product or quotient rounded before the sum, as in the scalar kernels (the build
     // contracts a * x + b into a fused multiply-add where the target has FMA; the empty asm
@@ -99,6 +103,34 @@ void piecewise_f32(KernelContext& ctx, const Value& x, Value& y, float a, float 
   const int64_t n = x.elements();
   if (n >= (1 << 16)) ctx.pool().parallel_for(n, 1 << 14, [&](int64_t b0, int64_t e0) { f(px + b0, py + b0, e0 - b0, a, b); });
   else f(px, py, n, a, b);
+}
+
+// Float16 activations read and written as float16 (no float copy of the tensor): the rows of
+// half_lanes.h's policy for the active set, each value widened in registers, the float kernel's
+// lane arithmetic (piecewise, or the Sigmoid kernel's), one rounding to float16.
+template <Piecewise K>
+struct HalfPiecewise {
+  static constexpr bool kSigmoid = false;
+  float a = 0, b = 0;
+  template <class V>
+  [[gnu::always_inline]] void apply(V& v) const {
+    piecewise<K>(v, a, b);
+  }
+};
+struct HalfSigmoid {
+  static constexpr bool kSigmoid = true;
+};
+
+// y = f(x) on a float16 tensor, split over the pool as piecewise_f32 does.
+template <class F>
+void half_unary(KernelContext& ctx, const Value& x, Value& y, const F& f) {
+  y.reset(DType::Float16, x.dims());
+  const uint16_t* px = x.as<uint16_t>().data();
+  uint16_t* py = y.mutable_as<uint16_t>().data();
+  const auto row = cpu_has_avx512() ? &HalfAvx512::map<F> : cpu_has_avx2_fma() ? &HalfAvx2::map<F> : &HalfPortable::map<F>;
+  const int64_t n = x.elements();
+  if (n >= (1 << 16)) ctx.pool().parallel_for(n, 1 << 14, [&](int64_t b0, int64_t e0) { row(px + b0, py + b0, e0 - b0, f); });
+  else row(px, py, n, f);
 }
 
 inline float exp_vec(float x) {
@@ -440,6 +472,7 @@ void register_activation(Registry& r) {
     auto generic = act("", 0, nullptr, 0, [](auto x, auto, auto) { return sigmoid(x); })(init);
     return make_kernel([generic = std::shared_ptr<Kernel>(std::move(generic))](KernelContext& ctx) {
       const Value& x = ctx.in(0);
+      if (x.dtype() == DType::Float16) return half_unary(ctx, x, ctx.out(0), HalfSigmoid{});
       if (x.dtype() != DType::Float) return generic->run(ctx);
       Value& y = ctx.out(0);
       y.reset(DType::Float, x.dims());
@@ -447,9 +480,16 @@ void register_activation(Registry& r) {
       float* py = y.mutable_as<float>().data();
       ctx.pool().parallel_for(x.elements(), 1 << 14, [&](int64_t b, int64_t e) { sigmoid_f32(px + b, py + b, e - b); });
     });
-  });
+  }, false);  // float16 by half_unary
   r.add("Tanh", act("", 0, nullptr, 0, [](auto x, auto, auto) { return std::tanh(x); }));
-  r.add("LeakyRelu", act("alpha", 0.01f, nullptr, 0, [](auto x, auto a, auto) { return x >= 0 ? x : a * x; }));
+  r.add("LeakyRelu", [](const KernelInit& init) {
+    const float alpha = static_cast<float>(init.attrs().get_float("alpha", 0.01f));
+    auto generic = act("alpha", 0.01f, nullptr, 0, [](auto x, auto a, auto) { return x >= 0 ? x : a * x; })(init);
+    return make_kernel([alpha, generic = std::shared_ptr<Kernel>(std::move(generic))](KernelContext& ctx) {
+      if (ctx.in(0).dtype() != DType::Float16) return generic->run(ctx);
+      half_unary(ctx, ctx.in(0), ctx.out(0), HalfPiecewise<Piecewise::LeakyRelu>{alpha, 0.f});
+    });
+  }, false);  // float16 by half_unary
   r.add("Elu", act("alpha", 1.0f, nullptr, 0, [](auto x, auto a, auto) { return x >= 0 ? x : a * (std::exp(x) - 1); }));
   r.add("Selu", act("alpha", 1.67326319217681884765625f, "gamma", 1.05070102214813232421875f,
                     [](auto x, auto a, auto g) { return x > 0 ? g * x : g * (a * std::exp(x) - a); }));
@@ -464,20 +504,22 @@ void register_activation(Registry& r) {
       return std::max(T(0), std::min(T(1), a * x + b));
     })(init);
     return make_kernel([a, b, generic = std::shared_ptr<Kernel>(std::move(generic))](KernelContext& ctx) {
+      if (ctx.in(0).dtype() == DType::Float16) return half_unary(ctx, ctx.in(0), ctx.out(0), HalfPiecewise<Piecewise::HardSigmoid>{a, b});
       if (ctx.in(0).dtype() != DType::Float) return generic->run(ctx);
       piecewise_f32<Piecewise::HardSigmoid>(ctx, ctx.in(0), ctx.out(0), a, b);
     });
-  });
+  }, false);  // float16 by half_unary
   r.add("HardSwish", [](const KernelInit& init) {
     auto generic = act("", 0, nullptr, 0, [](auto x, auto, auto) {
       using T = decltype(x);
       return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5)));
     })(init);
     return make_kernel([generic = std::shared_ptr<Kernel>(std::move(generic))](KernelContext& ctx) {
+      if (ctx.in(0).dtype() == DType::Float16) return half_unary(ctx, ctx.in(0), ctx.out(0), HalfPiecewise<Piecewise::HardSwish>{});
       if (ctx.in(0).dtype() != DType::Float) return generic->run(ctx);
       piecewise_f32<Piecewise::HardSwish>(ctx, ctx.in(0), ctx.out(0), 0.f, 0.f);
     });
-  });
+  }, false);  // float16 by half_unary
   r.add("Softplus", act("", 0, nullptr, 0, [](auto x, auto, auto) {
           using T = decltype(x);
           return x > T(20) ? x : std::log1p(std::exp(x));
@@ -508,14 +550,15 @@ void register_activation(Registry& r) {
     });
   });
 
-  // Clip: min/max attributes before opset 11, optional inputs from 11.
+  // Clip: min/max attributes before opset 11, optional inputs from 11. Float16 by half_unary, the
+  // bounds taken as the float kernel takes them from the widened inputs.
   r.add("Clip", [](const KernelInit& init) {
     const bool attr_form = init.opset < 11;
     const double amin = init.attrs().get_float("min", -std::numeric_limits<float>::max());
     const double amax = init.attrs().get_float("max", std::numeric_limits<float>::max());
     return make_kernel([=](KernelContext& ctx) {
       const Value& a = ctx.in(0);
-      dispatch_numeric(ctx, a.dtype(), [&](auto tag) {
+      auto bounds = [&](auto tag) {
         using T = decltype(tag);
         T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
         if (attr_form) {
@@ -528,11 +571,20 @@ void register_activation(Registry& r) {
           if (ctx.has_input(1)) lo = static_cast<T>(read_scalar(ctx, 1));
           if (ctx.has_input(2)) hi = static_cast<T>(read_scalar(ctx, 2));
         }
+        return std::pair{lo, hi};
+      };
+      if (a.dtype() == DType::Float16) {
+        const auto [lo, hi] = bounds(float{});
+        return half_unary(ctx, a, ctx.out(0), HalfPiecewise<Piecewise::Clip>{lo, hi});
+      }
+      dispatch_numeric(ctx, a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const auto [lo, hi] = bounds(T{});
         if constexpr (std::is_same_v<T, float>) piecewise_f32<Piecewise::Clip>(ctx, a, ctx.out(0), lo, hi);
         else unary_loop<T>(ctx, a, ctx.out(0), [lo, hi](T x) { return x < lo ? lo : x > hi ? hi : x; });
       });
     });
-  });
+  }, false);
 
   // PRelu: slope broadcast unidirectionally to X.
   r.add("PRelu", [](const KernelInit&) {

@@ -9,6 +9,7 @@
 #include "model/runtime/broadcast.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/exp_lanes.h"
+#include "model/runtime/half_lanes.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -86,7 +87,7 @@ template <int W, Arith Op>
   using V = typename Lanes<W>::F;
   int64_t i = 0;
   if ((sx == 0 || sx == 1) && (sy == 0 || sy == 1)) {
-    V a0 = V{} + x[0], a1 = a0, b0 = V{} + y[0], b1 = b0;  // (the single values)
+    V a0 = x[0] - V{}, a1 = a0, b0 = y[0] - V{}, b1 = b0;  // (the single values; x - +0 is x, -0 included)
     for (; i + 2 * W <= n; i += 2 * W) {
       if (sx) {
         std::memcpy(&a0, x + i, sizeof a0);
@@ -137,6 +138,35 @@ void float_arith(KernelContext& ctx, const Value& a, const Value& b, Value& out)
   std::array<std::vector<int64_t>, 2> st{broadcast_strides(a.dims(), os), broadcast_strides(b.dims(), os)};
   for_each_broadcast<2>(os, st, &ctx.pool(), [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& is, int64_t o, int64_t len) {
     row(pa + off[0], is[0], pb + off[1], is[1], po + o, len);
+  });
+}
+
+// Float16 Add, Sub, Mul or Div with broadcasting, read and written as float16 (no float copy of
+// either tensor): the rows of half_lanes.h's policy for the active set, each value widened in
+// registers, the float operation, one rounding to float16 (so the results of the float kernel on
+// the widened tensors, rounded).
+template <Arith Op>
+struct HalfArith {
+  static constexpr bool kSigmoid = false;
+  template <class V>
+  [[gnu::always_inline]] void apply(V& a, const V& b) const {
+    float_op<Op>(a, b);
+  }
+};
+
+template <Arith Op>
+void half_arith(KernelContext& ctx, const Value& a, const Value& b, Value& out) {
+  const Shape shapes[2] = {a.dims(), b.dims()};
+  Shape os = broadcast_shapes(ctx, shapes);
+  out.reset(DType::Float16, os);
+  const uint16_t* pa = a.as<uint16_t>().data();
+  const uint16_t* pb = b.as<uint16_t>().data();
+  uint16_t* po = out.mutable_as<uint16_t>().data();
+  const HalfArith<Op> f;
+  const auto row = cpu_has_avx512() ? &HalfAvx512::zip<HalfArith<Op>> : cpu_has_avx2_fma() ? &HalfAvx2::zip<HalfArith<Op>> : &HalfPortable::zip<HalfArith<Op>>;
+  std::array<std::vector<int64_t>, 2> st{broadcast_strides(a.dims(), os), broadcast_strides(b.dims(), os)};
+  for_each_broadcast<2>(os, st, &ctx.pool(), [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& is, int64_t o, int64_t len) {
+    row(pa + off[0], is[0], pb + off[1], is[1], po + o, len, f);
   });
 }
 
@@ -203,6 +233,13 @@ T apply_arith(const KernelContext& ctx, Arith op, T a, T b) {
 }
 
 void arith(KernelContext& ctx, Arith op, const Value& a, const Value& b, Value& out) {
+  if (a.dtype() == DType::Float16) switch (op) {  // (the kernels registered without the float round trip)
+      case Arith::Add: return half_arith<Arith::Add>(ctx, a, b, out);
+      case Arith::Sub: return half_arith<Arith::Sub>(ctx, a, b, out);
+      case Arith::Mul: return half_arith<Arith::Mul>(ctx, a, b, out);
+      case Arith::Div: return half_arith<Arith::Div>(ctx, a, b, out);
+      default: break;
+    }
   dispatch_arith(ctx, a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float>) {  // vector rows
@@ -405,10 +442,12 @@ T sign_of(T x) {
 }  // namespace
 
 void register_elementwise(Registry& r) {
-  r.add("Add", binary_arith(Arith::Add));
-  r.add("Sub", binary_arith(Arith::Sub));
-  r.add("Mul", binary_arith(Arith::Mul));
-  r.add("Div", binary_arith(Arith::Div));
+  // Float16 Add, Sub, Mul and Div read and write float16 (half_arith); the other ops compute
+  // float16 in float around the kernel.
+  r.add("Add", binary_arith(Arith::Add), false);
+  r.add("Sub", binary_arith(Arith::Sub), false);
+  r.add("Mul", binary_arith(Arith::Mul), false);
+  r.add("Div", binary_arith(Arith::Div), false);
   r.add("Mod", binary_arith(Arith::Mod));
   r.add("Pow", pow_kernel());
   r.add("Max", variadic(Arith::Max, false));

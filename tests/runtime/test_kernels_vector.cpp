@@ -1,6 +1,7 @@
 // The vector kernels of the depthwise convolutions, the sigmoid, the global pools and the float
-// element-wise arithmetic, once per instruction set the CPU has (Portable, Avx2, Avx512 in the
-// test names; a set the CPU lacks is skipped with a message), against naive references.
+// and float16 element-wise arithmetic and activations, once per instruction set the CPU has
+// (Portable, Avx2, Avx512 in the test names; a set the CPU lacks is skipped with a message),
+// against naive references.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +12,9 @@
 #include <random>
 #include <string>
 
+#include "model/half.h"
 #include "model/runtime/compute.h"
+#include "model/runtime/half_lanes.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/runtime.h"
 #include "model/runtime/value.h"
@@ -221,7 +224,7 @@ TEST_P(RuntimeVectorKernels, FloatArithmeticMatchesScalar) {
         for (int64_t d : sb) nb *= static_cast<size_t>(d);
         auto a = test::random_floats(na, 11 + static_cast<uint32_t>(o), -4.f, 4.f), b = test::random_floats(nb, 13 + static_cast<uint32_t>(o), 0.5f, 3.f);
         a[0] = std::numeric_limits<float>::infinity();
-        b[nb - 1] = 0.f;  // x / 0, inf - inf, ...
+        b[nb - 1] = -0.f;  // x / -0, inf - inf, a product of -0 (a single value keeps its sign), ...
         // The reference: the broadcast by index arithmetic.
         const size_t rank = std::max(sa.size(), sb.size());
         std::vector<int64_t> os(rank), pa(rank, 1), pb(rank, 1);
@@ -290,6 +293,190 @@ TEST_P(RuntimeVectorKernels, PiecewiseActivationsMatchScalar) {
           ADD_FAILURE() << name << " n=" << n << " x=" << x[i] << ": " << y[i] << " want " << want;
       }
       EXPECT_EQ(bad, 0u) << name << " n=" << n;
+    }
+  }
+}
+
+namespace {
+
+using nnxr::model::DType;
+
+// n float16 values: random in [lo, hi] rounded, with NaN, the infinities, signed zeros, the
+// largest finite and a subnormal among them.
+std::vector<uint16_t> random_halves(size_t n, uint32_t seed, float lo, float hi) {
+  const auto f = test::random_floats(n, seed, lo, hi);
+  std::vector<uint16_t> h(n);
+  nnxr::model::float_to_half(f.data(), h.data(), n);
+  const uint16_t special[] = {0x7e00, 0x7c00, 0xfc00, 0x0000, 0x8000, 0x7bff, 0x0003, 0xbc00};
+  for (size_t i = 0; i < std::size(special) && i < n; ++i) h[(i * 7) % n] = special[i];
+  return h;
+}
+
+bool same_half(uint16_t a, uint16_t b) {
+  const bool nan_a = (a & 0x7fff) > 0x7c00, nan_b = (b & 0x7fff) > 0x7c00;
+  return nan_a || nan_b ? nan_a == nan_b : a == b;
+}
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string t = "[";
+  for (size_t i = 0; i < d.size(); ++i) t += (i ? "," : "") + std::to_string(d[i]);
+  return t + "]";
+}
+
+// Row functors for the float16 rows: a + b, and a + a.
+struct HalfAdd {
+  static constexpr bool kSigmoid = false;
+  template <class V>
+  [[gnu::always_inline]] void apply(V& a, const V& b) const {
+    a = a + b;
+  }
+};
+struct HalfTwice {
+  static constexpr bool kSigmoid = false;
+  template <class V>
+  [[gnu::always_inline]] void apply(V& a) const {
+    a = a + a;
+  }
+};
+
+}  // namespace
+
+// Float16 Add, Sub, Mul and Div read and write float16 (no float copy): with the broadcasts of
+// FloatArithmeticMatchesScalar and rows shorter than, equal to and past each vector width, bit for
+// bit the scalar float operation on the widened values, rounded once to float16 (NaN as NaN).
+TEST_P(RuntimeVectorKernels, Float16ArithmeticMatchesRoundedFloat) {
+  struct Case {
+    std::vector<int64_t> a, b;
+  };
+  const std::vector<Case> cases = {{{1, 5, 7, 7}, {1, 5, 1, 1}}, {{2, 3, 33, 65}, {1, 3, 1, 1}}, {{1, 1}, {3, 37}}, {{4, 31}, {1}},
+                                   {{2, 64, 32, 33}, {2, 64, 32, 33}}, {{3, 17}, {17}}, {{2, 5, 3}, {5, 1}}, {{1}, {1}},
+                                   {{15}, {15}}, {{16}, {16}}, {{47}, {1}}, {{2, 3, 4}, {2, 1, 4}}};
+  const char* ops[] = {"Add", "Sub", "Mul", "Div"};
+  for (const Case& c : cases)
+    for (int o = 0; o < 4; ++o)
+      for (bool swap : {false, true}) {
+        const auto& sa = swap ? c.b : c.a;
+        const auto& sb = swap ? c.a : c.b;
+        size_t na = 1, nb = 1;
+        for (int64_t d : sa) na *= static_cast<size_t>(d);
+        for (int64_t d : sb) nb *= static_cast<size_t>(d);
+        const auto a = random_halves(na, 21 + static_cast<uint32_t>(o), -4.f, 4.f), b = random_halves(nb, 23 + static_cast<uint32_t>(o), -3.f, 3.f);
+        const size_t rank = std::max(sa.size(), sb.size());
+        std::vector<int64_t> os(rank), pa(rank, 1), pb(rank, 1);
+        for (size_t i = 0; i < sa.size(); ++i) pa[rank - sa.size() + i] = sa[i];
+        for (size_t i = 0; i < sb.size(); ++i) pb[rank - sb.size() + i] = sb[i];
+        size_t n = 1;
+        for (size_t i = 0; i < rank; ++i) n *= static_cast<size_t>(os[i] = std::max(pa[i], pb[i]));
+        Session s(test::plan_from_text(std::string("<ir_version: 8, opset_import: [\"\" : 13]> g (float16") + dims_str(sa) + " A, float16" +
+                                       dims_str(sb) + " B) => (float16" + dims_str(os) + " Y) { Y = " + ops[o] + "(A, B) }"),
+                  {.threads = 2});
+        test::feed(s, "A", DType::Float16, sa, a);
+        test::feed(s, "B", DType::Float16, sb, b);
+        s.run();
+        ASSERT_EQ(s.find("Y")->dtype(), DType::Float16);
+        const auto y = test::values<uint16_t>(s, "Y");
+        ASSERT_EQ(y.size(), n) << ops[o];
+        size_t bad = 0;
+        for (size_t flat = 0; flat < n; ++flat) {
+          size_t rem = flat, ia = 0, ib = 0, sta = 1, stb = 1;
+          for (size_t d = rank; d-- > 0;) {
+            const size_t idx = rem % static_cast<size_t>(os[d]);
+            rem /= static_cast<size_t>(os[d]);
+            if (pa[d] > 1) ia += idx * sta;
+            if (pb[d] > 1) ib += idx * stb;
+            sta *= static_cast<size_t>(pa[d]);
+            stb *= static_cast<size_t>(pb[d]);
+          }
+          const float u = nnxr::model::half_to_float(a[ia]), v = nnxr::model::half_to_float(b[ib]);
+          const uint16_t want = nnxr::model::float_to_half(o == 0 ? u + v : o == 1 ? u - v : o == 2 ? u * v : u / v);
+          if (!same_half(y[flat], want) && ++bad <= 3)
+            ADD_FAILURE() << ops[o] << " " << dims_str(sa) << " " << dims_str(sb) << " element " << flat << ": " << std::hex << y[flat] << " want " << want;
+        }
+        EXPECT_EQ(bad, 0u) << ops[o] << " " << dims_str(sa) << " " << dims_str(sb);
+      }
+}
+
+// Float16 Sigmoid, Clip, HardSigmoid, HardSwish, LeakyRelu and Relu on every tail length and on a
+// tensor split across threads: bit for bit the float kernels of the same instruction set on the
+// widened input, rounded once (the piecewise ones: their scalar expressions), and the sigmoid
+// within one float16 step of the exact value.
+TEST_P(RuntimeVectorKernels, Float16ActivationsMatchRoundedFloat) {
+  const char* body =
+      "  G = Sigmoid(X)\n  C = Clip(X, LO, HI)\n  S = HardSigmoid <alpha = 0.3, beta = 0.4> (X)\n  W = HardSwish(X)\n"
+      "  L = LeakyRelu <alpha = 0.2> (X)\n  R = Relu(X) }";
+  const char* names[] = {"G", "C", "S", "W", "L", "R"};
+  auto graph = [&](const std::string& t, int64_t n) {
+    const std::string shape = t + "[" + std::to_string(n) + "]";
+    std::string b = body;
+    for (size_t p; (p = b.find("%T")) != std::string::npos;) b.replace(p, 2, t);
+    std::string outs;
+    for (const char* nm : names) outs += std::string(outs.empty() ? "" : ", ") + shape + " " + nm;
+    return "<ir_version: 8, opset_import: [\"\" : 14]> g (" + shape + " X, " + t + " LO, " + t + " HI) => (" + outs + ") {\n" + b;
+  };
+  for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 100, 70001}) {
+    const auto x = random_halves(static_cast<size_t>(n), 5 + static_cast<uint32_t>(n), -7.f, 7.f);
+    std::vector<float> xf(x.size());
+    nnxr::model::half_to_float(x.data(), xf.data(), x.size());
+    Session sh(test::plan_from_text(graph("float16", n)), {.threads = 2});
+    test::feed(sh, "X", DType::Float16, {n}, x);
+    test::feed(sh, "LO", DType::Float16, {}, std::vector<uint16_t>{0xba00});  // -0.75
+    test::feed(sh, "HI", DType::Float16, {}, std::vector<uint16_t>{0x4100});  // 2.5
+    sh.run();
+    Session sf(test::plan_from_text(graph("float", n)), {.threads = 2});
+    test::feed_f(sf, "X", {n}, xf);
+    test::feed_f(sf, "LO", {}, {-0.75f});
+    test::feed_f(sf, "HI", {}, {2.5f});
+    sf.run();
+    for (const char* nm : names) {
+      ASSERT_EQ(sh.find(nm)->dtype(), DType::Float16) << nm;
+      const auto y = test::values<uint16_t>(sh, nm);
+      const auto yf = test::values<float>(sf, nm);
+      ASSERT_EQ(y.size(), x.size()) << nm;
+      size_t bad = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const uint16_t want = nnxr::model::float_to_half(yf[i]);
+        bool ok = same_half(y[i], want);
+        if (ok && nm[0] == 'G' && !std::isnan(xf[i])) {  // and near the exact sigmoid
+          const double exact = 1.0 / (1.0 + std::exp(-static_cast<double>(xf[i])));
+          ok = std::fabs(nnxr::model::half_to_float(y[i]) - exact) <= std::ldexp(std::max(std::fabs(exact), 6.1e-5), -10);
+        }
+        if (!ok && ++bad <= 3) ADD_FAILURE() << nm << " n=" << n << " x=" << xf[i] << ": " << std::hex << y[i] << " want " << want;
+      }
+      EXPECT_EQ(bad, 0u) << nm << " n=" << n;
+    }
+  }
+}
+
+// The float16 rows of each instruction set in place (z = x, and z = y under a broadcast x) at
+// every length up to three vectors: the same bits as into a separate array.
+TEST_P(RuntimeVectorKernels, Float16RowsInPlace) {
+  for (int64_t n = 1; n <= 49; ++n) {
+    const auto x = random_halves(static_cast<size_t>(n), 31 + static_cast<uint32_t>(n), -9.f, 9.f);
+    const auto y = random_halves(static_cast<size_t>(n), 37 + static_cast<uint32_t>(n), -9.f, 9.f);
+    std::vector<uint16_t> sum(x.size()), twice(x.size()), sum_in = x, twice_in = x, bsum(y.size()), bsum_in = y;
+    auto run = [&](auto policy) {
+      using L = decltype(policy);
+      L::zip(x.data(), 1, y.data(), 1, sum.data(), n, HalfAdd{});
+      L::zip(sum_in.data(), 1, y.data(), 1, sum_in.data(), n, HalfAdd{});
+      L::map(x.data(), twice.data(), n, HalfTwice{});
+      L::map(twice_in.data(), twice_in.data(), n, HalfTwice{});
+      L::zip(x.data(), 0, y.data(), 1, bsum.data(), n, HalfAdd{});
+      L::zip(x.data(), 0, bsum_in.data(), 1, bsum_in.data(), n, HalfAdd{});
+    };
+    switch (GetParam()) {
+      case Isa::Avx512: run(HalfAvx512{}); break;
+      case Isa::Avx2: run(HalfAvx2{}); break;
+      case Isa::Portable: run(HalfPortable{}); break;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const float u = nnxr::model::half_to_float(x[static_cast<size_t>(i)]), v = nnxr::model::half_to_float(y[static_cast<size_t>(i)]);
+      const size_t k = static_cast<size_t>(i);
+      EXPECT_TRUE(same_half(sum[k], nnxr::model::float_to_half(u + v))) << "n=" << n << " i=" << i;
+      EXPECT_TRUE(same_half(twice[k], nnxr::model::float_to_half(u + u))) << "n=" << n << " i=" << i;
+      EXPECT_TRUE(same_half(bsum[k], nnxr::model::float_to_half(nnxr::model::half_to_float(x[0]) + v))) << "n=" << n << " i=" << i;
+      EXPECT_EQ(sum_in[k], sum[k]) << "n=" << n << " i=" << i;
+      EXPECT_EQ(twice_in[k], twice[k]) << "n=" << n << " i=" << i;
+      EXPECT_EQ(bsum_in[k], bsum[k]) << "n=" << n << " i=" << i;
     }
   }
 }
