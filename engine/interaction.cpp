@@ -480,6 +480,7 @@ std::optional<Ray> DesktopControls::pointer() const {
     const FilterMenu menu{interaction_.op_counts().size()};
     if (menu.row(menu.desktop(width_, height_).to_canvas({last_x_, last_y_})) != FilterMenu::Row::None) return std::nullopt;
   }
+  if (over_search(search(), last_x_, last_y_, width_, height_)) return std::nullopt;  // over the search box's list
   return interaction_.camera().ray_through(last_x_, last_y_, width_, height_);
 }
 

@@ -90,4 +90,40 @@ void Search::update() {
   for (size_t i = 0; i < ranked.size() && i < kShown; ++i) matches_.push_back(ranked[i].second);
 }
 
+SearchPanel search_panel(const Search& search) {
+  SearchPanel p;
+  const glm::vec4 white{1, 1, 1, 1}, grey{0.6f, 0.6f, 0.65f, 1}, chosen{1.0f, 0.85f, 0.2f, 1};
+  p.lines.push_back({"find: " + search.query() + "_", white});
+  if (search.matches().empty()) p.lines.push_back({"no tensor or node matches", grey});
+  for (size_t i = 0; i < search.matches().size(); ++i) {
+    const SearchEntry& e = search.entries()[search.matches()[i]];
+    std::string line = (i == search.chosen() ? "> " : "  ") + e.name;
+    if (line.size() > 60) line = line.substr(0, 57) + "...";
+    line += "  (" + (e.op.empty() ? std::string("input") : e.op) + ", layer " + std::to_string(e.layer) + ")";
+    p.lines.push_back({std::move(line), i == search.chosen() ? chosen : white});
+  }
+  if (!search.matches().empty())
+    p.lines.push_back({std::to_string(search.match_count()) + " match" + (search.match_count() == 1 ? "" : "es") +
+                           "; Up/Down choose, Enter flies there, Esc closes",
+                       grey});
+  // The panel fits the longest line.
+  size_t longest = 0;
+  for (const auto& l : p.lines) longest = std::max(longest, l.text.size());
+  const float width = 6.0f * float(longest) + 4, height = 12.0f * float(p.lines.size()) + 2;
+  p.box = {{-6, -7}, {width + 2, height + 1}};
+  return p;
+}
+
+bool over_search(const Search& search, float x, float y, float width, float height) {
+  if (!search.active() || width <= 0 || height <= 0) return false;
+  // As draw_search places it in this window: the first line's top left in pixels, and the pixels
+  // of a glyph unit across (the view is 2 half_w wide, half_w = half_h * aspect) and down.
+  const float aspect = std::max(width / height, 0.1f);
+  const glm::vec2 origin{width / 2 * (1 - SearchPanel::kLeft), height / 2 * (1 - SearchPanel::kTop)};
+  const glm::vec2 unit{width / (SearchPanel::kLinesPerView * 12 * aspect), height / (SearchPanel::kLinesPerView * 12)};
+  const SearchPanel::Box box = search_panel(search).box;
+  const glm::vec2 lo = origin + box.lo * unit, hi = origin + box.hi * unit;
+  return x >= lo.x && x <= hi.x && y >= lo.y && y <= hi.y;
+}
+
 }  // namespace nnxr::engine

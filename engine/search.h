@@ -61,4 +61,27 @@ class Search {
   size_t chosen_ = 0;
 };
 
+// The search box as the desktop draws it (engine/search_overlay.cpp): its lines, top to bottom (the
+// query, then the matches or why there are none, and the hint), and the panel behind them in
+// glyph units (a line is 12 high, a glyph 6 wide) from the first line's top left, x right and y
+// down. The first line starts kLeft of the half width left and kTop of the half height up from
+// the view's centre; a line is 1 / kLinesPerView of the view's height.
+struct SearchPanel {
+  static constexpr float kLeft = 0.96f, kTop = 0.94f, kLinesPerView = 30;
+  struct Line {
+    std::string text;
+    glm::vec4 colour;
+  };
+  struct Box {
+    glm::vec2 lo, hi;
+  };
+  std::vector<Line> lines;
+  Box box;
+};
+SearchPanel search_panel(const Search& search);
+
+// Whether the window pixel (x, y) of a width × height view lies on the search box (false while
+// the search is closed): the pointer there aims at nothing.
+bool over_search(const Search& search, float x, float y, float width, float height);
+
 }  // namespace nnxr::engine

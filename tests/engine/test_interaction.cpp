@@ -577,6 +577,34 @@ TEST_F(Controls, ThePointerIsTheCursorsRayOffTheMenu) {
   EXPECT_TRUE(controls.pointer().has_value());
 }
 
+// Nor does it follow the cursor over the search box's list while the search is open. In an
+// 800 × 600 window the box starts 2% / 3% of the window from its top left, a line is a thirtieth
+// of the height (20 px), and it is as wide as its longest line: with all five entries listed
+// (seven lines) it reaches y = 163 and x = 586; with one match (three lines) y = 83.
+TEST_F(Controls, ThePointerOverTheSearchListAimsAtNothing) {
+  in.search().set_entries(entries());
+  controls.cursor(100, 100);
+  EXPECT_TRUE(controls.pointer().has_value());  // closed: nothing there
+  in.search().open();
+  EXPECT_FALSE(controls.pointer().has_value());
+  for (const auto& [x, y] : {std::pair{20.f, 12.f}, {580.f, 150.f}, {300.f, 60.f}}) {
+    controls.cursor(x, y);
+    EXPECT_FALSE(controls.pointer().has_value()) << x << ", " << y;
+  }
+  for (const auto& [x, y] : {std::pair{100.f, 300.f}, {700.f, 100.f}, {200.f, 170.f}}) {
+    controls.cursor(x, y);
+    EXPECT_TRUE(controls.pointer().has_value()) << x << ", " << y;
+  }
+  for (char c : std::string("logits")) controls.character(static_cast<uint32_t>(c));
+  ASSERT_EQ(in.search().matches().size(), 1u);
+  controls.cursor(100, 100);  // below the shorter list
+  EXPECT_TRUE(controls.pointer().has_value());
+  controls.cursor(100, 50);
+  EXPECT_FALSE(controls.pointer().has_value());
+  in.search().close();
+  EXPECT_TRUE(controls.pointer().has_value());
+}
+
 TEST_F(Controls, FilterMenuClicksToggleOpsModeIsolateAndReset) {
   in.set_op_counts({{"Conv", 3}, {"Relu", 2}, {"Gemm", 1}});
   in.search().set_entries(entries());
