@@ -13,6 +13,7 @@ layout(location = 1) out vec2 out_corner;
 layout(location = 2) out float out_fog;
 layout(location = 3) flat out uint out_selected;
 
+const vec4 kNowhere = vec4(0.0, 0.0, 0.0, 1.0);
 const vec2 kCorners[6] = vec2[](vec2(-1, -1), vec2(1, -1), vec2(1, 1), vec2(-1, -1), vec2(1, 1), vec2(-1, 1));
 
 void main() {
@@ -38,9 +39,21 @@ void main() {
   float radius = max(frame.sizes.x * scale * abs(p[1][1]), min_px * 2.0 / frame.sizes.z * clip.w);
   // Points fade in over the activation images as the viewer approaches: they grow from nothing
   // while their own diameter goes from half of frame.fog.z pixels to frame.fog.z (0: always shown).
+  // A point faded out entirely collapses to one point inside the clip volume, as text.vert's
+  // kNowhere (no area, no fragments), not at its own position, which may lie outside the volume:
+  // lavapipe (Mesa 22.3) multiview drew such primitives of one view into the other view's layer.
   if (!kHighlight && frame.fog.z > 0.0) {
     float px = frame.sizes.x * abs(p[1][1]) / max(clip.w, 1e-9) * frame.sizes.z;
-    radius *= smoothstep(0.5 * frame.fog.z, frame.fog.z, px);
+    float grown = smoothstep(0.5 * frame.fog.z, frame.fog.z, px);
+    if (!(grown > 0.0)) {
+      gl_Position = kNowhere;
+      out_colour = vec3(0.0);
+      out_corner = corner;
+      out_fog = 0.0;
+      out_selected = 0u;
+      return;
+    }
+    radius *= grown;
   }
   clip.xy += corner * radius * vec2(abs(p[0][0] / p[1][1]), 1.0);
   gl_Position = clip;
