@@ -37,10 +37,13 @@ struct Pending {
   std::string text;
   TextStyle style;
   int importance;
+  bool hidden = false;  // overlaps a more important label at any distance the style can say
 };
 
 // Hides labels that overlap a more important (or larger) one through the camera: they come back
-// when the viewer is closer than kReveal times the current distance.
+// when the viewer is closer than kReveal times the current distance. A label already so near that
+// this distance is past what min_px can say (255 px) is hidden for good: drawn at its max_px, it
+// would stand under or over its neighbours, each plate cutting the words before it into fragments.
 void declutter(std::vector<Pending>& labels, const Font& font, const glm::mat4& vp, glm::vec2 viewport,
                std::vector<Rect> kept) {
   constexpr float kReveal = 2.5f;
@@ -50,16 +53,23 @@ void declutter(std::vector<Pending>& labels, const Font& font, const glm::mat4& 
     Rect rect;
   };
   std::vector<Seen> seen;
+  // Labels are billboards: an em is as many pixels as text.vert makes it, em · |P11| · h/2 over the
+  // distance (clip w), whatever the direction of the world's up on screen. The row of vp that
+  // gives clip y is P11 times the camera's unit up vector.
+  const float p11 = glm::length(glm::vec3(vp[0][1], vp[1][1], vp[2][1]));
   for (size_t i = 0; i < labels.size(); ++i) {
     const Pending& l = labels[i];
-    const glm::vec4 a = vp * glm::vec4(l.anchor, 1), b = vp * glm::vec4(l.anchor + glm::vec3(0, l.style.em, 0), 1);
-    if (a.w <= 1e-6f || b.w <= 1e-6f) continue;
-    const glm::vec2 pa = (glm::vec2(a) / a.w * 0.5f + 0.5f) * viewport, pb = (glm::vec2(b) / b.w * 0.5f + 0.5f) * viewport;
-    const float px = glm::length(pb - pa);
+    const glm::vec4 a = vp * glm::vec4(l.anchor, 1);
+    if (a.w <= 1e-6f) continue;
+    const glm::vec2 pa = (glm::vec2(a) / a.w * 0.5f + 0.5f) * viewport;
+    const float px = l.style.em * p11 * 0.5f * viewport.y / a.w;
     if (px < std::max(l.style.min_px, 1.0f)) continue;  // hidden by distance anyway
     const float em = std::min(px, l.style.max_px);
     const glm::vec2 size = text_size(font, l.text) * em;
-    seen.push_back({i, px, {pa.x - 0.5f * size.x - 3, pa.y - size.y - 2, pa.x + 0.5f * size.x + 3, pa.y + 2}});
+    // With the plate behind a tensor label (a quarter em beyond the text at the sides, a tenth
+    // above, a fifth below) and a few pixels more.
+    const float side = 0.25f * em + 3, top = 0.1f * em + 2, bottom = 0.2f * em + 2;
+    seen.push_back({i, px, {pa.x - 0.5f * size.x - side, pa.y - size.y - top, pa.x + 0.5f * size.x + side, pa.y + bottom}});
   }
   std::stable_sort(seen.begin(), seen.end(), [&](const Seen& a, const Seen& b) {
     if (labels[a.index].importance != labels[b.index].importance)
@@ -70,7 +80,8 @@ void declutter(std::vector<Pending>& labels, const Font& font, const glm::mat4& 
     const bool clear = std::none_of(kept.begin(), kept.end(), [&](const Rect& r) { return r.overlaps(s.rect); });
     const bool inside = s.rect.x0 >= 0 && s.rect.y0 >= 0 && s.rect.x1 <= viewport.x && s.rect.y1 <= viewport.y;
     if (clear && inside) kept.push_back(s.rect);
-    else labels[s.index].style.min_px = std::min(255.0f, std::max(labels[s.index].style.min_px, s.px * kReveal));
+    else if (s.px * kReveal > 255.0f) labels[s.index].hidden = true;
+    else labels[s.index].style.min_px = std::max(labels[s.index].style.min_px, s.px * kReveal);
   }
 }
 
@@ -356,13 +367,11 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
                      style, l.importance});
   }
   const size_t tensor_labels = world.size();
-  float tallest = lo[1];
-  for (const scene::TensorLabel& l : labels.tensors) tallest = std::max(tallest, l.anchor[1]);
   for (const scene::GroupLabel& g : labels.groups) {
     const float em = 0.03f * size;
     TextStyle style{.em = em, .colour = kGroup, .min_px = 8, .max_px = 34, .centred = true, .above = true};
-    // Above the tensor labels of the tallest block.
-    world.push_back({glm::vec3(g.anchor[0], tallest + 0.1f * size, g.anchor[2]), g.name, style, 0});
+    // Above the tensor labels of the tallest block of its row.
+    world.push_back({glm::vec3(g.anchor[0], g.anchor[1] + 0.1f * size, g.anchor[2]), g.name, style, 0});
   }
   // The input in its true colours beside the network, before its first layer: a world billboard,
   // so that the headset (which draws no corner panels) shows it too.
@@ -388,7 +397,7 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
   std::vector<bool> keep(world.size(), false);
   size_t used = 0;
   for (const size_t i : order)
-    if (used + world[i].text.size() + 1 <= budget) {  // at most a glyph per character and the plate
+    if (!world[i].hidden && used + world[i].text.size() + 1 <= budget) {  // at most a glyph per character and the plate
       keep[i] = true;
       used += world[i].text.size() + 1;
     }
@@ -409,6 +418,12 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
       world_text.world(p.anchor, p.text.substr(0, nl), op);
       world_text.world(p.anchor, p.text.substr(nl + 1), p.style);
     } else {
+      // A group's name on a plate too: lines of connections pass behind it (a long chain wrapped
+      // into rows, crossed by what feeds every row).
+      const glm::vec2 size = text_size(out.font(), p.text);
+      TextStyle plate = p.style;
+      plate.colour = kPlate;
+      world_text.world_rect(p.anchor, {-0.5f * size.x - 0.25f, -size.y - 0.1f}, {size.x + 0.5f, size.y + 0.3f}, plate);
       world_text.world(p.anchor, p.text, p.style);
     }
   }

@@ -65,8 +65,11 @@ std::string short_name(std::string_view name, size_t max_chars) {
 
 std::string group_of(std::string_view name) {
   const auto components = split(name, '/');
-  std::string path;  // components before the numbered one, joined by '.'
-  for (std::string_view component : components) {
+  std::string path;  // the component before the numbered one
+  for (std::string_view raw : components) {
+    // Keras and TensorFlow exports write a numbered layer as "layer_._2".
+    std::string component(raw);
+    for (size_t at; (at = component.find("_._")) != std::string::npos;) component.replace(at, 3, ".");
     const auto tokens = split(component, '.');
     for (size_t i = 1; i < tokens.size(); ++i) {
       if (!is_number(tokens[i])) continue;
@@ -76,7 +79,7 @@ std::string group_of(std::string_view name) {
       if (!path.empty() && head.rfind(path, 0) != 0) head = path + "." + head;
       return head;
     }
-    path += (path.empty() ? "" : ".") + std::string(component);
+    path = component;
   }
   // "fire2/squeeze1x1": the first of several components.
   return components.size() >= 2 ? std::string(components[0]) : std::string();
@@ -84,8 +87,22 @@ std::string group_of(std::string_view name) {
 
 Labels make_labels(const model::Graph& graph, const Layout& layout) {
   Labels out;
+  // A layout wrapped into rows (a long chain, scene.h Layout) centres each row's blocks on the
+  // row's height; an unwrapped one centres every block on Y = 0. A group is labelled over its
+  // blocks in the row of its first block, above that row's tallest block.
+  auto centre = [](const Block& b) { return 0.5f * (b.min[1] + b.max[1]); };
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  const float tolerance = 1e-4f * std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3f});
+  std::map<float, float> row_top;  // row centre → its tallest block's top
+  auto row_of = [&](const Block& b) {
+    const float c = centre(b);
+    auto it = row_top.lower_bound(c - tolerance);
+    if (it == row_top.end() || it->first > c + tolerance) it = row_top.emplace(c, -INFINITY).first;
+    return it;
+  };
   struct Span {
-    float x0 = INFINITY, x1 = -INFINITY, y = -INFINITY, z0 = INFINITY, z1 = -INFINITY;
+    float row = 0;
+    float x0 = INFINITY, x1 = -INFINITY, z0 = INFINITY, z1 = -INFINITY;
     int blocks = 0;
   };
   std::map<std::string, Span> groups;
@@ -102,14 +119,18 @@ Labels make_labels(const model::Graph& graph, const Layout& layout) {
     l.shape = shape_text(t.shape);
     l.importance = importance_of(graph, t, b.tensor);
     out.tensors.push_back(std::move(l));
+    const auto row = row_of(b);
+    row->second = std::max(row->second, b.max[1]);
     const std::string g = group_of(t.producer != model::kNone && !graph.nodes[t.producer].name.empty()
                                        ? graph.nodes[t.producer].name
                                        : t.name);
     if (g.empty()) continue;
-    Span& s = groups[g];
+    auto [it, fresh] = groups.try_emplace(g);
+    Span& s = it->second;
+    if (fresh) s.row = row->first;
+    else if (row->first != s.row) continue;  // the group goes on in a later row
     s.x0 = std::min(s.x0, b.min[0]);
     s.x1 = std::max(s.x1, b.max[0]);
-    s.y = std::max(s.y, b.max[1]);
     s.z0 = std::min(s.z0, b.min[2]);
     s.z1 = std::max(s.z1, b.max[2]);
     ++s.blocks;
@@ -119,10 +140,11 @@ Labels make_labels(const model::Graph& graph, const Layout& layout) {
   if (multi >= 2)
     for (const auto& [name, s] : groups) {
       if (s.blocks < 2) continue;
-      out.groups.push_back({name, {0.5f * (s.x0 + s.x1), s.y, 0.5f * (s.z0 + s.z1)}, s.x1 - s.x0, s.blocks});
+      out.groups.push_back({name, {0.5f * (s.x0 + s.x1), row_top[s.row], 0.5f * (s.z0 + s.z1)}, s.x1 - s.x0, s.blocks});
     }
+  // Rows from the top, each from its start.
   std::sort(out.groups.begin(), out.groups.end(), [](const GroupLabel& a, const GroupLabel& b) {
-    return a.anchor[0] < b.anchor[0];
+    return a.anchor[1] != b.anchor[1] ? a.anchor[1] > b.anchor[1] : a.anchor[0] < b.anchor[0];
   });
   return out;
 }

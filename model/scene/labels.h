@@ -32,7 +32,9 @@ struct TensorLabel {
 
 struct GroupLabel {
   std::string name;               // "features.3"
-  std::array<float, 3> anchor{};  // above the middle of its blocks
+  // Over the middle of its blocks in the row of its first block (a long chain wraps into rows,
+  // scene.h Layout); y: the top of that row's tallest block.
+  std::array<float, 3> anchor{};
   float extent = 0;               // width of its blocks along depth, metres
   int blocks = 0;
 };

@@ -9,10 +9,15 @@
 // a gap that grows with the tile so that feature maps read as separate images. Blocks of the same
 // layer stand side by side along Z, the row centred on Z = 0; each block is centred on Y = 0.
 // Weight blocks (LayoutOptions::weights) stand half a layer before their first consumer.
+// A chain of 64 slots or more far longer than it is wide and tall (over 16 times: the tiny BERT's 1,318 slots of 7x8
+// maps made a 33 m line 0.2 m thick; the shared CNNs, detectors and small transformers are under
+// 10) wraps into rows like lines of text: every row runs along +X from the same start, the next
+// row below it, breaking where the name hierarchy changes group (encoder.layer.N).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
+#include "model/scene/labels.h"
 #include "model/scene/scene.h"
 
 namespace nnxr::scene {
@@ -203,14 +208,21 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
   for (size_t i = 1; i < slots.size(); ++i) steps += slots[i] - slots[i - 1] == 1 ? 0.5 : 1.0;
   constexpr float kMaxDepth = 20.f;
   if (steps * pitch > kMaxDepth) depth_pitch = std::max(pitch / 4, float(kMaxDepth / steps));
+  // First pass: fold every block of each slot and stand them side by side (Z), and give each slot
+  // its place along the depth of one long line.
+  struct Run {
+    size_t first, last;  // items of one slot
+    float x = 0;         // along the unwrapped line
+    std::vector<Placement> row;
+    std::vector<float> widths, heights;
+    float total = 0;     // across Z, with the gaps between branches
+  };
+  std::vector<Run> runs;
   float x = 0;
   for (size_t first = 0; first < items.size();) {
     size_t last = first;
     while (last < items.size() && items[last].slot == items[first].slot) ++last;
-    // Fold every block of this slot, then stand them side by side.
-    std::vector<Placement> row;
-    std::vector<float> widths, heights;
-    float total = 0;
+    Run run{first, last};
     for (size_t i = first; i < last; ++i) {
       const Fold f = fold(items[i].shape, items[i].elements);
       Placement p;
@@ -227,27 +239,103 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
       const int64_t tiles_y = (f.tiles + p.tiles_x - 1) / p.tiles_x;
       const float w = float(p.tiles_x) * p.tile_dz - float(p.gap + 1) * step;
       const float h = float(tiles_y) * p.tile_dy - float(p.gap + 1) * step;
-      row.push_back(p);
-      widths.push_back(w);
-      heights.push_back(h);
-      total += w;
+      run.row.push_back(p);
+      run.widths.push_back(w);
+      run.heights.push_back(h);
+      run.total += w;
     }
-    total += branch_gap * float(row.size() - 1);
-    float z = -total / 2;
+    run.total += branch_gap * float(run.row.size() - 1);
     if (first > 0) x += items[first].slot - items[first - 1].slot == 1 ? 0.5f * depth_pitch : depth_pitch;
+    run.x = x;
+    runs.push_back(std::move(run));
+    first = last;
+  }
+
+  // A line far longer than it is wide and tall (a deep chain of small blocks: BERT's 20 m of 7x8
+  // maps) wraps into rows, read like lines of text: each row runs along +X from the same start, the
+  // next row below it. Rows break where the name hierarchy changes group (encoder.layer.N), near
+  // equal lengths, and are as many as make the whole about kAspect times as long as it is tall, the
+  // gap between rows leaving room for the rows' labels (about a sixth of a row's length).
+  const float depth = runs.empty() ? 0.f : runs.back().x;
+  float across = 0, tallest = 0;
+  for (const Run& r : runs) {
+    across = std::max(across, r.total);
+    for (float h : r.heights) tallest = std::max(tallest, h);
+  }
+  std::vector<float> row_x0;   // per run: the x its row starts at
+  std::vector<float> row_y;    // per run: its row's centre height
+  row_x0.assign(runs.size(), 0.f);
+  row_y.assign(runs.size(), 0.f);
+  constexpr float kLong = 16.f, kAspect = 1.6f, kRowGap = 0.16f;
+  constexpr size_t kMinRuns = 64;  // a chain of a few dozen layers stays one line
+  const float thick = std::max({across, tallest, step});
+  if (depth > kLong * thick && runs.size() >= kMinRuns) {
+    auto gap_of = [&](float length) { return std::max(0.5f * tallest, kRowGap * length); };
+    int rows = 1;
+    float best = INFINITY;
+    for (int r = 1; r <= 64 && size_t(r) * 2 <= runs.size(); ++r) {
+      const float length = depth / float(r), height = float(r) * tallest + float(r - 1) * gap_of(length);
+      const float miss = std::abs(std::log(length / std::max(height, step) / kAspect));
+      if (miss < best) best = miss, rows = r;
+    }
+    if (rows > 1) {
+      // Where the name hierarchy changes group between runs (a candidate row break).
+      std::vector<bool> boundary(runs.size(), false);
+      std::string previous;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        const model::Tensor& t = graph.tensors[items[runs[i].first].id];
+        const std::string name = t.producer != model::kNone && !graph.nodes[t.producer].name.empty()
+                                     ? graph.nodes[t.producer].name
+                                     : t.name;
+        const std::string g = group_of(name);
+        boundary[i] = i > 0 && g != previous;
+        previous = g;
+      }
+      const float length = depth / float(rows);
+      std::vector<size_t> starts{0};
+      for (int k = 1; k < rows; ++k) {
+        const float ideal = float(k) * length;
+        size_t nearest = starts.back() + 1, at_group = 0;
+        float nearest_d = INFINITY, group_d = INFINITY;
+        for (size_t i = starts.back() + 1; i < runs.size(); ++i) {
+          const float d = std::abs(runs[i].x - ideal);
+          if (d < nearest_d) nearest_d = d, nearest = i;
+          if (boundary[i] && d < group_d) group_d = d, at_group = i;
+        }
+        const size_t start = group_d <= 0.25f * length ? at_group : nearest;
+        if (start <= starts.back() || start >= runs.size()) break;
+        starts.push_back(start);
+      }
+      const float pitch_y = tallest + gap_of(length);
+      for (size_t k = 0; k < starts.size(); ++k) {
+        const size_t end = k + 1 < starts.size() ? starts[k + 1] : runs.size();
+        for (size_t i = starts[k]; i < end; ++i) {
+          row_x0[i] = runs[starts[k]].x;
+          row_y[i] = -float(k) * pitch_y;
+        }
+      }
+    }
+  }
+
+  for (size_t ri = 0; ri < runs.size(); ++ri) {
+    Run& run = runs[ri];
+    const size_t first = run.first;
+    std::vector<Placement>& row = run.row;
+    const float bx = run.x - row_x0[ri], cy = row_y[ri];
+    float z = -run.total / 2;
     for (size_t i = 0; i < row.size(); ++i) {
       Placement& p = row[i];
-      p.x = x;
+      p.x = bx;
       p.z0 = z;
-      p.y0 = heights[i] / 2;
+      p.y0 = cy + run.heights[i] / 2;
       Block b;
       b.tensor = items[first + i].id;
       b.layer = graph.tensors[b.tensor].layer;
       b.elements = items[first + i].elements;
       // Bounds from the extreme grid corners, computed as place() computes positions.
       const int64_t tiles_y = (p.tiles + p.tiles_x - 1) / p.tiles_x;
-      b.min = {x, p.y0 - float(tiles_y - 1) * p.tile_dy - float(p.tile_h - 1) * p.step, p.z0};
-      b.max = {x, p.y0, p.z0 + float(p.tiles_x - 1) * p.tile_dz + float(p.tile_w - 1) * p.step};
+      b.min = {bx, p.y0 - float(tiles_y - 1) * p.tile_dy - float(p.tile_h - 1) * p.step, p.z0};
+      b.max = {bx, p.y0, p.z0 + float(p.tiles_x - 1) * p.tile_dz + float(p.tile_w - 1) * p.step};
       b.tiles = p.tiles;
       b.tile_h = p.tile_h;
       b.tile_w = p.tile_w;
@@ -260,9 +348,8 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
       im.block_of[b.tensor] = int32_t(im.blocks.size());
       im.blocks.push_back(b);
       im.placements.push_back(p);
-      z += widths[i] + branch_gap;
+      z += run.widths[i] + branch_gap;
     }
-    first = last;
   }
   if (im.blocks.empty()) im.min = im.max = {0, 0, 0};
   im.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -100,7 +100,10 @@ struct Block {
 };
 
 // Deterministic positions for every element of every laid-out float tensor (activations, graph
-// inputs, and weights when LayoutOptions::weights). Depends on the graph and options only, except
+// inputs, and weights when LayoutOptions::weights); X is depth, except that a chain far longer than
+// it is wide and tall wraps into rows (each along X from the same start, the next below it, breaks
+// where the name hierarchy changes group), so that it reads as a picture rather than a line.
+// Depends on the graph and options only, except
 // for tensors whose shape the graph leaves unknown (data-dependent shapes): with `run`, those take
 // the shape they had in that run (needs_run() says whether any float tensor is such); without it
 // they are not laid out.

@@ -1,6 +1,6 @@
 // Integration: `nnxr render --camera PRESET` frames the hard layouts of the shared models (lavapipe):
 // UltraFace (a body of small maps and a strip of 3,600 boxes many times taller than it), YuNet
-// (twelve heads) and the tiny BERT (3,000 small blocks in a line along depth). In every preset the network, told from
+// (twelve heads) and the tiny BERT (1,318 slots of small blocks, wrapped into rows). In every preset the network, told from
 // the background, the corner panels and the labels' text by its pixels (the colour map's reds and
 // blues for its extent), spans at least half the image width and touches no edge; side and top show different silhouettes. Skipped when the
 // shared models are absent. tools/frame_coverage.py measures the same on every shared model.
@@ -122,6 +122,7 @@ Coverage coverage_of(const Mask& m) {
 struct Case {
   std::string model, args;
   std::vector<std::string> presets;
+  double min_pixels = 0.002;  // the fraction of the image's pixels the network must cover
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.model; }
@@ -149,7 +150,7 @@ TEST_P(Framing, EveryPresetFillsHalfTheWidthUnclipped) {
     const Coverage c = coverage_of(mask);
     EXPECT_GE(c.width, 0.5) << preset << ": the network spans " << c.width * 100 << "% of the width; image: " << out;
     EXPECT_EQ(c.edges, "") << preset << ": the network reaches the image's edge(s) " << c.edges << "; image: " << out;
-    EXPECT_GT(c.pixels, 0.002) << preset << ": image: " << out;  // BERT from the top: 0.3% (a line 200 times longer than tall)
+    EXPECT_GT(c.pixels, GetParam().min_pixels) << preset << ": the network covers " << c.pixels * 100 << "% of the pixels; image: " << out;
     masks[preset] = mask;
     if (!HasFailure()) fs::remove(out);
   }
@@ -170,7 +171,8 @@ INSTANTIATE_TEST_SUITE_P(
     HardLayouts, Framing,
     testing::Values(Case{"ultraface-RFB-320.onnx", "", {"overview", "front", "side", "top"}},
                     Case{"face_detection_yunet.onnx", "--dim height=320 --dim width=320", {"overview", "front", "side", "top"}},
-                    Case{"tf-bert-qa-tiny.onnx", "", {"overview", "front", "side", "top"}},
+                    // Wrapped into rows of encoder layers: 6 to 9% of the pixels (in one 33 m line, 1.7 to 2.1%).
+                    Case{"tf-bert-qa-tiny.onnx", "", {"overview", "front", "side", "top"}, 0.05},
                     // A tall first block (64 maps of 55x55): the overview stays at its own direction.
                     Case{"squeezenet1.1-caffe2-op7-fp32.onnx", "", {"overview"}}),
     [](const auto& info) {

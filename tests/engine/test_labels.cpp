@@ -102,6 +102,35 @@ TEST(Labels, DefaultModelIsLabelledAndPredicts) {
   expect_colour_bar(out);
 }
 
+// The tiny BERT, wrapped into rows of encoder layers, reads as a sequence with words from the side
+// front and from above: OCR finds at least four of its encoder layers' group labels and some of its
+// tensor labels whole. (In one 33 m line, the top view's labels stood over one another and each
+// plate cut the words before it into fragments such as "nmb".)
+TEST(Labels, BertReadsAsRowsOfNamedEncoderLayers) {
+  const fs::path model = fs::path(NNXR_SHARED_MODELS) / "tf-bert-qa-tiny.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "no " << model;
+  if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
+  for (const std::string preset : {"overview", "top"}) {
+    const fs::path out = fs::temp_directory_path() / ("nnxr-labels-bert-" + preset + ".png");
+    fs::remove(out);
+    const auto r = nnxr::test::run_nnxr("render '" + model.string() + "' --camera " + preset + " --out '" + out.string() +
+                                        "' --width 1600 --height 900");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = ocr(out);
+    std::vector<std::string> layers;
+    for (int n = 0; n < 24; ++n) layers.push_back("encoder.layer." + std::to_string(n) + "\n");
+    // "encoder.layer.1" is in "encoder.layer.12": a group label read whole ends its line. Tesseract
+    // sometimes reads a space after a dot ("encoder. layer. 7").
+    std::string packed = text;
+    std::erase(packed, ' ');
+    EXPECT_GE(count_found(packed, layers), 4) << preset << ": OCR read: " << text << "\nimage: " << out;
+    EXPECT_GE(count_found(text, {"tensordot/matmul:0", "self/matmul:0", "self/softmax:0", "dense/tensordot:0", "7x8", "7x32",
+                                 "2x7x7"}),
+              2)
+        << preset << ": OCR read: " << text << "\nimage: " << out;
+  }
+}
+
 TEST(Labels, SqueezenetNamesBellCote) {
   const fs::path model = fs::path(NNXR_SHARED_MODELS) / "squeezenet1.1-caffe2-op7-fp32.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << "no " << model;

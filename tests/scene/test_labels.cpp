@@ -25,6 +25,9 @@ TEST(Labels, ShortNamesAndGroups) {
   EXPECT_EQ(group_of("/encoder/layer.2/attention/MatMul"), "encoder.layer.2");
   EXPECT_EQ(group_of("fire2/squeeze1x1_1"), "fire2");
   EXPECT_EQ(group_of("conv1_1"), "");
+  // Keras exports number a layer "layer_._2"; only the component before the numbered one is kept.
+  EXPECT_EQ(group_of("tf_bert_for_question_answering/bert/encoder/layer_._2/attention/self/MatMul"), "encoder.layer.2");
+  EXPECT_EQ(group_of("/model/encoder/layer.2/attention/MatMul"), "encoder.layer.2");
   const std::vector<int64_t> shape{1, 64, 55, 55};
   EXPECT_EQ(shape_text(shape), "64x55x55");
 }

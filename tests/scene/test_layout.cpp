@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <span>
+#include <string>
 #include <tuple>
 
 #include "model/load.h"
 #include "model/runtime/runtime.h"
+#include "model/scene/labels.h"
 #include "model/scene/scene.h"
 #include "tests/scene/test_scene_util.h"
 
@@ -226,6 +229,105 @@ TEST(Layout, DataDependentShapesAreLaidOutFromTheRun) {
   const Scene scene = Scene::build(g, layout, acts, {.top_k = 4, .budget = 1000}, sink);
   EXPECT_TRUE(scene.stats().warnings.empty()) << scene.stats().warnings.front();
   EXPECT_EQ(scene.stats().neurons, 72u);  // X, Y and Z, 24 each
+}
+
+}  // namespace
+}  // namespace nnxr::scene
+
+namespace nnxr::scene {
+namespace {
+
+// The height of a block's row: a wrapped layout centres each row's blocks on it.
+float row_of(const Block& b) { return 0.5f * (b.min[1] + b.max[1]); }
+
+// A chain of 150 small vectors is a line 15 m long and a centimetre thick: it wraps into rows read
+// like lines of text (each from the same start along +X, the next below), in layer order, with no
+// block over another; the whole is about 1.6 times as long as it is tall. A short chain stays one row.
+TEST(Layout, ALongChainWrapsIntoRowsLikeText) {
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[1,8] t0) => (float[1,8] t150) {\n";
+  for (int i = 1; i <= 150; ++i) text += "  t" + std::to_string(i) + " = Relu(t" + std::to_string(i - 1) + ")\n";
+  text += "}\n";
+  const Graph g = model::load_model_from_text(text);
+  const Layout layout = Layout::build(g, {});
+  const auto& blocks = layout.blocks();
+  ASSERT_EQ(blocks.size(), 151u);
+  check_invariants(g, layout, true);
+  std::vector<float> rows{row_of(blocks[0])};
+  for (size_t i = 1; i < blocks.size(); ++i) {
+    const Block &a = blocks[i - 1], &b = blocks[i];
+    ASSERT_LT(a.layer, b.layer);
+    if (std::abs(row_of(b) - row_of(a)) < 1e-5f) {
+      EXPECT_GT(b.min[0], a.min[0]) << "within a row, deeper layers stand further along X (block " << i << ")";
+    } else {
+      EXPECT_LT(row_of(b), row_of(a)) << "the next row is below (block " << i << ")";
+      EXPECT_EQ(b.min[0], blocks[0].min[0]) << "every row starts where the first does (block " << i << ")";
+      rows.push_back(row_of(b));
+    }
+  }
+  EXPECT_GE(rows.size(), 3u);
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  const float length = hi[0] - lo[0], height = hi[1] - lo[1];
+  EXPECT_LT(length, 15.0f / 2) << "the line is folded";
+  EXPECT_GT(length / height, 1.0f);
+  EXPECT_LT(length / height, 3.0f);
+
+  // Ten links: a chain of ordinary length keeps its one line along X.
+  std::string shorter = "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[1,8] t0) => (float[1,8] t10) {\n";
+  for (int i = 1; i <= 10; ++i) shorter += "  t" + std::to_string(i) + " = Relu(t" + std::to_string(i - 1) + ")\n";
+  shorter += "}\n";
+  const Graph h = model::load_model_from_text(shorter);
+  const Layout line = Layout::build(h, {});
+  for (size_t i = 1; i < line.blocks().size(); ++i) {
+    EXPECT_EQ(row_of(line.blocks()[i]), row_of(line.blocks()[0]));
+    EXPECT_GT(line.blocks()[i].min[0], line.blocks()[i - 1].min[0]);
+  }
+}
+
+// The tiny BERT (1,318 slots of 7x8 maps, 33 m in one line) wraps into rows that break between
+// encoder layers, and its group labels name every encoder layer, each above its own row.
+TEST(Layout, BertWrapsIntoRowsOfEncoderLayers) {
+  const std::filesystem::path path = std::filesystem::path(NNXR_SHARED_MODELS) / "tf-bert-qa-tiny.onnx";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent";
+  // Many of its shapes come from shape arithmetic only a run tells: run it on a sequence of zeros.
+  const auto plan = runtime::Plan::build(model::load_model(path));
+  const Graph& g = plan->graph();
+  runtime::Session session(plan);
+  const std::vector<int64_t> shape{1, 7};
+  const std::vector<int32_t> zeros(7, 0);
+  for (const char* input : {"input_ids", "attention_mask", "token_type_ids"})
+    session.set_input(input, model::DType::Int32, shape, std::as_bytes(std::span(zeros)));
+  session.run();
+  const Activations acts = activations_of(session);
+  const Layout layout = Layout::build(g, {}, &acts);
+  const auto& blocks = layout.blocks();
+  ASSERT_GT(blocks.size(), 1000u);
+  auto group = [&](const Block& b) {
+    const model::Tensor& t = g.tensors[b.tensor];
+    return group_of(t.producer != model::kNone ? g.nodes[t.producer].name : t.name);
+  };
+  int rows = 1;
+  for (size_t i = 1; i < blocks.size(); ++i) {
+    if (std::abs(row_of(blocks[i]) - row_of(blocks[i - 1])) < 1e-5f) continue;
+    ++rows;
+    EXPECT_LT(row_of(blocks[i]), row_of(blocks[i - 1]));
+    EXPECT_NE(group(blocks[i]), group(blocks[i - 1])) << "a row breaks inside " << group(blocks[i]);
+    EXPECT_EQ(group(blocks[i]).rfind("encoder.layer.", 0), 0u) << group(blocks[i]);
+  }
+  EXPECT_GE(rows, 3);
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  EXPECT_GT((hi[0] - lo[0]) / (hi[1] - lo[1]), 1.0f);
+  EXPECT_LT((hi[0] - lo[0]) / (hi[1] - lo[1]), 3.0f);
+  EXPECT_LT(hi[0] - lo[0], 12.0f);
+
+  const Labels labels = make_labels(g, layout);
+  std::set<std::string> names;
+  std::set<float> heights;
+  for (const GroupLabel& l : labels.groups) {
+    names.insert(l.name);
+    heights.insert(l.anchor[1]);
+  }
+  for (int n = 0; n < 24; ++n) EXPECT_TRUE(names.count("encoder.layer." + std::to_string(n))) << n;
+  EXPECT_EQ(int(heights.size()), rows) << "each row's groups stand above that row";
 }
 
 }  // namespace
