@@ -20,9 +20,12 @@ layout(location = 0) out vec4 out_colour;
 vec3 srgb_to_linear(vec3 c) { return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), greaterThan(c, vec3(0.04045))); }
 
 // An RGB image input in its true colours at texel (column, row) of the picture: the three
-// channels' values with the preprocessing undone, as sRGB in [0, 1].
+// channels' values with the preprocessing undone, as sRGB in [0, 1]. A channels-last input
+// (picture_channels >> 24 = C) has its pixel's channels side by side from the column rounded down
+// to a multiple of C.
 vec3 picture_texel(TensorImage tensor, uvec2 c, uint cols) {
-  uint i = tensor.picture_base + c.y * cols + c.x;
+  uint k = max(tensor.picture_channels >> 24, 1u);
+  uint i = tensor.picture_base + c.y * cols + c.x / k * k;
   vec3 rgb;
   for (uint j = 0u; j < 3u; ++j) {
     uint ch = (tensor.picture_channels >> (8u * j)) & 0xFFu;

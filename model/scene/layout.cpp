@@ -80,6 +80,17 @@ Fold fold(std::span<const int64_t> shape, int64_t elements) {
   return {f[0], f[1], f[2]};
 }
 
+// A channels-last image input ([1, H, W, C] or [H, W, C], C 3 or 4): one tile of H rows of W · C
+// elements (each row an image row, the channels of each pixel side by side), which the images
+// draw as the picture (tiles.h ImagePicture); fold() would make H tiles of W × C, which read as
+// no picture. Other tensors: fold().
+Fold fold_tensor(const model::Graph& graph, model::TensorId id, std::span<const int64_t> shape, int64_t elements) {
+  if (std::find(graph.inputs.begin(), graph.inputs.end(), id) != graph.inputs.end())
+    if (const auto s = image_shape(shape); s && !s->nchw && (s->channels == 3 || s->channels == 4) && s->height * s->width * s->channels == elements)
+      return {1, s->height, s->width * s->channels};
+  return fold(shape, elements);
+}
+
 std::array<float, 3> place(const Placement& p, int64_t e) {
   const int64_t per_tile = p.tile_h * p.tile_w;
   const int64_t t = e / per_tile, rem = e % per_tile;
@@ -224,7 +235,7 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
     while (last < items.size() && items[last].slot == items[first].slot) ++last;
     Run run{first, last};
     for (size_t i = first; i < last; ++i) {
-      const Fold f = fold(items[i].shape, items[i].elements);
+      const Fold f = fold_tensor(graph, items[i].id, items[i].shape, items[i].elements);
       Placement p;
       p.step = step;
       p.elements = items[i].elements;

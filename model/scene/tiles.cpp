@@ -122,21 +122,23 @@ float step_of(const Layout& layout) {
 }
 
 // The picture that names `b`'s tensor when the tensor is laid out as one H × W tile per channel
-// of [1, C, H, W], C 3 or 4; nullptr: the colour map.
+// of [1, C, H, W], or as one H × W·C tile of [1, H, W, C] (the layout's channels-last image input),
+// C 3 or 4; nullptr: the colour map.
 const ImagePicture* picture_of_block(const Block& b, const TensorValue& v, std::span<const ImagePicture> pictures) {
   const ImagePicture* p = nullptr;
   for (const ImagePicture& candidate : pictures)
     if (candidate.tensor == b.tensor) p = &candidate;
   if (!p || p->mapping.from_values) return nullptr;
   const auto shape = image_shape(v.shape);
-  if (!shape || !shape->nchw || (shape->channels != 3 && shape->channels != 4)) return nullptr;
-  if (b.tile_h != shape->height || b.tile_w != shape->width || b.tiles < shape->channels) return nullptr;
+  if (!shape || (shape->channels != 3 && shape->channels != 4)) return nullptr;
+  if (shape->nchw ? b.tile_h != shape->height || b.tile_w != shape->width || b.tiles < shape->channels
+                  : b.tile_h != shape->height || b.tile_w != shape->width * shape->channels || b.tiles != 1)
+    return nullptr;
   return p;
 }
 
 // One tensor: halves, pyramids, quantiles, tile records.
-// The true-colour mapping of `b` when a picture names its tensor and the tensor is laid out as
-// one H × W tile per channel of [1, C, H, W], C 3 or 4.
+// The true-colour mapping of `b` when a picture names its tensor and picture_of_block() takes it.
 void picture_info(const Block& b, const TensorValue& v, std::span<const ImagePicture> pictures, uint64_t data,
                   TensorImageGpu& info) {
   const ImagePicture* p = picture_of_block(b, v, pictures);
@@ -146,7 +148,9 @@ void picture_info(const Block& b, const TensorValue& v, std::span<const ImagePic
   const float scale = m.scale != 0 ? m.scale : 1.0f;
   info.picture = 1;
   info.picture_base = uint32_t(data);
-  info.picture_plane = uint32_t(shape->height * shape->width);
+  // NCHW: channel planes of H · W; NHWC: the channels side by side, C to a pixel.
+  info.picture_plane = shape->nchw ? uint32_t(shape->height * shape->width) : 1u;
+  if (!shape->nchw) info.picture_channels = uint32_t(shape->channels) << 24;
   for (uint32_t i = 0; i < 3; ++i) {
     const uint32_t ch = m.bgr ? 2 - i : i;  // the tensor's channel shown as display channel i
     const float mean = ch < m.mean.size() ? m.mean[ch] : m.mean.empty() ? 0.0f : m.mean[0];

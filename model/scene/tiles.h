@@ -65,6 +65,8 @@ struct TensorImageGpu {
   // tile of its channels shows the picture. Display channel i (R, G, B) reads tensor channel
   // (picture_channels >> 8i) & 0xFF at half picture_base + channel · picture_plane + element, and
   // its sRGB value is v · colour_mul[i] + colour_add[i] (the preprocessing undone, in [0, 1]).
+  // A channels-last input (one H × W·C tile, picture_plane 1): picture_channels >> 24 is C, and
+  // the element is the pixel's first, the tile column rounded down to a multiple of C.
   uint32_t picture = 0;  // 0: the colour map
   uint32_t picture_base = 0, picture_plane = 0, picture_channels = 0;
   float colour_mul[4]{}, colour_add[4]{};
@@ -101,8 +103,9 @@ struct ImagesStats {
 
 // An image input drawn in its true colours: its tensor and how its values become sRGB bytes (the
 // preprocessing undone, as the input picture beside the network; model/scene/labels.h). Taken
-// when the tensor is [1, C, H, W] with C 3 or 4 and laid out as one H × W tile per channel; other
-// tensors keep the colour map.
+// when the tensor is [1, C, H, W] with C 3 or 4 and laid out as one H × W tile per channel, or
+// [1, H, W, C] laid out as one H × W·C tile (as the layout lays out a channels-last image
+// input; the picture is then C times as wide as it is); other tensors keep the colour map.
 struct ImagePicture {
   model::TensorId tensor = model::kNone;
   PictureMapping mapping;

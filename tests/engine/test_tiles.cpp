@@ -354,6 +354,50 @@ TEST_F(TilesRender, AnImageInputShowsItsTrueColours) {
   }
 }
 
+// A channels-last image input [1, H, W, 3] is laid out as one H × W·3 tile, each row an image row
+// with each pixel's channels side by side, and drawn in its true colours there: all three columns
+// of a pixel show that pixel's colour (here three quadrant colours, as sRGB bytes / 255); without
+// the picture it is in the colour map.
+TEST_F(TilesRender, AChannelsLastImageInputShowsItsTrueColours) {
+  const model::Graph g = model::load_model_from_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,8,8,3] X) => (float[1,8,8,3] Y) {
+      Y = Relu(X)
+    })");
+  const uint8_t colours[3][3] = {{40, 200, 60}, {220, 60, 40}, {60, 80, 220}};
+  auto colour_at = [&](int r, int c) { return colours[r < 4 ? (c < 4 ? 0 : 1) : 2]; };
+  std::vector<float> x(8 * 8 * 3);
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 8; ++c)
+      for (int k = 0; k < 3; ++k) x[size_t((r * 8 + c) * 3 + k)] = float(colour_at(r, c)[k]) / 255.0f;
+  const KnownRun run(g, x);
+  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.08f});
+  const scene::Block& b = *layout.block(g.inputs[0]);
+  ASSERT_EQ(b.tiles, 1);
+  ASSERT_EQ(b.tile_h, 8);
+  ASSERT_EQ(b.tile_w, 24);
+  EXPECT_EQ(layout.block(g.outputs[0])->tiles, 8);  // not an input: rows of 8 × 3 as before
+  auto centre = [&](int r, int c, int k) {
+    const auto p = layout.position(b.tensor, (r * 8 + c) * 3 + k);
+    return glm::vec3(p[0], p[1], p[2]);
+  };
+  params.neuron_size = 0.001f;
+  const scene::ImagePicture unit{g.inputs[0], {.scale = 1.0f / 255.0f, .mean = {}, .std = {}, .bgr = false}};
+  scene::publish_images(layout, run.acts, buffers->images(), 1, std::span(&unit, 1));
+  RgbaImage image = render();
+  for (int r : {1, 2, 5, 6})
+    for (int c : {1, 2, 5, 6})
+      for (int k = 0; k < 3; ++k) {
+        const uint8_t* p = at(image, centre(r, c, k));
+        EXPECT_TRUE(test::near_colour(p, colour_at(r, c), 8)) << "row " << r << " column " << c << " channel " << k << ": " << describe(p)
+                                                              << " want " << describe(colour_at(r, c)) << " "
+                                                              << test::save_failure_image(image, "tiles_nhwc_picture");
+      }
+  scene::publish_images(layout, run.acts, buffers->images(), 1);
+  image = render();
+  const uint8_t* p = at(image, centre(1, 1, 1));
+  EXPECT_FALSE(test::near_colour(p, colour_at(1, 1), 30)) << describe(p);
+}
+
 // Up close the input's points would cover its picture with the colour map: the tensors drawn as
 // pictures (scene::picture_tensors) have their points taken out of the draw counts
 // (scene::drop_points), so the picture's true colours show where the points were; the other
