@@ -23,6 +23,48 @@ NNXR_AVX512 inline __mmask16 lanes(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
+// Input row x (W floats) into dst, the data columns of a zero-padded row, in whole vectors: the
+// floats past W up to the next multiple of 16 are written as 0 (the caller's padding).
+NNXR_AVX512 inline void copy_row(const float* x, int64_t W, float* dst) {
+  int64_t i = 0;
+  for (; i + 16 <= W; i += 16) _mm512_storeu_ps(dst + i, _mm512_loadu_ps(x + i));
+  if (i < W) _mm512_storeu_ps(dst + i, _mm512_maskz_loadu_ps(lanes(W - i), x + i));
+}
+
+// Input row x (W floats) split into the even and odd columns of its zero-padded row p[c] =
+// x[c - pw]; only data columns are written.
+NNXR_AVX512 inline void split_row(const float* x, int64_t W, int64_t pw, float* even, float* odd) {
+  float* to_even_x = (pw % 2 == 0 ? even : odd) + pw / 2;
+  float* to_odd_x = (pw % 2 == 0 ? odd : even) + (pw + 1) / 2;
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  int64_t i = 0;  // pairs done: x[0, 2 i)
+  for (; 2 * i + 32 <= W; i += 16) {
+    const __m512 a = _mm512_loadu_ps(x + 2 * i), b = _mm512_loadu_ps(x + 2 * i + 16);
+    _mm512_storeu_ps(to_even_x + i, _mm512_permutex2var_ps(a, ie, b));
+    _mm512_storeu_ps(to_odd_x + i, _mm512_permutex2var_ps(a, io, b));
+  }
+  if (2 * i < W) {  // the rest: W - 2 i in [1, 31] floats, masked
+    const int64_t r = W - 2 * i;
+    const __m512 a = _mm512_maskz_loadu_ps(lanes(r), x + 2 * i), b = _mm512_maskz_loadu_ps(lanes(r - 16), x + 2 * i + 16);
+    _mm512_mask_storeu_ps(to_even_x + i, lanes((r + 1) / 2), _mm512_permutex2var_ps(a, ie, b));
+    _mm512_mask_storeu_ps(to_odd_x + i, lanes(r / 2), _mm512_permutex2var_ps(a, io, b));
+  }
+}
+
+// Lanes [s, s + 16) of the 32 floats (lo, hi), s in [1, 4] (a constant once inlined): the taps of
+// a row that start s columns past an aligned load, without a 64-byte load that spans two cache
+// lines.
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 shifted(__m512 lo, __m512 hi, int s) {
+  const __m512i l = _mm512_castps_si512(lo), h = _mm512_castps_si512(hi);
+  switch (s) {
+    case 1: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 1));
+    case 2: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 2));
+    case 3: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 3));
+    default: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 4));
+  }
+}
+
 // exp(x) in 16 lanes: exp_lanes' Cephes polynomial and clamp to [-87, 88] (NaN stays NaN), with
 // fused multiply-adds (the portable exp_lanes rounds every product: the build does not contract).
 [[gnu::always_inline]] NNXR_AVX512 inline __m512 exp16(__m512 x) {

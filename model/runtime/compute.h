@@ -188,6 +188,11 @@ void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const flo
 bool conv_depthwise3x3_applies(const ConvGeom& g);
 void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                        const EpilogueOut& act = {});
+// Spatial rank 2, group 1, C <= 4 input channels, a 3x3 kernel with dilation 1 and stride 1 or 2
+// (both dims), at least 8 output columns, on AVX-512: direct, 16 outputs x 16 output channels in
+// registers (the RGB stems of image networks, where im2col + GEMM is bound by the column matrix).
+bool conv_direct_applies(const ConvGeom& g);
+void conv_direct(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act = {});
 // dst[i] = src[2 i] for i < n (reads no further than src[2 (n - 1)]): the stride-2 gather of im2col.
 void copy_every_other(const float* src, float* dst, int64_t n);
 // Picks one of the above.

@@ -202,46 +202,7 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }
 
-// ---- AVX-512: 5x5 (written for any odd K) ----
-
-// Input row x (W floats) into dst (the data columns of a zero-padded row; nothing past W written).
-NNXR_AVX512 inline void copy_row16(const float* x, int64_t W, float* dst) {
-  int64_t i = 0;
-  for (; i + 16 <= W; i += 16) _mm512_storeu_ps(dst + i, _mm512_loadu_ps(x + i));
-  if (i < W) _mm512_storeu_ps(dst + i, _mm512_maskz_loadu_ps(avx512::lanes(W - i), x + i));
-}
-
-// Input row x (W floats) split into the even and odd columns of its zero-padded row p[c] =
-// x[c - pw]; only data columns are written.
-NNXR_AVX512 inline void split_row16(const float* x, int64_t W, int64_t pw, float* even, float* odd) {
-  float* to_even_x = (pw % 2 == 0 ? even : odd) + pw / 2;
-  float* to_odd_x = (pw % 2 == 0 ? odd : even) + (pw + 1) / 2;
-  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  int64_t i = 0;  // pairs done: x[0, 2 i)
-  for (; 2 * i + 32 <= W; i += 16) {
-    const __m512 a = _mm512_loadu_ps(x + 2 * i), b = _mm512_loadu_ps(x + 2 * i + 16);
-    _mm512_storeu_ps(to_even_x + i, _mm512_permutex2var_ps(a, ie, b));
-    _mm512_storeu_ps(to_odd_x + i, _mm512_permutex2var_ps(a, io, b));
-  }
-  if (2 * i < W) {  // the rest: W - 2 i in [1, 31] floats, masked
-    const int64_t r = W - 2 * i;
-    const __m512 a = _mm512_maskz_loadu_ps(avx512::lanes(r), x + 2 * i), b = _mm512_maskz_loadu_ps(avx512::lanes(r - 16), x + 2 * i + 16);
-    _mm512_mask_storeu_ps(to_even_x + i, avx512::lanes((r + 1) / 2), _mm512_permutex2var_ps(a, ie, b));
-    _mm512_mask_storeu_ps(to_odd_x + i, avx512::lanes(r / 2), _mm512_permutex2var_ps(a, io, b));
-  }
-}
-
-// Lanes [s, s + 16) of the 32 floats (lo, hi), s in [1, 4].
-[[gnu::always_inline]] NNXR_AVX512 inline __m512 shifted(__m512 lo, __m512 hi, int s) {
-  const __m512i l = _mm512_castps_si512(lo), h = _mm512_castps_si512(hi);
-  switch (s) {
-    case 1: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 1));
-    case 2: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 2));
-    case 3: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 3));
-    default: return _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 4));
-  }
-}
+// ---- AVX-512: 5x5 and stride-1 3x3 (written for any odd K) ----
 
 // Outputs [ow, ow + 16 V) of one output row into r[0, V): the bias plus the K x K taps of the
 // prepared input rows src[0, K) (stride 2: their even halves, the odd ones L floats further).
@@ -268,7 +229,7 @@ template <int Stride, int K, int V>
 #pragma GCC unroll 8
       for (int kj = 1; kj < K; ++kj) {
         const int h = Stride == 1 ? 0 : kj % 2, by = Stride == 1 ? kj : kj / 2;
-        a = _mm512_fmadd_ps(wv[K * ki + kj], by == 0 ? c[h][v] : shifted(c[h][v], c[h][v + 1], by), a);
+        a = _mm512_fmadd_ps(wv[K * ki + kj], by == 0 ? c[h][v] : avx512::shifted(c[h][v], c[h][v + 1], by), a);
       }
       acc[ki][v] = a;
     }
@@ -313,8 +274,8 @@ NNXR_AVX512 void plane16(const Plane& g, const float* x, const float* w, float b
   const int64_t L = g.row_len;
   float* const rows = prepared.rows;
   for (int64_t r = 0; r < g.H; ++r) {
-    if constexpr (Stride == 1) copy_row16(x + r * g.W, g.W, rows + r * L + g.pw);
-    else split_row16(x + r * g.W, g.W, g.pw, rows + 2 * r * L, rows + (2 * r + 1) * L);
+    if constexpr (Stride == 1) avx512::copy_row(x + r * g.W, g.W, rows + r * L + g.pw);
+    else avx512::split_row(x + r * g.W, g.W, g.pw, rows + 2 * r * L, rows + (2 * r + 1) * L);
   }
   __m512 wv[K * K];
 #pragma GCC unroll 32
@@ -362,7 +323,7 @@ NNXR_AVX512 void planes16(const Plane& g, int64_t C, const float* X, const float
 void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                       const EpilogueOut& act) {
   const int64_t K = g.kernel[0];
-  p.row_len = row_length(p, K, 16, 16, p.pw + (p.W + 15) / 16 * 16);  // (copy_row16 stores whole vectors)
+  p.row_len = row_length(p, K, 16, 16, p.pw + (p.W + 15) / 16 * 16);  // (avx512::copy_row stores whole vectors)
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {

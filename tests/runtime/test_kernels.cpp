@@ -615,6 +615,72 @@ TEST_P(RuntimeKernels, ConvIm2colWidePlanesMatchNaive) {
   }
 }
 
+// The direct few-channel 3x3 convolution (conv_direct: RGB stems): C 1-4, output channels around
+// the blocks of 16 (1, 5, 16, 17, 32, 40), rows of 8-70 outputs (partial last steps), paddings
+// 0-2 on each side (rows and columns wholly in the padding), strides 1 and 2, batch 1-2, 1 and 2
+// threads, each epilogue and none, through conv_auto against the naive Conv and activation. It
+// applies only with AVX-512; on the other sets conv_auto takes im2col, checked the same way.
+TEST_P(RuntimeKernels, ConvDirectFewChannelsMatchesNaive) {
+  std::mt19937 rng(77);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ThreadPool pool(2), one(1);
+  const int64_t Ms[] = {1, 5, 16, 17, 32, 40};
+  for (int iter = 0; iter < 48; ++iter) {
+    ConvGeom g;
+    g.N = r(1, 2);
+    g.group = 1;
+    g.C = r(1, 4);
+    g.M = Ms[iter % 6];
+    const int64_t s = 1 + iter % 2;
+    const int64_t ph0 = r(0, 2), pw0 = r(0, 2), ph1 = r(0, 2), pw1 = r(0, 2);
+    const int64_t H = r(1, 20), W = r(s * 8 + 2, 2 * 70);
+    g.in = {H, W};
+    g.kernel = {3, 3};
+    g.stride = {s, s};
+    g.dilation = {1, 1};
+    g.pad_begin = {ph0, pw0};
+    g.pad_end = {ph1, pw1};
+    g.out = {conv_out_dim(H, 3, s, 1, ph0 + ph1), conv_out_dim(W, 3, s, 1, pw0 + pw1)};
+    if (g.out[0] <= 0 || g.out[1] < 8) continue;
+    EXPECT_EQ(conv_direct_applies(g), GetParam() == Isa::Avx512) << geom_str(g);
+    const bool with_act = iter % 7 != 6;
+    const Epilogue e = test::epilogue_in_turn(iter);
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * g.C * 9), 900 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
+    const float* bias = iter % 3 ? b.data() : nullptr;
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+    const auto addend = test::random_floats(n, 1100 + iter);
+    conv_naive(g, x.data(), w.data(), bias, ref.data());
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+    conv_auto(g, x.data(), w.data(), bias, opt.data(), iter % 4 < 2 ? pool : one,
+              with_act ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{});
+    const std::string what = "direct " + geom_str(g) + " epilogue " + (with_act ? std::to_string(static_cast<int>(e.kind)) : "none");
+    expect_close(opt, ref, g.C * 9, what);
+    if (!with_act) continue;
+    expect_close(z1, ref1, g.C * 9, what + " z1");
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, g.C * 9, what + " z2");
+  }
+  // Not taken: 5 input channels, a 5x5 kernel.
+  ConvGeom g5;
+  g5.N = 1;
+  g5.group = 1;
+  g5.C = 5;
+  g5.M = 16;
+  g5.in = {16, 32};
+  g5.kernel = {3, 3};
+  g5.stride = {1, 1};
+  g5.dilation = {1, 1};
+  g5.pad_begin = {1, 1};
+  g5.pad_end = {1, 1};
+  g5.out = {16, 32};
+  EXPECT_FALSE(conv_direct_applies(g5));
+  g5.C = 3;
+  g5.kernel = {5, 5};
+  EXPECT_FALSE(conv_direct_applies(g5));
+}
+
 // conv_im2col_f16 on random geometries (pointwise, strided, padded, dilated, groups, 1-D and 2-D,
 // planes of many columns): exactly conv_im2col on the widened input rounded once, and so within
 // the tolerance of the naive reference plus float16's rounding.

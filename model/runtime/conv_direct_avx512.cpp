@@ -1,0 +1,159 @@
+// Direct 3x3 convolution with few input channels (C <= 4: the RGB stems of image networks,
+// stride 1 or 2), on AVX-512. With K = C x 9 <= 36 the im2col + packed GEMM path is bound by
+// writing and reading back its column matrix (a third of UltraFace's 3 -> 16 stem) and fills
+// 6-row panels poorly for 16 or 32 output channels. Here each output row's input rows are copied
+// into zero-padded rows (stride 2: split into their even and odd columns), 16 outputs x 16
+// output channels are 16 accumulators, and each tap is one vector of those rows (an aligned load,
+// shifted by valignd) times 16 broadcast weights. The bias and the epilogue are applied on the
+// way out.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "model/runtime/avx512.h"
+#include "model/runtime/compute.h"
+#include "model/runtime/value.h"
+
+namespace nnxr::runtime {
+
+bool conv_direct_applies(const ConvGeom& g) {
+  if (!cpu_has_avx512() || g.spatial() != 2 || g.group != 1 || g.C > 4 || g.C < 1) return false;
+  const int64_t s = g.stride[0];
+  return g.kernel[0] == 3 && g.kernel[1] == 3 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.stride[1] == s && (s == 1 || s == 2) &&
+         g.pad_begin[0] < 3 && g.pad_begin[1] < 3 && g.out[1] >= 8;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+
+using avx2::ActParams;
+using avx2::InReg;
+
+constexpr int64_t kMB = 16;  // output channels per block: 16 accumulators
+
+struct Direct {
+  int64_t C, H, W, OH, OW, M, ph, pw;
+  int64_t L;  // floats per prepared row (stride 2: per half)
+};
+
+// Output rows [r0, r1) of one image: x [C, H, W] -> y [M, OH, OW] (bias b, weights packed as
+// wp[block][C x 9][16], zero past M), the epilogue's outputs at the same offsets (index `at` of y).
+template <InReg Act, int Stride>
+NNXR_AVX512 void rows(const Direct& d, const float* x, const float* wp, const float* bias, float* y, const EpilogueOut& act, int64_t at,
+                      const ActParams& ap, int64_t r0, int64_t r1) {
+  const int64_t L = d.L, P = d.OH * d.OW, taps = d.C * 9;
+  // The C x 3 prepared rows (each Stride halves of L floats), then one zero row: all zero at the
+  // start, and only data columns are written after that.
+  thread_local std::vector<float, CacheAligned<float>> buf;
+  const size_t slots = static_cast<size_t>(d.C * 3 * Stride * L);
+  buf.assign(slots + static_cast<size_t>(Stride * L), 0.f);
+  float* const prepared = buf.data();
+  const float* const zero = prepared + slots;
+  const float* src[4 * 3];
+  const int64_t steps = (d.OW + 15) / 16;
+  thread_local std::vector<float, CacheAligned<float>> tap_vectors;
+  tap_vectors.resize(static_cast<size_t>(steps * taps * 16));
+  __m512* const taps_buf = reinterpret_cast<__m512*>(tap_vectors.data());
+  // y with streaming stores when every store is a whole aligned vector (rows and planes of whole
+  // cache lines) and the epilogue keeps its own output: nothing reads y during the run.
+  const bool stream = Act != InReg::None && d.OW % 16 == 0 && P % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
+  float* const z1 = Act == InReg::None ? nullptr : act.z1 + at;
+  float* const z2 = Act == InReg::SiLU ? act.z2 + at : nullptr;
+  const float* const addend = Act == InReg::Add ? act.addend + at : nullptr;
+  for (int64_t oh = r0; oh < r1; ++oh) {
+    for (int64_t c = 0; c < d.C; ++c)
+      for (int64_t ki = 0; ki < 3; ++ki) {
+        const int64_t ih = oh * Stride - d.ph + ki, slot = c * 3 + ki;
+        if (ih < 0 || ih >= d.H) {
+          src[slot] = zero;
+          continue;
+        }
+        float* const row = prepared + slot * Stride * L;
+        const float* const xr = x + (c * d.H + ih) * d.W;
+        if constexpr (Stride == 1) avx512::copy_row(xr, d.W, row + d.pw);
+        else avx512::split_row(xr, d.W, d.pw, row, row + L);
+        src[slot] = row;
+      }
+    // The input vectors of the C x 9 taps of every step of 16 outputs, in[step][tap]: stride 1,
+    // padded columns ow + kj; stride 2, 2 ow + kj, that is even[ow], odd[ow], even[ow + 1].
+    __m512* const in = taps_buf;
+    for (int64_t step = 0; step < steps; ++step)
+      for (int64_t slot = 0; slot < d.C * 3; ++slot) {
+        const float* p = src[slot] + 16 * step;
+        const __m512 a = _mm512_load_ps(p), b = _mm512_load_ps(p + 16);
+        __m512* const t = in + step * taps + 3 * slot;
+        t[0] = a;
+        if constexpr (Stride == 1) {
+          t[1] = avx512::shifted(a, b, 1);
+          t[2] = avx512::shifted(a, b, 2);
+        } else {
+          t[1] = _mm512_load_ps(p + L);
+          t[2] = avx512::shifted(a, b, 1);
+        }
+      }
+    // One block of 16 output channels at a time along the row: 32 planes of y and z written front
+    // to back (all M planes at each step would be as many scattered streams).
+    for (int64_t m0 = 0; m0 < d.M; m0 += kMB) {
+      const int64_t mb = std::min(kMB, d.M - m0);
+      for (int64_t step = 0; step < steps; ++step) {
+        const int64_t ow = 16 * step;
+        const float* w = wp + m0 * taps;
+        const __m512* v = in + step * taps;
+        __m512 acc[kMB];
+#pragma GCC unroll 16
+        for (int m = 0; m < kMB; ++m) acc[m] = _mm512_set1_ps(bias[m0 + m]);
+        for (int64_t t = 0; t < taps; ++t, w += kMB) {
+#pragma GCC unroll 16
+          for (int m = 0; m < kMB; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(w[m]), v[t], acc[m]);
+        }
+        const __mmask16 k = avx512::lanes(d.OW - ow);
+        for (int64_t m = 0; m < mb; ++m) {
+          const int64_t o = (m0 + m) * P + oh * d.OW + ow;
+          avx512::store<Act>(y + o, z1 ? z1 + o : nullptr, z2 ? z2 + o : nullptr, addend ? addend + o : nullptr, acc[m], k, stream, ap);
+        }
+      }
+    }
+  }
+  if (stream) _mm_sfence();  // the streamed y visible before the task completes
+}
+
+}  // namespace
+
+void conv_direct(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+  Direct d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.pad_begin[0], g.pad_begin[1], 0};
+  const int64_t s = g.stride[0];
+  if (d.OH * d.OW == 0 || d.M == 0) return;
+  // Row length: the data columns as the row copy writes them (stride 1: whole vectors) and every
+  // column the last step's loads read (its 16 outputs' taps and the vector after them).
+  const int64_t steps = (d.OW + 15) / 16 * 16;
+  const int64_t need = s == 1 ? std::max(d.pw + (d.W + 15) / 16 * 16, steps + 16) : std::max((d.pw + d.W + 1) / 2, steps + 16);
+  d.L = (need + 15) / 16 * 16;
+  // Weights as [block of 16 output channels][tap (c, ki, kj)][16], zero past M; bias likewise.
+  const int64_t blocks = (d.M + kMB - 1) / kMB, taps = d.C * 9;
+  std::vector<float> wp(static_cast<size_t>(blocks * taps * kMB), 0.f), bias(static_cast<size_t>(blocks * kMB), 0.f);
+  for (int64_t m = 0; m < d.M; ++m) {
+    if (B) bias[static_cast<size_t>(m)] = B[m];
+    for (int64_t t = 0; t < taps; ++t) wp[static_cast<size_t>((m / kMB * taps + t) * kMB + m % kMB)] = W[m * taps + t];
+  }
+  const ActParams ap = avx2::act_params(act.epi);
+  const int64_t per_image = d.OH, flops_per_row = 2 * blocks * kMB * taps * steps;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, flops_per_row));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+    pool.parallel_for(g.N * per_image, grain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e;) {
+        const int64_t n = i / per_image, r0 = i % per_image, r1 = std::min(per_image, r0 + (e - i));
+        const float* x = X + n * d.C * d.H * d.W;
+        const int64_t at = n * d.M * d.OH * d.OW;
+        if (s == 1) rows<Act, 1>(d, x, wp.data(), bias.data(), Y + at, act, at, ap, r0, r1);
+        else rows<Act, 2>(d, x, wp.data(), bias.data(), Y + at, act, at, ap, r0, r1);
+        i += r1 - r0;
+      }
+    });
+  });
+}
+#else
+// Never called: conv_direct_applies() is false on other architectures.
+void conv_direct(const ConvGeom&, const float*, const float*, const float*, float*, ThreadPool&, const EpilogueOut&) {}
+#endif
+
+}  // namespace nnxr::runtime
