@@ -230,6 +230,9 @@ int render_command(Args& args) {
   for (const scene::Block& b : layout.blocks())
     for (int i = 0; i < 8 && (!frame_shown || shown(b)); ++i)
       corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
+  // The group labels over a wrapped layout's first row, when the whole network is framed.
+  if (!frame_shown || std::all_of(layout.blocks().begin(), layout.blocks().end(), shown))
+    for (const glm::vec3& p : engine::words_to_frame(g, layout)) corners.push_back(p);
   // Compare mode: the divergence curve and the most changed tensors above the network, framed too.
   engine::OverlayBuilder overlay;
   if (summary && !summary->curve.empty()) {

@@ -343,11 +343,37 @@ void compose_menu(TextBuilder& out, const MenuState& m) {
       kText);
 }
 
+namespace {
+
+// The em of group labels and how far over their row's tallest block they stand, in metres.
+float group_em(float size) { return 0.03f * size; }
+float group_raise(float size) { return 0.1f * size; }
+
+float network_size(const scene::Layout& layout) {
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  return std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3f});
+}
+
+}  // namespace
+
+std::vector<glm::vec3> words_to_frame(const model::Graph& graph, const scene::Layout& layout) {
+  const scene::Labels labels = scene::make_labels(graph, layout);
+  if (labels.groups.empty()) return {};
+  const float top = labels.groups.front().anchor[1];  // groups come row by row from the top
+  if (std::all_of(labels.groups.begin(), labels.groups.end(), [&](const scene::GroupLabel& g) { return g.anchor[1] == top; }))
+    return {};
+  const float size = network_size(layout);
+  const float y = top + group_raise(size) + 1.2f * group_em(size);
+  std::vector<glm::vec3> points;
+  for (const scene::GroupLabel& g : labels.groups)
+    if (g.anchor[1] == top) points.push_back({g.anchor[0], y, g.anchor[2]});
+  return points;
+}
+
 void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout, const scene::Activations& values,
               const AnnotationOptions& options) {
   const scene::Labels labels = scene::make_labels(graph, layout);
-  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
-  const float size = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3f});
+  const float size = network_size(layout);
   // Panels first (labels keep clear of them), drawn last (over the labels).
   TextBuilder fixed_text(out.font());
   std::vector<Rect> covered;
@@ -368,10 +394,10 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
   }
   const size_t tensor_labels = world.size();
   for (const scene::GroupLabel& g : labels.groups) {
-    const float em = 0.03f * size;
+    const float em = group_em(size);
     TextStyle style{.em = em, .colour = kGroup, .min_px = 8, .max_px = 34, .centred = true, .above = true};
     // Above the tensor labels of the tallest block of its row.
-    world.push_back({glm::vec3(g.anchor[0], g.anchor[1] + 0.1f * size, g.anchor[2]), g.name, style, 0});
+    world.push_back({glm::vec3(g.anchor[0], g.anchor[1] + group_raise(size), g.anchor[2]), g.name, style, 0});
   }
   // The input in its true colours beside the network, before its first layer: a world billboard,
   // so that the headset (which draws no corner panels) shows it too.
@@ -445,6 +471,7 @@ void SceneBuffers::publish_words(const WordsContext& c) {
   for (const scene::Block& b : c.layout.blocks())
     for (int i = 0; i < 8; ++i)
       corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
+  for (const glm::vec3& p : words_to_frame(c.graph, c.layout)) corners.push_back(p);
   if (!corners.empty()) {
     const Camera camera = frame_points(CameraPreset::Overview, corners, 16.0f / 9.0f);
     o.view_projection = camera.projection(16.0f / 9.0f) * camera.view();

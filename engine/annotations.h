@@ -38,6 +38,12 @@ struct AnnotationOptions {
 // FilterMenu::size() and one line per row.
 void compose_menu(TextBuilder& out, const MenuState& menu);
 
+// Points a camera should hold besides the blocks' corners so that the words over the network stay in
+// the picture: for a layout wrapped into rows (a long chain, scene.h Layout), the tops of the group
+// labels over its first row (the rows below have theirs in the gaps between rows); none for a
+// layout in one line.
+std::vector<glm::vec3> words_to_frame(const model::Graph& graph, const scene::Layout& layout);
+
 // Appends the view's text to `out`.
 void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
               const scene::Activations& values, const AnnotationOptions& options);

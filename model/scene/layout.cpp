@@ -12,7 +12,8 @@
 // A chain of 64 slots or more far longer than it is wide and tall (over 16 times: the tiny BERT's 1,318 slots of 7x8
 // maps made a 33 m line 0.2 m thick; the shared CNNs, detectors and small transformers are under
 // 10) wraps into rows like lines of text: every row runs along +X from the same start, the next
-// row below it, breaking where the name hierarchy changes group (encoder.layer.N).
+// row below it, breaking where the name hierarchy changes group (encoder.layer.N), at half the
+// depth pitch. Render frames the group labels over its first row too (engine words_to_frame).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -267,7 +268,7 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
   // next row below it. Rows break where the name hierarchy changes group (encoder.layer.N), near
   // equal lengths, and are as many as make the whole about kAspect times as long as it is tall, the
   // gap between rows leaving room for the rows' labels (about a sixth of a row's length).
-  const float depth = runs.empty() ? 0.f : runs.back().x;
+  float depth = runs.empty() ? 0.f : runs.back().x;
   float across = 0, tallest = 0;
   for (const Run& r : runs) {
     across = std::max(across, r.total);
@@ -278,9 +279,14 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
   row_x0.assign(runs.size(), 0.f);
   row_y.assign(runs.size(), 0.f);
   constexpr float kLong = 16.f, kAspect = 1.6f, kRowGap = 0.16f;
+  constexpr float kSqueeze = 0.5f;
   constexpr size_t kMinRuns = 64;  // a chain of a few dozen layers stays one line
   const float thick = std::max({across, tallest, step});
   if (depth > kLong * thick && runs.size() >= kMinRuns) {
+    // Rows of blocks seen at a slant read as bands anyway: half the pitch makes the rows shorter,
+    // so the whole (and each block in the picture) is larger for the same frame.
+    for (Run& r : runs) r.x *= kSqueeze;
+    depth *= kSqueeze;
     auto gap_of = [&](float length) { return std::max(0.5f * tallest, kRowGap * length); };
     int rows = 1;
     float best = INFINITY;

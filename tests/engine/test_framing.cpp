@@ -171,8 +171,8 @@ INSTANTIATE_TEST_SUITE_P(
     HardLayouts, Framing,
     testing::Values(Case{"ultraface-RFB-320.onnx", "", {"overview", "front", "side", "top"}},
                     Case{"face_detection_yunet.onnx", "--dim height=320 --dim width=320", {"overview", "front", "side", "top"}},
-                    // Wrapped into rows of encoder layers: 6 to 9% of the pixels (in one 33 m line, 1.7 to 2.1%).
-                    Case{"tf-bert-qa-tiny.onnx", "", {"overview", "front", "side", "top"}, 0.05},
+                    // Wrapped into rows of encoder layers: 8.6 to 13% of the pixels (in one 33 m line, 1.7 to 2.1%).
+                    Case{"tf-bert-qa-tiny.onnx", "", {"overview", "front", "side", "top"}, 0.07},
                     // A tall first block (64 maps of 55x55): the overview stays at its own direction.
                     Case{"squeezenet1.1-caffe2-op7-fp32.onnx", "", {"overview"}}),
     [](const auto& info) {
