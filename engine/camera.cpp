@@ -26,10 +26,14 @@ glm::mat4 Camera::projection(float aspect) const {
   return p;
 }
 
-Camera frame_bounds(CameraPreset preset, glm::vec3 min, glm::vec3 max, float aspect) {
+void add_corners(std::vector<glm::vec3>& out, glm::vec3 min, glm::vec3 max) {
+  for (int i = 0; i < 8; ++i) out.push_back({(i & 1) ? max.x : min.x, (i & 2) ? max.y : min.y, (i & 4) ? max.z : min.z});
+}
+
+Camera frame_bounds(CameraPreset preset, glm::vec3 min, glm::vec3 max, float aspect, float fov_y) {
   std::vector<glm::vec3> corners;
-  for (int i = 0; i < 8; ++i) corners.push_back({(i & 1) ? max.x : min.x, (i & 2) ? max.y : min.y, (i & 4) ? max.z : min.z});
-  return frame_points(preset, corners, aspect);
+  add_corners(corners, min, max);
+  return frame_points(preset, corners, aspect, fov_y);
 }
 
 namespace {
@@ -46,6 +50,7 @@ struct Fit {
   Camera camera;
   float width = 0, height = 0;  // fractions of the image the points span
   float area = 0;               // fraction of the image inside the points' convex hull
+  float nearness = 0;           // the nearest point's depth over the target's (1: all at one depth)
 };
 
 // Twice the signed area of triangle o, a, b.
@@ -85,7 +90,7 @@ constexpr float kCloseWide = 0.52f;
 // of the frustum: horizontally the eye stands where the left and right planes both touch the
 // points, vertically where the top and bottom planes do, at the farther of the two depths. The
 // tighter axis then touches both its edges and the other is centred between its extremes.
-Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float margin = kMargin) {
+Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float fov_y, float margin = kMargin) {
   const float az = glm::radians(view.azimuth), el = glm::radians(view.elevation);
   const glm::vec3 dir = glm::normalize(glm::vec3(-std::cos(el) * std::cos(az), std::sin(el), std::cos(el) * std::sin(az)));
   const glm::vec3 forward = -dir;
@@ -99,6 +104,7 @@ Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float m
   Fit fit;
   Camera& cam = fit.camera;
   cam.up = up;
+  cam.fov_y = std::clamp(fov_y, 0.05f, 3.0f);
   const float tan_y = std::tan(cam.fov_y / 2) * margin;
   const float tan_x = tan_y * std::clamp(aspect, 1e-3f, 1e3f);
   if (points.empty()) {
@@ -138,6 +144,7 @@ Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float m
   fit.height = std::clamp(0.5f * (y_hi - y_lo) * margin, 0.0f, 1.0f);
   // The outline only matters for a view wide enough to be chosen (and costs a sort).
   if (fit.width >= kCloseWide) fit.area = std::clamp(hull_area(projected) * margin * margin / 4, 0.0f, 1.0f);
+  fit.nearness = (nearest - c_eye) / std::max(glm::dot(cam.target - cam.eye, forward), 1e-6f);
   cam.near = std::max(0.5f * (nearest - c_eye), 1e-4f * radius);
   cam.far = 1.5f * (farthest - c_eye) + 0.1f * radius;
   return fit;
@@ -182,28 +189,59 @@ std::vector<View> preset_views(CameraPreset preset) {
   return views;
 }
 
-}  // namespace
-
-Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect) {
-  // The first view in which the network spans kWide of the width and whose outline holds kArea of
-  // the image wins (a line across the image does not); else the one spanning kWide that shows the
-  // most of the blocks' faces; else the widest.
+// The first of `views` in which the network spans kWide of the width and whose outline holds
+// kArea of the image wins (a line across the image does not); else the one spanning kWide that
+// shows the most of the blocks' faces; else the widest. `closer`: each view short of kWide is
+// tried closer first (the overview's rule).
+Camera choose_view(const std::vector<View>& views, std::span<const glm::vec3> points, float aspect, float fov_y, bool closer) {
   constexpr float kArea = 0.25f;
   std::optional<Fit> wide, widest;
   // Blocks are planes across the depth axis: seen edge-on (from the side or above, and far off,
   // as a long line of blocks is) they show as little more than lines.
   auto seen = [](const Fit& f) { return f.area * (0.2f + std::abs(glm::normalize(f.camera.eye - f.camera.target).x)); };
-  for (const View& v : preset_views(preset)) {
-    const Fit f = fit_view(v, points, aspect);
+  for (const View& v : views) {
+    const Fit f = fit_view(v, points, aspect, fov_y);
     if (f.width >= kWide && f.area >= kArea) return f.camera;
-    if (preset == CameraPreset::Overview && f.width < kWide && f.width >= kCloseWide * kMargin / kCloseMargin) {
-      const Fit close = fit_view(v, points, aspect, kCloseMargin);
+    if (closer && f.width < kWide && f.width >= kCloseWide * kMargin / kCloseMargin) {
+      const Fit close = fit_view(v, points, aspect, fov_y, kCloseMargin);
       if (close.width >= kCloseWide && close.area >= kArea) return close.camera;
     }
     if (f.width >= kWide && (!wide || seen(f) > seen(*wide) * 1.05f)) wide = f;
     if (!widest || f.width > widest->width + 0.01f) widest = f;
   }
   return wide ? wide->camera : widest->camera;
+}
+
+}  // namespace
+
+Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect, float fov_y) {
+  return choose_view(preset_views(preset), points, aspect, fov_y, preset == CameraPreset::Overview);
+}
+
+Camera frame_level(std::span<const glm::vec3> points, float aspect, float fov_y) {
+  // Level first: the overview's directions about the vertical in its order, then from the side
+  // (a long line of blocks seen across) and last down the depth axis. Then, for a network that
+  // no level view frames (far taller than deep: UltraFace's strip), the overview's own views,
+  // tilted. A view must also keep its nearest block at kNear of the target's depth or more: a
+  // headset's wide field seeing a deep network obliquely from close by would put its near end
+  // in the face (the default model from 37 degrees: 7%). The outline may be smaller than the
+  // desktop's (a square field of 90 degrees holds a long network seen across in a band).
+  constexpr float kArea = 0.15f, kNear = 0.45f;
+  std::vector<View> views;
+  for (const float a : {37.0f, 50.0f, 25.0f, 62.0f, 12.0f, 72.0f, 85.0f, 0.0f}) views.push_back({a, 0, false});
+  for (const View& v : preset_views(CameraPreset::Overview)) views.push_back(v);
+  std::optional<Fit> best, widest;
+  for (const View& v : views) {
+    for (const float margin : {kMargin, kCloseMargin}) {
+      const Fit f = fit_view(v, points, aspect, fov_y, margin);
+      const bool wide = margin == kMargin ? f.width >= kWide : f.width >= kCloseWide;
+      if (wide && f.area >= kArea && f.nearness >= kNear) return f.camera;
+      // Else the widest spanning kWide with the nearest block farthest off, else the widest.
+      if (wide && (!best || f.nearness > best->nearness + 0.02f)) best = f;
+      if (!widest || f.width > widest->width + 0.01f) widest = f;
+    }
+  }
+  return best ? best->camera : widest->camera;
 }
 
 }  // namespace nnxr::engine

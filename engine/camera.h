@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <glm/glm.hpp>
 
@@ -30,9 +31,12 @@ enum class CameraPreset {
 std::optional<CameraPreset> parse_camera_preset(std::string_view name);  // nullopt: unknown
 std::string camera_preset_names();  // "overview, front, side, top"
 
+// The vertical field of view `render` and the desktop viewer's home view frame with (radians).
+inline constexpr float kFrameFovY = 0.6f;
+
 struct Camera {
   glm::vec3 eye{0}, target{0}, up{0, 1, 0};
-  float fov_y = 0.6f;  // radians
+  float fov_y = kFrameFovY;  // radians
   float near = 0.01f, far = 100.0f;
 
   glm::mat4 view() const;
@@ -41,9 +45,23 @@ struct Camera {
 
 // A camera of `preset` whose view contains the box [min, max] for a target of aspect w/h. Exact
 // (the nearest eye whose frustum holds every point, centred between the extremes).
-Camera frame_bounds(CameraPreset preset, glm::vec3 min, glm::vec3 max, float aspect);
+Camera frame_bounds(CameraPreset preset, glm::vec3 min, glm::vec3 max, float aspect, float fov_y = kFrameFovY);
 // The same for a set of points (e.g. the corners of every tensor block): a tighter framing when
-// the box has empty corners.
-Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect);
+// the box has empty corners. `render`, the desktop viewer's home view and the labels' thinning
+// all frame the blocks' corners (block_corners) with it, so that `view` opens on the picture
+// `render` writes at the same aspect.
+Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect, float fov_y = kFrameFovY);
+// The overview's rule for a head that looks straight ahead (the headset's start, xr/placement.h):
+// the same directions about the vertical in the same order, the same margins and the same test
+// of width and outline, seen level first (elevation 0), so that the network stands upright at eye
+// height; only a network that no level view frames (far taller than deep, as UltraFace's strip)
+// takes the overview's own views, and the headset tilts it to match. For the wide field of a
+// headset, a view must also keep its nearest block at 45% or more of the depth of the network's
+// middle (a deep network seen obliquely from close by would otherwise reach into the face), so
+// the headset sees most networks more from the side than the desktop does.
+Camera frame_level(std::span<const glm::vec3> points, float aspect, float fov_y);
+
+// The 8 corners of the box [min, max], appended to `out`.
+void add_corners(std::vector<glm::vec3>& out, glm::vec3 min, glm::vec3 max);
 
 }  // namespace nnxr::engine

@@ -102,6 +102,10 @@ class ViewerState {
   uint64_t filter_requested() const { return filter_requested_; }
   uint64_t filter_applied() const { return filter_applied_; }
   uint64_t scene_generation() const { return generation_; }
+  // The corners of the loaded model's blocks (network space; empty before a model is in): what
+  // the home view frames, as `render` frames them (engine/camera.h frame_points), and what the
+  // headset places (xr/placement.h).
+  const std::vector<glm::vec3>& block_corners() const { return corners_; }
   bool failed() const { return !errors_.empty(); }
   // The worker is idle and has shown a scene or failed: what the user asked for is on screen.
   bool settled() const;
@@ -134,6 +138,7 @@ class ViewerState {
   };
   std::optional<Pick> last_pick_;
   bool loaded_ = false;  // a model is in: views go to the worker
+  std::vector<glm::vec3> corners_;  // of the loaded model's blocks
   std::optional<scene::FocusView> view_sent_;
   std::vector<std::string> focus_;  // of the scene shown (empty: every tensor)
   std::vector<std::string> errors_;

@@ -44,7 +44,7 @@ enum Hand { kLeft = 0, kRight = 1 };
 struct GestureOptions {
   float press = 0.7f;    // analog value that counts as pressed
   float release = 0.3f;  // ... and as released again (hysteresis)
-  float min_scale = 0.01f, max_scale = 100.0f;
+  float min_scale = 1e-3f, max_scale = 1e3f;  // as engine::InteractionOptions (a placed BERT is at 0.08)
   float stick_dead_zone = 0.5f;
   float threshold_step = 0.05f;   // quantile step per thumbstick tick
   double repeat_seconds = 0.25;   // a held stick steps again after this long

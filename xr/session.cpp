@@ -27,6 +27,7 @@
 #include "xr/gestures.h"
 #include "xr/handles.h"
 #include "xr/input.h"
+#include "xr/placement.h"
 #include "xr/runtime.h"
 #include "xr/swapchains.h"
 
@@ -151,6 +152,9 @@ struct XrViewer::Impl {
   OverlayBuilder overlay;            // this frame's rays, gauges and panel; capacity kept
   WorldTransform world;  // the gesture tracker's copy of the network's transform
   bool placed = false;   // the network was put in front of the user
+  bool want_place = false;  // a scene is in and the network waits to be placed
+  bool located = false;  // the eyes' poses and fields of view have been located (head, eye_fov)
+  EyeFov eye_fov;        // the narrower of the two eyes' half-angles on each side, last located
   const glm::mat4 panel = panel_plane();  // the view's panels, canvas → world
   // The filter menu on the left hand this frame: shown, its plane, the row the right ray points at.
   struct Menu {
@@ -403,14 +407,11 @@ struct XrViewer::Impl {
 
   // ---- frames ---------------------------------------------------------------------------------
 
-  // The network in front of the user once its bounds are known: layer depth along −Z from 1 m
-  // ahead, centred at 1.3 m height, scale 1.
+  // The network in front of the user once a scene is shown, and again on "reset": framed by the
+  // rule of `render` and the desktop (xr/placement.h) for the head's last pose and the eyes'
+  // field of view.
   void place_network() {
-    const glm::vec3 lo = interaction.bounds_min(), hi = interaction.bounds_max();
-    const glm::vec3 c = 0.5f * (lo + hi);
-    world = {};
-    world.rotation = glm::angleAxis(glm::radians(90.0f), glm::vec3(0, 1, 0));  // network +X → world −Z
-    world.translation = glm::vec3(0, 1.3f, -1.0f) - world.rotation * glm::vec3(lo.x, c.y, c.z);
+    world = xr::place_network(state->block_corners(), head, eye_fov);
     placed = true;
   }
 
@@ -500,7 +501,11 @@ struct XrViewer::Impl {
     runtime->check(xrBeginFrame(session, &bi), "xrBeginFrame");
     const uint64_t before = state->scene_generation();
     state->take_in(1.0f);
-    if (state->scene_generation() != before && !placed) place_network();
+    if (state->scene_generation() != before && !placed) want_place = true;
+    if (want_place && located) {
+      place_network();
+      want_place = false;
+    }
     interact(fs.predictedDisplayTime);
 
     std::array<XrCompositionLayerProjectionView, 2> pv{};
@@ -520,6 +525,7 @@ struct XrViewer::Impl {
       runtime->check(xrLocateViews(session, &li, &vs, 2, &n, xv.data()), "xrLocateViews");
       constexpr XrViewStateFlags valid = XR_VIEW_STATE_POSITION_VALID_BIT | XR_VIEW_STATE_ORIENTATION_VALID_BIT;
       if (n == 2 && (vs.viewStateFlags & valid) == valid) {
+        locate(xv);
         drawn_generation = render(xv);
         const Swapchains& sc = *xs->swapchains;
         const VkExtent2D extent = sc.extent();
@@ -558,6 +564,15 @@ struct XrViewer::Impl {
       if (state->settled()) wait_to_end_ms.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count());
     }
     ++frame_index;
+  }
+
+  // The head between the eyes, looking as the left eye does, and the field of view both eyes hold.
+  void locate(const std::array<XrView, 2>& xv) {
+    head.position = 0.5f * (to_glm(xv[0].pose.position) + to_glm(xv[1].pose.position));
+    head.orientation = to_glm(xv[0].pose.orientation);
+    eye_fov = {std::max(xv[0].fov.angleLeft, xv[1].fov.angleLeft), std::min(xv[0].fov.angleRight, xv[1].fov.angleRight),
+               std::min(xv[0].fov.angleUp, xv[1].fov.angleUp), std::max(xv[0].fov.angleDown, xv[1].fov.angleDown)};
+    located = true;
   }
 
   // Renders both eyes into the acquired swapchain images; returns the scene generation drawn.
@@ -612,10 +627,8 @@ struct XrViewer::Impl {
                            .neuron_threshold = interaction.thresholds().neuron(),
                            .connection_threshold = interaction.thresholds().connection(),
                            .selection = interaction.selection() ? &*interaction.selection() : nullptr};
-    feedback.head.position = 0.5f * (to_glm(xv[0].pose.position) + to_glm(xv[1].pose.position));
-    feedback.head.orientation = to_glm(xv[0].pose.orientation);
+    feedback.head = head;  // locate() took it from these views
     if (menu.hovered != FilterMenu::Row::None) feedback.ray_length[kRight] = menu.hit_distance;
-    head = feedback.head;
     build_feedback(feedback, overlay);
     params.overlay_lines = overlay.lines();
     params.overlay_triangles = overlay.triangles();

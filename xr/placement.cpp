@@ -1,0 +1,47 @@
+#include "xr/placement.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <glm/gtc/quaternion.hpp>
+
+#include "engine/camera.h"
+
+namespace nnxr::xr {
+
+WorldTransform place_network(std::span<const glm::vec3> corners, const Pose& head, const EyeFov& fov) {
+  // The head's heading, level (straight up or down: the stage's −Z).
+  glm::vec3 ahead = head.orientation * glm::vec3(0, 0, -1);
+  ahead.y = 0;
+  ahead = glm::length(ahead) > 1e-3f ? glm::normalize(ahead) : glm::vec3(0, 0, -1);
+  WorldTransform world;
+  if (corners.empty()) {
+    world.translation = head.position + ahead * kPlaceDistance;
+    return world;
+  }
+  // A symmetric field of view inside the eye's (real headsets' are a little asymmetric).
+  const float kDefault = 0.785398f;
+  auto half = [&](float a, float b) {
+    const float h = std::min(std::abs(a), std::abs(b));
+    return std::isfinite(h) && h > 0.05f && h < 1.5f ? h : kDefault;
+  };
+  const float half_x = half(fov.left, fov.right), half_y = half(fov.up, fov.down);
+  const engine::Camera cam = engine::frame_level(corners, std::tan(half_x) / std::tan(half_y), 2 * half_y);
+  // Turned so that the camera's gaze runs along the head's heading and its up is the room's
+  // (a level camera: a turn about the vertical; a tilted one tilts the network).
+  const glm::vec3 gaze = glm::normalize(cam.target - cam.eye);
+  const glm::vec3 right = glm::normalize(glm::cross(gaze, cam.up)), up = glm::cross(right, gaze);
+  const glm::mat3 from(right, up, -gaze), to(glm::normalize(glm::cross(ahead, glm::vec3(0, 1, 0))), glm::vec3(0, 1, 0), -ahead);
+  world.rotation = glm::normalize(glm::quat_cast(to * glm::transpose(from)));
+  const float middle = glm::dot(cam.target - cam.eye, gaze);
+  float nearest = middle;
+  for (const glm::vec3& p : corners) nearest = std::min(nearest, glm::dot(p - cam.eye, gaze));
+  float scale = middle > 0 ? kPlaceDistance / middle : 1.0f;
+  if (nearest > 0 && scale * nearest < kPlaceNearest) scale = kPlaceNearest / nearest;
+  world.scale = std::clamp(scale, 1e-3f, 1e3f);
+  // The camera's eye onto the head's.
+  world.translation = head.position - world.rotation * (world.scale * cam.eye);
+  return world;
+}
+
+}  // namespace nnxr::xr
