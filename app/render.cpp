@@ -336,7 +336,7 @@ int render_command(Args& args) {
   // The words: labels seen through this camera, title, prediction and legend.
   const ClassList classes = choose_classes(g, scene::class_count(g, values), labels);
   engine::AnnotationOptions notes;
-  notes.words.title = model_path ? std::filesystem::path(*model_path).filename().string() : "digits (embedded)";
+  notes.words.title = std::filesystem::path(g.source).filename().string();  // as the view's (app/view.cpp)
   if (inputs.has_image()) {
     bool guessed = false;
     notes.words.notes.push_back(describe_preprocessing(g, image, guessed));

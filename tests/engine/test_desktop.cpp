@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "assets/assets.h"
+#include "engine/camera.h"
 #include "engine/desktop.h"
 #include "model/load.h"
 #include "model/scene/focus.h"
@@ -299,6 +300,30 @@ TEST(Desktop, TheFocusFollowsTheMouseCursor) {
   EXPECT_EQ(v.interaction().selection()->tensor_name, name);
   EXPECT_TRUE(v.interaction().selection()->neuron.has_value());
   EXPECT_EQ(v.validation_errors(), 0u);
+}
+
+// The window opens on the picture `render` writes at its aspect: the home view is the camera
+// render frames the blocks' corners with (engine/camera.h frame_points, the overview preset),
+// not one of the layout's bounding box.
+TEST(Desktop, TheHomeViewIsRendersCamera) {
+  REQUIRE_DISPLAY();
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  DesktopViewer v(test_options());
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(frames_until(v, [&] { return v.state().settled(); }));
+  std::vector<glm::vec3> corners;
+  for (const scene::Block& b : layout.blocks())
+    add_corners(corners, glm::vec3(b.min[0], b.min[1], b.min[2]), glm::vec3(b.max[0], b.max[1], b.max[2]));
+  const Camera render = frame_points(CameraPreset::Overview, corners, 640.0f / 400.0f);
+  const FlyCamera& c = v.interaction().camera();
+  EXPECT_LT(glm::length(c.position - render.eye), 1e-4f * glm::length(render.target - render.eye));
+  EXPECT_LT(glm::length(c.forward() - glm::normalize(render.target - render.eye)), 1e-4f);
+  EXPECT_FLOAT_EQ(c.fov_y, render.fov_y);
+  // The box's framing differs for this network (its corners are empty): the test tells them apart.
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  const Camera box = frame_bounds(CameraPreset::Overview, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, 640.0f / 400.0f);
+  EXPECT_GT(glm::length(box.eye - render.eye), 1e-2f * glm::length(render.target - render.eye));
 }
 
 // Selection messages go to stderr: stdout is kept for the --stats line.
