@@ -159,10 +159,11 @@ glm::vec2 picture_panel(TextBuilder& out, glm::vec2 at, Corner corner, const std
 
 // Fixed to the corners: title, prediction, legend, selection. Returns the pixel rectangles they cover.
 std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
-                         const scene::Activations& values, const AnnotationOptions& options) {
+                         const scene::Activations& values, const AnnotationOptions& options, std::vector<ScreenArea>& areas) {
   std::vector<Rect> covered;
   const glm::vec2 vp = options.viewport;
   auto cover = [&](Corner corner, glm::vec2 at, glm::vec2 size) {
+    areas.push_back({uint32_t(corner), at - 4.0f, size + 8.0f});
     const bool right = corner == Corner::TopRight || corner == Corner::BottomRight;
     const bool bottom = corner == Corner::BottomLeft || corner == Corner::BottomRight;
     const float x0 = right ? vp.x - at.x - size.x : at.x, y0 = bottom ? vp.y - at.y - size.y : at.y;
@@ -370,14 +371,15 @@ std::vector<glm::vec3> words_to_frame(const model::Graph& graph, const scene::La
   return points;
 }
 
-void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout, const scene::Activations& values,
-              const AnnotationOptions& options) {
+std::vector<ScreenArea> annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
+                                 const scene::Activations& values, const AnnotationOptions& options) {
   const scene::Labels labels = scene::make_labels(graph, layout);
   const float size = network_size(layout);
   // Panels first (labels keep clear of them), drawn last (over the labels).
   TextBuilder fixed_text(out.font());
   std::vector<Rect> covered;
-  if (options.panels) covered = panels(fixed_text, graph, layout, values, options);
+  std::vector<ScreenArea> areas;
+  if (options.panels) covered = panels(fixed_text, graph, layout, values, options, areas);
 
   // ---- world labels -------------------------------------------------------------------------
   std::vector<Pending> world;
@@ -456,6 +458,7 @@ void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& 
   out.append(world_text);
 
   out.append(fixed_text);
+  return areas;
 }
 
 // SceneBuffers' WordsSink (declared in engine/scene_buffers.h): composes here so that the scene
@@ -478,9 +481,11 @@ void SceneBuffers::publish_words(const WordsContext& c) {
     o.viewport = {1600, 900};
   }
   TextBuilder text(Font::builtin());
-  annotate(text, c.graph, c.layout, c.values, o);
+  auto areas = annotate(text, c.graph, c.layout, c.values, o);
   if (o.words.menu && c.menu && !c.menu->ops.empty()) compose_menu(text, *c.menu);
   text_.publish(text);
+  std::lock_guard lock(areas_mutex_);
+  screen_areas_ = std::move(areas);
 }
 
 }  // namespace nnxr::engine

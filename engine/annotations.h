@@ -44,8 +44,8 @@ void compose_menu(TextBuilder& out, const MenuState& menu);
 // layout in one line.
 std::vector<glm::vec3> words_to_frame(const model::Graph& graph, const scene::Layout& layout);
 
-// Appends the view's text to `out`.
-void annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
-              const scene::Activations& values, const AnnotationOptions& options);
+// Appends the view's text to `out`. Returns where its panels lie (fixed to the view's corners).
+std::vector<ScreenArea> annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
+                                 const scene::Activations& values, const AnnotationOptions& options);
 
 }  // namespace nnxr::engine

@@ -341,7 +341,9 @@ struct DesktopViewer::Impl {
 
     // Stage: update uniforms.
     FrameParams params = state->frame_params(aspect());
-    // The worker re-chooses the focus around what the mouse points at (else the view's centre).
+    // The worker re-chooses the focus around what the mouse points at (else the view's centre),
+    // not while it is over a panel of the view's text.
+    controls.set_screen_areas(scene->screen_areas());
     state->follow_view(params.view[0], params.projection[0], controls.pointer());
     // The search box with its matches when it is open, in front of the camera. The filter menu is
     // the worker's text (engine/annotations.h compose_menu), placed where clicks look for it.

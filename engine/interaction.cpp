@@ -481,6 +481,8 @@ std::optional<Ray> DesktopControls::pointer() const {
     if (menu.row(menu.desktop(width_, height_).to_canvas({last_x_, last_y_})) != FilterMenu::Row::None) return std::nullopt;
   }
   if (over_search(search(), last_x_, last_y_, width_, height_)) return std::nullopt;  // over the search box's list
+  for (const ScreenArea& a : screen_areas_)  // over a panel of the view's text
+    if (a.contains({last_x_, last_y_}, {width_, height_})) return std::nullopt;
   return interaction_.camera().ray_through(last_x_, last_y_, width_, height_);
 }
 

@@ -289,6 +289,18 @@ struct Command {
   bool compare_toggle = false;  // compare mode: show A, B, A − B in turn
 };
 
+// A rectangle of the window fixed to one of its corners (a panel of the view's text, engine/
+// annotations.h): its near corner `at` pixels in from the window's corner (corner: bit 0 the
+// right, bit 1 the bottom, as engine/text.h's Corner), `size` pixels across and down.
+struct ScreenArea {
+  uint32_t corner = 0;
+  glm::vec2 at{0}, size{0};
+  bool contains(glm::vec2 p, glm::vec2 window) const {
+    const float x0 = (corner & 1u) ? window.x - at.x - size.x : at.x, y0 = (corner & 2u) ? window.y - at.y - size.y : at.y;
+    return p.x >= x0 && p.x <= x0 + size.x && p.y >= y0 && p.y <= y0 + size.y;
+  }
+};
+
 // Desktop keyboard and mouse bindings (DESIGN.md "Interaction"): WASD (+Q/E down/up, Shift fast)
 // fly, right-drag looks around, scroll scales the network about the point under the cursor, R
 // resets the view and the filters, [ ] step the neuron threshold, , . the connection threshold,
@@ -312,9 +324,12 @@ class DesktopControls {
   // The ray through the mouse when it moved since the last call and the view is not being
   // turned (for the legend's hover); nullopt otherwise.
   std::optional<Ray> take_hover();
-  // The ray through the mouse cursor while it is in the window, off the filter menu, and the
-  // view is not being turned (what the focus follows); nullopt otherwise.
+  // The ray through the mouse cursor while it is in the window, off the filter menu, the search
+  // box and the panels of set_screen_areas(), and the view is not being turned (what the focus
+  // follows); nullopt otherwise.
   std::optional<Ray> pointer() const;
+  // Where the view's text has its panels (title, input picture, prediction, legend, selection).
+  void set_screen_areas(std::vector<ScreenArea> areas) { screen_areas_ = std::move(areas); }
   // The cursor left the window (pointer() is nullopt until it moves in again).
   void cursor_left() { cursor_in_ = false; }
   Search& search() { return interaction_.search(); }
@@ -335,6 +350,7 @@ class DesktopControls {
   bool cursor_in_ = false;  // the cursor's position is known and inside the window
   Command menu_click(float x, float y, bool* hit);
   bool skip_slash_ = false;  // the search was just opened by '/', whose character comes next
+  std::vector<ScreenArea> screen_areas_;
 };
 
 }  // namespace nnxr::engine

@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/interaction.h"
 #include "engine/memory.h"
 #include "engine/text.h"
 #include "engine/words.h"
@@ -151,6 +152,11 @@ class SceneBuffers final : public scene::SceneSink, public WordsSink {
   // Composes the labels and panels (engine/annotations.cpp) and publishes them (writer thread).
   void publish_words(const WordsContext& context) override;
   const TextBuffer& text() const { return text_; }
+  // Where the last published text has its panels (any thread).
+  std::vector<ScreenArea> screen_areas() const {
+    std::lock_guard lock(areas_mutex_);
+    return screen_areas_;
+  }
 
   // ---- any thread ----
   struct Region {
@@ -218,6 +224,8 @@ class SceneBuffers final : public scene::SceneSink, public WordsSink {
   std::vector<uint32_t> published_neurons_, published_connections_;  // segment sizes
   uint64_t last_count_bytes_ = 0;
   TextBuffer text_;
+  mutable std::mutex areas_mutex_;
+  std::vector<ScreenArea> screen_areas_;  // of the last publish_words(); guarded by areas_mutex_
 };
 
 }  // namespace nnxr::engine

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -235,6 +236,39 @@ TEST(Inputs, TheInputPictureStandsBesideTheNetwork) {
   TextBuilder plain(Font::builtin());
   annotate(plain, g, layout, values, none);
   for (const GlyphGpu& g2 : plain.glyphs()) EXPECT_NE((g2.flags >> glyph_flags::kFillShift) & 3u, uint32_t(Fill::Image));
+}
+
+// annotate() returns where its corner panels lie (the desktop keeps the pointer from aiming the
+// focus there): in a 1600 × 900 view every screen quad it composed (title, picture, prediction,
+// legend, selection) lies in one of them, and the view's middle in none.
+TEST(Inputs, ThePanelsAreasCoverTheirText) {
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  const model::TensorId input = g.inputs[0];
+  std::vector<float> x(static_cast<size_t>(*g.tensors[input].elements()), 0.5f);
+  scene::Activations values(g.tensors.size());
+  values[input] = {g.tensors[input].shape, x};
+  AnnotationOptions o;
+  o.words.title = "digits";
+  o.words.picture = InputPicture{g.tensors[input].name, {}};
+  o.selection = SelectionText{.tensor = g.tensors[input].name, .op = "", .index = {0, 0, 1, 2}, .value = 0.5f};
+  TextBuilder out(Font::builtin());
+  const std::vector<ScreenArea> areas = annotate(out, g, layout, values, o);
+  ASSERT_GE(areas.size(), 3u);  // title, picture, selection (and the legend)
+  const glm::vec2 window{1600, 900};
+  size_t screen = 0;
+  for (const GlyphGpu& q : out.glyphs()) {
+    if (!(q.flags & glyph_flags::kScreen)) continue;
+    ++screen;
+    const uint32_t corner = (q.flags >> glyph_flags::kCornerShift) & 3u;
+    const glm::vec2 origin{(corner & 1u) ? window.x : 0.0f, (corner & 2u) ? window.y : 0.0f};
+    const glm::vec2 dir{(corner & 1u) ? -1.0f : 1.0f, (corner & 2u) ? -1.0f : 1.0f};
+    const glm::vec2 centre = origin + dir * glm::vec2(q.anchor) + (q.offset + 0.5f * q.extent) * q.em;
+    EXPECT_TRUE(std::any_of(areas.begin(), areas.end(), [&](const ScreenArea& a) { return a.contains(centre, window); }))
+        << "a screen quad at " << centre.x << ", " << centre.y;
+  }
+  EXPECT_GT(screen, 20u);
+  EXPECT_FALSE(std::any_of(areas.begin(), areas.end(), [&](const ScreenArea& a) { return a.contains(window * 0.5f, window); }));
 }
 
 // ---- the command line ---------------------------------------------------------------------------

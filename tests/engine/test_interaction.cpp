@@ -605,6 +605,24 @@ TEST_F(Controls, ThePointerOverTheSearchListAimsAtNothing) {
   EXPECT_TRUE(controls.pointer().has_value());
 }
 
+// Nor over the panels of the view's text, each fixed to a corner of the window.
+TEST_F(Controls, ThePointerOverAPanelAimsAtNothing) {
+  controls.set_screen_areas({{1, {10, 20}, {200, 100}}, {2, {14, 14}, {300, 50}}});  // top right; bottom left
+  for (const auto& [x, y] : {std::pair{600.f, 30.f}, {780.f, 110.f}, {20.f, 570.f}, {300.f, 540.f}}) {
+    controls.cursor(x, y);
+    EXPECT_FALSE(controls.pointer().has_value()) << x << ", " << y;
+  }
+  for (const auto& [x, y] : {std::pair{580.f, 30.f}, {700.f, 130.f}, {400.f, 300.f}, {320.f, 570.f}, {20.f, 530.f}}) {
+    controls.cursor(x, y);
+    EXPECT_TRUE(controls.pointer().has_value()) << x << ", " << y;
+  }
+  controls.set_framebuffer(1000, 600);  // the top right panel follows its corner
+  controls.cursor(600, 30);
+  EXPECT_TRUE(controls.pointer().has_value());
+  controls.cursor(800, 30);
+  EXPECT_FALSE(controls.pointer().has_value());
+}
+
 TEST_F(Controls, FilterMenuClicksToggleOpsModeIsolateAndReset) {
   in.set_op_counts({{"Conv", 3}, {"Relu", 2}, {"Gemm", 1}});
   in.search().set_entries(entries());
