@@ -50,7 +50,8 @@ void declutter(std::vector<Pending>& labels, const Font& font, const glm::mat4& 
   struct Seen {
     size_t index;
     float px;
-    Rect rect;
+    Rect rect;  // with the plate: no other label may overlap it
+    Rect text;  // the words alone: inside the image (a plate cut by the image's edge does no harm)
   };
   std::vector<Seen> seen;
   // Labels are billboards: an em is as many pixels as text.vert makes it, em · |P11| · h/2 over the
@@ -69,7 +70,8 @@ void declutter(std::vector<Pending>& labels, const Font& font, const glm::mat4& 
     // With the plate behind a tensor label (a quarter em beyond the text at the sides, a tenth
     // above, a fifth below) and a few pixels more.
     const float side = 0.25f * em + 3, top = 0.1f * em + 2, bottom = 0.2f * em + 2;
-    seen.push_back({i, px, {pa.x - 0.5f * size.x - side, pa.y - size.y - top, pa.x + 0.5f * size.x + side, pa.y + bottom}});
+    seen.push_back({i, px, {pa.x - 0.5f * size.x - side, pa.y - size.y - top, pa.x + 0.5f * size.x + side, pa.y + bottom},
+                    {pa.x - 0.5f * size.x - 1, pa.y - size.y - 1, pa.x + 0.5f * size.x + 1, pa.y + 1}});
   }
   std::stable_sort(seen.begin(), seen.end(), [&](const Seen& a, const Seen& b) {
     if (labels[a.index].importance != labels[b.index].importance)
@@ -78,7 +80,7 @@ void declutter(std::vector<Pending>& labels, const Font& font, const glm::mat4& 
   });
   for (const Seen& s : seen) {
     const bool clear = std::none_of(kept.begin(), kept.end(), [&](const Rect& r) { return r.overlaps(s.rect); });
-    const bool inside = s.rect.x0 >= 0 && s.rect.y0 >= 0 && s.rect.x1 <= viewport.x && s.rect.y1 <= viewport.y;
+    const bool inside = s.text.x0 >= 0 && s.text.y0 >= 0 && s.text.x1 <= viewport.x && s.text.y1 <= viewport.y;
     if (clear && inside) kept.push_back(s.rect);
     else if (s.px * kReveal > 255.0f) labels[s.index].hidden = true;
     else labels[s.index].style.min_px = std::max(labels[s.index].style.min_px, s.px * kReveal);
