@@ -31,6 +31,7 @@
 #include "app/json.h"
 #include "app/limits.h"
 #include "assets/assets.h"
+#include "engine/annotations.h"
 #include "engine/desktop.h"
 #include "model/scene/focus.h"
 #include "xr/session.h"
@@ -298,6 +299,12 @@ int view_command(Args& args) {
   // the list).
   const auto shown = std::make_shared<ShownInput>();
   specs = split_input_list(expand_input_directories(std::move(specs)), seed, image, options.worker.inputs, shown);
+  // The home view and the headset frame the words over a wrapped layout as render does.
+  options.worker.frame_words = [](const model::Graph& g, const scene::Layout& layout) {
+    std::vector<std::array<float, 3>> out;
+    for (const glm::vec3& p : engine::words_to_frame(g, layout)) out.push_back({p.x, p.y, p.z});
+    return out;
+  };
   // The view's words: the model's name and what its input is (a file, or random with its seed),
   // the preprocessing in effect, the class names and the input picture; composed again for each
   // input.

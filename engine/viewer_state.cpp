@@ -73,10 +73,13 @@ void ViewerState::take_in(float aspect) {
       const glm::vec3 min(e->bounds_min[0], e->bounds_min[1], e->bounds_min[2]);
       const glm::vec3 max(e->bounds_max[0], e->bounds_max[1], e->bounds_max[2]);
       interaction_.set_bounds(min, max);
-      // The blocks' corners, as `render` frames them: the window opens on the picture it writes.
+      // The blocks' corners and the words over them, as `render` frames them: the window opens on
+      // the picture it writes.
       corners_.clear();
       for (const TensorPlace& t : e->tensors)
         add_corners(corners_, glm::vec3(t.min[0], t.min[1], t.min[2]), glm::vec3(t.max[0], t.max[1], t.max[2]));
+      if (!corners_.empty())
+        for (const auto& p : e->frame_words) corners_.push_back({p[0], p[1], p[2]});
       const Camera home = corners_.empty() ? frame_bounds(CameraPreset::Overview, min, max, aspect)
                                            : frame_points(CameraPreset::Overview, corners_, aspect);
       interaction_.set_home(home.eye, home.target, home.fov_y);

@@ -93,6 +93,7 @@ struct ModelLoaded {
   size_t nodes = 0;
   double milliseconds = 0;  // load + plan + layout
   std::vector<TensorPlace> tensors;  // every laid-out tensor, by layer
+  std::vector<std::array<float, 3>> frame_words;  // WorkerOptions::frame_words of the layout
 };
 
 // Compare mode: where inputs A and B part ways. `curve` holds, by depth, the largest rel L2
@@ -195,6 +196,10 @@ struct WorkerOptions {
   // to focus_points neurons (0: half the budget), and a new view whose choice differs rebuilds.
   bool follow_view = false;
   uint64_t focus_points = 0;
+  // Points the home view and the headset's placement hold besides the blocks' corners, as render
+  // frames them (the app passes engine::words_to_frame: a wrapped layout's group labels); unset:
+  // none.
+  std::function<std::vector<std::array<float, 3>>(const model::Graph&, const scene::Layout&)> frame_words;
 };
 
 // Thrown from a stage's progress callback once the Worker is being destroyed; the stage unwinds

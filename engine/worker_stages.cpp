@@ -108,7 +108,8 @@ class SceneStages final : public Stages {
                        .layers = g.layer_count,
                        .nodes = g.nodes.size(),
                        .milliseconds = ms_since(start),
-                       .tensors = tensor_places(g, *layout_)};
+                       .tensors = tensor_places(g, *layout_),
+                       .frame_words = options_.frame_words ? options_.frame_words(g, *layout_) : std::vector<std::array<float, 3>>{}};
     // Tensors whose shape only a run can tell are laid out after each inference; the model's
     // bounds are announced once the first run has told them.
     layout_needs_run_ = scene::Layout::needs_run(g);
@@ -154,6 +155,7 @@ class SceneStages final : public Stages {
         pending_loaded_->bounds_min = layout_->bounds_min();
         pending_loaded_->bounds_max = layout_->bounds_max();
         pending_loaded_->tensors = tensor_places(plan_->graph(), *layout_);
+        if (options_.frame_words) pending_loaded_->frame_words = options_.frame_words(plan_->graph(), *layout_);
         post(std::move(*pending_loaded_));
         pending_loaded_.reset();
       }
