@@ -193,6 +193,13 @@ void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const 
 // registers (the RGB stems of image networks, where im2col + GEMM is bound by the column matrix).
 bool conv_direct_applies(const ConvGeom& g);
 void conv_direct(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act = {});
+// Pointwise (1x1, stride 1, no padding), group 1, C <= 32 input channels, M >= 8, planes of 256
+// or more, on AVX-512: 16 columns x 16 output channels in registers, x read in place (thin-K
+// layers, where the 6-row GEMM panels fill 16 or 32 channels poorly and each short tile's stores
+// dominate).
+bool conv_pointwise_thin_applies(const ConvGeom& g);
+void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                         const EpilogueOut& act = {});
 // dst[i] = src[2 i] for i < n (reads no further than src[2 (n - 1)]): the stride-2 gather of im2col.
 void copy_every_other(const float* src, float* dst, int64_t n);
 // Picks one of the above.

@@ -12,6 +12,7 @@
 
 #include "model/runtime/avx512.h"
 #include "model/runtime/compute.h"
+#include "model/runtime/kernel.h"
 #include "model/runtime/value.h"
 
 namespace nnxr::runtime {
@@ -21,6 +22,13 @@ bool conv_direct_applies(const ConvGeom& g) {
   const int64_t s = g.stride[0];
   return g.kernel[0] == 3 && g.kernel[1] == 3 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.stride[1] == s && (s == 1 || s == 2) &&
          g.pad_begin[0] < 3 && g.pad_begin[1] < 3 && g.out[1] >= 8;
+}
+
+bool conv_pointwise_thin_applies(const ConvGeom& g) {
+  if (!cpu_has_avx512() || g.spatial() < 1 || g.spatial() > 2 || g.group != 1 || g.C > 32 || g.C < 1 || g.M < 8) return false;
+  for (size_t d = 0; d < g.in.size(); ++d)
+    if (g.kernel[d] != 1 || g.stride[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0 || g.out[d] != g.in[d]) return false;
+  return product(g.out) >= 256;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -107,7 +115,10 @@ NNXR_AVX512 void rows(const Direct& d, const float* x, const float* wp, const fl
           for (int m = 0; m < kMB; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(w[m]), v[t], acc[m]);
         }
         const __mmask16 k = avx512::lanes(d.OW - ow);
-        for (int64_t m = 0; m < mb; ++m) {
+        // (A constant bound and index: acc[] stays in registers through the taps.)
+#pragma GCC unroll 16
+        for (int m = 0; m < kMB; ++m) {
+          if (m >= mb) break;
           const int64_t o = (m0 + m) * P + oh * d.OW + ow;
           avx512::store<Act>(y + o, z1 ? z1 + o : nullptr, z2 ? z2 + o : nullptr, addend ? addend + o : nullptr, acc[m], k, stream, ap);
         }
@@ -117,7 +128,71 @@ NNXR_AVX512 void rows(const Direct& d, const float* x, const float* wp, const fl
   if (stream) _mm_sfence();  // the streamed y visible before the task completes
 }
 
+// Columns [p0, p1) of one image: x [C, P] -> y [M, P] with wp[block][C][16] (zero past M).
+template <InReg Act>
+NNXR_AVX512 void pointwise_columns(int64_t C, int64_t M, int64_t P, const float* x, const float* wp, const float* bias, float* y,
+                                   const EpilogueOut& act, int64_t at, const ActParams& ap, int64_t p0, int64_t p1) {
+  float* const z1 = Act == InReg::None ? nullptr : act.z1 + at;
+  float* const z2 = Act == InReg::SiLU ? act.z2 + at : nullptr;
+  const float* const addend = Act == InReg::Add ? act.addend + at : nullptr;
+  const bool stream = Act != InReg::None && P % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0 && p0 % 16 == 0;
+  for (int64_t m0 = 0; m0 < M; m0 += kMB) {
+    const int64_t mb = std::min(kMB, M - m0);
+    for (int64_t p = p0; p < p1; p += 16) {
+      const __mmask16 k = avx512::lanes(p1 - p);
+      const float* w = wp + m0 * C;
+      __m512 acc[kMB];
+#pragma GCC unroll 16
+      for (int m = 0; m < kMB; ++m) acc[m] = _mm512_set1_ps(bias[m0 + m]);
+      for (int64_t c = 0; c < C; ++c, w += kMB) {
+        const __m512 v = _mm512_maskz_loadu_ps(k, x + c * P + p);
+#pragma GCC unroll 16
+        for (int m = 0; m < kMB; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(w[m]), v, acc[m]);
+      }
+#pragma GCC unroll 16
+      for (int m = 0; m < kMB; ++m) {
+        if (m >= mb) break;
+        const int64_t o = (m0 + m) * P + p;
+        avx512::store<Act>(y + o, z1 ? z1 + o : nullptr, z2 ? z2 + o : nullptr, addend ? addend + o : nullptr, acc[m], k, stream, ap);
+      }
+    }
+  }
+  if (stream) _mm_sfence();
+}
+
+// Weights [M, taps] as [block of 16 output channels][tap][16], zero past M; the bias likewise.
+void pack_blocks(const float* W, const float* B, int64_t M, int64_t taps, std::vector<float>& wp, std::vector<float>& bias) {
+  const int64_t blocks = (M + kMB - 1) / kMB;
+  wp.assign(static_cast<size_t>(blocks * taps * kMB), 0.f);
+  bias.assign(static_cast<size_t>(blocks * kMB), 0.f);
+  for (int64_t m = 0; m < M; ++m) {
+    if (B) bias[static_cast<size_t>(m)] = B[m];
+    for (int64_t t = 0; t < taps; ++t) wp[static_cast<size_t>((m / kMB * taps + t) * kMB + m % kMB)] = W[m * taps + t];
+  }
+}
+
 }  // namespace
+
+void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+  const int64_t P = product(g.out), C = g.C, M = g.M;
+  if (P == 0) return;
+  std::vector<float> wp, bias;
+  pack_blocks(W, B, M, C, wp, bias);
+  const ActParams ap = avx2::act_params(act.epi);
+  // Chunks of 256 columns (x's part, C x 1 KB, stays in L1 while every block of channels passes).
+  constexpr int64_t kChunk = 256;
+  const int64_t chunks = (P + kChunk - 1) / kChunk;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, 2 * C * M * kChunk));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+    pool.parallel_for(g.N * chunks, grain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t n = i / chunks, p0 = i % chunks * kChunk, p1 = std::min(P, p0 + kChunk);
+        const int64_t at = n * M * P;
+        pointwise_columns<Act>(C, M, P, X + n * C * P, wp.data(), bias.data(), Y + at, act, at, ap, p0, p1);
+      }
+    });
+  });
+}
 
 void conv_direct(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   Direct d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.pad_begin[0], g.pad_begin[1], 0};
@@ -130,11 +205,8 @@ void conv_direct(const ConvGeom& g, const float* X, const float* W, const float*
   d.L = (need + 15) / 16 * 16;
   // Weights as [block of 16 output channels][tap (c, ki, kj)][16], zero past M; bias likewise.
   const int64_t blocks = (d.M + kMB - 1) / kMB, taps = d.C * 9;
-  std::vector<float> wp(static_cast<size_t>(blocks * taps * kMB), 0.f), bias(static_cast<size_t>(blocks * kMB), 0.f);
-  for (int64_t m = 0; m < d.M; ++m) {
-    if (B) bias[static_cast<size_t>(m)] = B[m];
-    for (int64_t t = 0; t < taps; ++t) wp[static_cast<size_t>((m / kMB * taps + t) * kMB + m % kMB)] = W[m * taps + t];
-  }
+  std::vector<float> wp, bias;
+  pack_blocks(W, B, d.M, taps, wp, bias);
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t per_image = d.OH, flops_per_row = 2 * blocks * kMB * taps * steps;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, flops_per_row));
@@ -152,8 +224,10 @@ void conv_direct(const ConvGeom& g, const float* X, const float* W, const float*
   });
 }
 #else
-// Never called: conv_direct_applies() is false on other architectures.
+// Never called: conv_direct_applies() and conv_pointwise_thin_applies() are false on other
+// architectures.
 void conv_direct(const ConvGeom&, const float*, const float*, const float*, float*, ThreadPool&, const EpilogueOut&) {}
+void conv_pointwise_thin(const ConvGeom&, const float*, const float*, const float*, float*, ThreadPool&, const EpilogueOut&) {}
 #endif
 
 }  // namespace nnxr::runtime

@@ -681,6 +681,82 @@ TEST_P(RuntimeKernels, ConvDirectFewChannelsMatchesNaive) {
   EXPECT_FALSE(conv_direct_applies(g5));
 }
 
+// The thin pointwise convolution (conv_pointwise_thin: 1x1 with C <= 32): C 1-32, output channels
+// around the blocks of 16 (8, 15, 16, 17, 32, 40, 64), planes of 256-700 (1-D and 2-D, partial
+// last steps and chunks), batch 1-2, 1 and 2 threads, each epilogue and none, through conv_auto
+// against the naive Conv and activation. It applies only with AVX-512; on the other sets
+// conv_auto takes the GEMM path, checked the same way.
+TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
+  std::mt19937 rng(78);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ThreadPool pool(2), one(1);
+  const int64_t Ms[] = {8, 15, 16, 17, 32, 40, 64};
+  for (int iter = 0; iter < 42; ++iter) {
+    ConvGeom g;
+    g.N = r(1, 2);
+    g.group = 1;
+    g.C = iter % 5 == 0 ? 32 : r(1, 32);
+    g.M = Ms[iter % 7];
+    if (iter % 3 == 0) {
+      g.in = {r(256, 700)};
+    } else {
+      g.in = {r(16, 28), r(16, 25)};
+    }
+    const size_t S = g.in.size();
+    g.kernel.assign(S, 1);
+    g.stride.assign(S, 1);
+    g.dilation.assign(S, 1);
+    g.pad_begin.assign(S, 0);
+    g.pad_end.assign(S, 0);
+    g.out = g.in;
+    EXPECT_EQ(conv_pointwise_thin_applies(g), GetParam() == Isa::Avx512) << geom_str(g);
+    const bool with_act = iter % 7 != 6;
+    const Epilogue e = test::epilogue_in_turn(iter);
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 1200 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * g.C), 1300 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 1400 + iter);
+    const float* bias = iter % 3 ? b.data() : nullptr;
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+    const auto addend = test::random_floats(n, 1500 + iter);
+    conv_naive(g, x.data(), w.data(), bias, ref.data());
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+    conv_auto(g, x.data(), w.data(), bias, opt.data(), iter % 4 < 2 ? pool : one,
+              with_act ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{});
+    const std::string what = "thin pointwise " + geom_str(g) + " epilogue " + (with_act ? std::to_string(static_cast<int>(e.kind)) : "none");
+    expect_close(opt, ref, g.C, what);
+    if (!with_act) continue;
+    expect_close(z1, ref1, g.C, what + " z1");
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, g.C, what + " z2");
+  }
+  // Not taken: 33 input channels, a plane of 255, a padded or strided 1x1, fewer than 8 outputs.
+  ConvGeom g;
+  g.N = 1;
+  g.group = 1;
+  g.C = 33;
+  g.M = 16;
+  g.in = {16, 32};
+  g.kernel = {1, 1};
+  g.stride = {1, 1};
+  g.dilation = {1, 1};
+  g.pad_begin = {0, 0};
+  g.pad_end = {0, 0};
+  g.out = g.in;
+  EXPECT_FALSE(conv_pointwise_thin_applies(g));
+  g.C = 32;
+  g.in = g.out = {15, 17};
+  EXPECT_FALSE(conv_pointwise_thin_applies(g));
+  g.in = g.out = {16, 16};
+  EXPECT_EQ(conv_pointwise_thin_applies(g), GetParam() == Isa::Avx512);
+  g.stride = {2, 2};
+  g.out = {8, 8};
+  EXPECT_FALSE(conv_pointwise_thin_applies(g));
+  g.stride = {1, 1};
+  g.out = g.in;
+  g.M = 7;
+  EXPECT_FALSE(conv_pointwise_thin_applies(g));
+}
+
 // conv_im2col_f16 on random geometries (pointwise, strided, padded, dilated, groups, 1-D and 2-D,
 // planes of many columns): exactly conv_im2col on the widened input rounded once, and so within
 // the tolerance of the naive reference plus float16's rounding.
