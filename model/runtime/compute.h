@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "model/runtime/thread_pool.h"
@@ -70,6 +71,30 @@ void erf_f32(const float* x, float* y, int64_t n);
 // tanh over n floats (y may be x): the polynomial of tanh_fast near 0, 2 sigmoid(2x) - 1 elsewhere
 // (vectorised through sigmoid_f32; a few ulp).
 void tanh_f32(const float* x, float* y, int64_t n);
+
+// An element-wise chain: float nodes that the Plan computes together, in one pass over their
+// common shape [rows, n] (a transformer's bias + GELU after a MatMul, the scale and shift of a
+// LayerNorm), each output still written in full. Step k reads the tensors of the graph and the
+// outputs of steps before it, block by block, so that each intermediate is read back while it is
+// still in the cache. The results are those of the separate kernels, bit for bit: one IEEE
+// operation per element, and erf_f32 for Erf.
+struct ChainArg {
+  // Full: laid out like the output; Column: one value per column [n]; Row: one per row [rows];
+  // Scalar: one value.
+  enum class Kind { Full, Column, Row, Scalar };
+  Kind kind = Kind::Full;
+  const float* p = nullptr;
+};
+struct ChainStep {
+  // out = a op b; Erf: erf(a) (a Full); Square: a * a (Pow with the constant exponent 2).
+  enum class Op { Add, Sub, Mul, Div, Erf, Square };
+  Op op = Op::Add;
+  ChainArg a, b;
+  float* out = nullptr;  // [rows, n]
+};
+// Runs `steps` in order on each block of [rows, n], split over `pool` (null: this thread) when
+// large. A step's Full arguments may be the outputs of the steps before it.
+void chain_run(std::span<const ChainStep> steps, int64_t rows, int64_t n, ThreadPool* pool);
 
 // Batched broadcasting MatMul of float tensors with numpy semantics (1-D operands promoted).
 // Returns the output shape; `out` is resized. Throws std::invalid_argument on bad shapes.

@@ -49,7 +49,28 @@ void RunOptions::check(const std::string& node) const {
 
 // ---- Value -----------------------------------------------------------------------------------
 
+Value::Value(const Value& other)
+    : dtype_(other.dtype_), shape_(other.shape_), elements_(other.elements_), size_(other.size_), borrowed_(other.borrowed_) {
+  if (other.view_)
+    storage_.assign(other.view_, other.view_ + other.size_);
+  else
+    storage_ = other.storage_;
+}
+
+Value& Value::operator=(const Value& other) {
+  if (this == &other) return *this;
+  Value copy(other);
+  return *this = std::move(copy);
+}
+
+void Value::view(std::byte* at, size_t bytes) {
+  clear();
+  view_ = at;
+  view_size_ = bytes;
+}
+
 std::byte* Value::mutable_data() {
+  if (view_) return view_;
   if (borrowed_) {
     storage_.assign(borrowed_->bytes.begin(), borrowed_->bytes.end());
     borrowed_.reset();
@@ -73,15 +94,22 @@ void Value::reset(model::DType dtype, std::vector<int64_t> shape) {
   shape_ = std::move(shape);
   elements_ = n;
   size_ = static_cast<size_t>(n) * elem;
+  if (view_ && size_ == view_size_) return;  // written in place
+  view_ = nullptr;
   storage_.resize(size_);
 }
 
-void Value::fill_zero() { std::fill(storage_.begin(), storage_.end(), std::byte{0}); }
+void Value::fill_zero() {
+  if (view_)
+    std::fill(view_, view_ + size_, std::byte{0});
+  else
+    std::fill(storage_.begin(), storage_.end(), std::byte{0});
+}
 
 void Value::assign(model::DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes) {
   reset(dtype, std::move(shape));
   if (bytes.size() != size_) throw std::length_error("byte count does not match the shape");
-  if (size_) std::memcpy(storage_.data(), bytes.data(), size_);
+  if (size_) std::memcpy(mutable_data(), bytes.data(), size_);
 }
 
 void Value::borrow(std::shared_ptr<const model::TensorData> data) {
@@ -91,9 +119,12 @@ void Value::borrow(std::shared_ptr<const model::TensorData> data) {
   size_ = data->bytes.size();
   borrowed_ = std::move(data);
   storage_.clear();
+  view_ = nullptr;
 }
 
 void Value::clear() {
+  view_ = nullptr;
+  view_size_ = 0;
   dtype_ = model::DType::Undefined;
   shape_.clear();
   elements_ = 0;

@@ -16,6 +16,7 @@ namespace nnxr::runtime {
 namespace {
 
 thread_local ThreadPool* gemm_pool = nullptr;
+constexpr int64_t kMinFlopsPerThread = int64_t{1} << 21;  // below this a wake-up costs more than it saves
 
 void sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
            float beta, float* C, int64_t ldc) {
@@ -81,7 +82,6 @@ void gemm_on(ThreadPool* pool, bool ta, bool tb, int64_t M, int64_t N, int64_t K
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.f : beta * C[i * ldc + j];
     return;
   }
-  constexpr int64_t kMinFlopsPerThread = int64_t{1} << 21;  // below this a wake-up costs more than it saves
   // A product with one row or column reads the whole matrix once: bound by memory, so worth
   // splitting at a few times fewer flops.
   if (M == 1 || N == 1) return gemv_blas(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool, kMinFlopsPerThread / 8);
@@ -141,9 +141,12 @@ std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vect
 
 namespace {
 
-// Drives a batched broadcasting matmul: mm(A, B, C, M, N, K) multiplies one [M,K] x [K,N].
+// Drives a batched broadcasting matmul: mm(A, B, C, M, N, K) multiplies one [M,K] x [K,N]. With
+// `batches` (a pool of more than one thread), the products of a batch run over it, one product
+// per call of mm (which must then be serial and thread-safe); without, one after another.
 template <class T, class MM>
-void matmul_driver(const std::vector<int64_t>& as, const T* a, const std::vector<int64_t>& bs, const T* b, T* out, MM mm) {
+void matmul_driver(const std::vector<int64_t>& as, const T* a, const std::vector<int64_t>& bs, const T* b, T* out, MM mm,
+                   ThreadPool* batches = nullptr) {
   std::vector<int64_t> a2 = as, b2 = bs;
   if (a2.size() == 1) a2.insert(a2.begin(), 1);
   if (b2.size() == 1) b2.push_back(1);
@@ -164,7 +167,7 @@ void matmul_driver(const std::vector<int64_t>& as, const T* a, const std::vector
     return;
   }
   const auto sa = broadcast_strides(abatch, batch), sb = broadcast_strides(bbatch, batch);
-  for (int64_t i = 0; i < nb; ++i) {
+  auto product_of = [&](int64_t i) {
     int64_t rem = i, oa = 0, ob = 0;
     for (size_t d = r; d-- > 0;) {
       const int64_t idx = rem % batch[d];
@@ -173,7 +176,14 @@ void matmul_driver(const std::vector<int64_t>& as, const T* a, const std::vector
       ob += idx * sb[d];
     }
     mm(a + oa * M * K, b + ob * K * N, out + i * M * N, M, N, K);
+  };
+  if (batches && batches->threads() > 1 && nb > 1) {
+    batches->parallel_for(nb, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) product_of(i);
+    });
+    return;
   }
+  for (int64_t i = 0; i < nb; ++i) product_of(i);
 }
 
 template <class T>
@@ -196,17 +206,31 @@ void mm_naive(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K) {
 }  // namespace
 
 void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out) {
-  matmul_driver<float>(as, a, bs, b, out, [](const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K) {
-    if (K == 0) {
-      std::fill(C, C + M * N, 0.f);
-      return;
-    }
-    if (N == 1) {
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(K), 1.f, A, static_cast<blasint>(K), B, 1, 0.f, C, 1);
-      return;
-    }
-    gemm_blas(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
-  });
+  // A batch of products that are each too small to be split over the pool (an attention's
+  // per-head [197, 64] x [64, 197]) runs its products over it instead, each on one thread.
+  const int64_t M = as.size() > 1 ? as[as.size() - 2] : 1, K = as.back(), N = bs.size() > 1 ? bs.back() : 1;
+  const bool shared_b = product(std::span<const int64_t>(bs).first(bs.size() > 2 ? bs.size() - 2 : 0)) == 1;
+  const int64_t nb = product(matmul_shape(as, bs)) / std::max<int64_t>(1, M * N);
+  const bool small = M * N * K < kMinFlopsPerThread * 2 && nb * M * N * K >= kMinFlopsPerThread;
+  ThreadPool* batches = !shared_b && small ? gemm_pool : nullptr;
+  matmul_driver<float>(
+      as, a, bs, b, out,
+      [batches](const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K) {
+        if (K == 0) {
+          std::fill(C, C + M * N, 0.f);
+          return;
+        }
+        if (N == 1) {
+          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(K), 1.f, A, static_cast<blasint>(K), B, 1, 0.f, C,
+                      1);
+          return;
+        }
+        if (batches)
+          gemm_serial(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
+        else
+          gemm_blas(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
+      },
+      batches);
 }
 
 void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out) {

@@ -252,7 +252,8 @@ void register_shape(Registry& r) {
       for (size_t i = 0; i < n; ++i) {
         const Value& v = ctx.in(i);
         const int64_t row = v.dims()[static_cast<size_t>(axis)] * inner * static_cast<int64_t>(es);
-        if (row > 0)
+        // (an input the Session had written in place, a view of its block of y, is there already)
+        if (row > 0 && !(outer == 1 && v.data() == py + col))
           for (int64_t o = 0; o < outer; ++o) std::memcpy(py + o * out_row + col, v.data() + o * row, static_cast<size_t>(row));
         col += row;
       }

@@ -122,7 +122,7 @@ struct RunOptions {
 // What run() did.
 struct RunStats {
   int nodes_run = 0;
-  int nodes_fused = 0;    // of those run, the ones computed in the output pass of the Conv they follow
+  int nodes_fused = 0;    // of those run, the ones computed in the output pass of the Conv they follow or in the pass of an element-wise chain
   int nodes_skipped = 0;  // unsupported, or depending on an unsupported node
   double milliseconds = 0;
   std::vector<double> node_ms;  // per node (Graph::nodes order) when SessionOptions::profile

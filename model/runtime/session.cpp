@@ -28,13 +28,33 @@ struct PlanNode {
   std::optional<Epilogue> epilogue;
   std::vector<size_t> fused;
   model::TensorId addend = model::kNone;  // a fused Add's other input
-  bool fused_away = false;  // this node's outputs are written by the Conv it follows
+  bool fused_away = false;  // this node's outputs are written by the Conv it follows, or by its chain
+  // An element-wise chain that starts at this node (chain_run): its steps, this node's first.
+  // The other nodes of the chain are fused_away.
+  struct ChainIn {
+    ChainArg::Kind kind = ChainArg::Kind::Full;
+    model::TensorId t = model::kNone;
+  };
+  struct ChainNode {
+    size_t node = 0;
+    ChainStep::Op op = ChainStep::Op::Add;
+    ChainIn a, b;
+  };
+  std::vector<ChainNode> chain;
+};
+
+// A tensor written in place in a part of a Concat's output (Value::view): bytes [offset, offset +
+// bytes) of tensor `owner`, whose planned shape is the graph's.
+struct InPlace {
+  model::TensorId owner = model::kNone;
+  size_t offset = 0, bytes = 0;
 };
 
 struct Plan::Impl {
   model::Graph graph;
   std::vector<PlanNode> nodes;
   std::vector<model::UnsupportedOp> unsupported;
+  std::vector<InPlace> in_place;  // by tensor id; empty when no tensor is written in place
 };
 
 Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -155,6 +175,170 @@ void fuse_activations(Plan::Impl& impl) {
   }
 }
 
+// The Concat inputs that their producer writes straight into the Concat's output, which is then
+// not copied: float tensors whose shapes are all known, concatenated along an axis with only 1s
+// before it (each input is then one contiguous block of the output, at a 64-byte multiple), each
+// written by a Conv (its output, or the output of an activation fused into it, other than an Add,
+// which the Conv may decline) and in place in no other Concat. The input stays a tensor of its
+// own: a view of its block.
+void plan_in_place(Plan::Impl& impl) {
+  const model::Graph& g = impl.graph;
+  auto known = [&](model::TensorId t) {
+    const model::Tensor& x = g.tensors[t];
+    return x.dtype == DType::Float && x.rank_known && x.elements().has_value() && *x.elements() > 0;
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const model::Node& c = g.nodes[i];
+    if (impl.nodes[i].blocked || c.op_type != "Concat" || !c.domain.empty() || c.outputs.size() != 1 || c.outputs[0] == model::kNone ||
+        c.inputs.size() < 2)
+      continue;
+    const model::TensorId out = c.outputs[0];
+    if (!known(out) || (!impl.in_place.empty() && impl.in_place[out].owner != model::kNone)) continue;
+    const int64_t rank = static_cast<int64_t>(g.tensors[out].shape.size());
+    int64_t axis = c.attributes.get_int("axis", 1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) continue;
+    bool contiguous = true;
+    for (int64_t d = 0; d < axis; ++d) contiguous = contiguous && g.tensors[out].shape[static_cast<size_t>(d)] == 1;
+    if (!contiguous) continue;
+    size_t offset = 0;
+    std::vector<std::pair<model::TensorId, size_t>> parts;
+    bool ok = true;
+    for (size_t k = 0; ok && k < c.inputs.size(); ++k) {
+      const model::TensorId t = c.inputs[k];
+      ok = t != model::kNone && known(t);
+      if (!ok) break;
+      const size_t bytes = static_cast<size_t>(*g.tensors[t].elements()) * sizeof(float);
+      const model::NodeId p = g.tensors[t].producer;
+      bool writer = false;
+      if (p != model::kNone && std::count(c.inputs.begin(), c.inputs.end(), t) == 1 &&
+          (impl.in_place.empty() || impl.in_place[t].owner == model::kNone) && t != out && offset % 64 == 0) {
+        const model::Node& pn = g.nodes[p];
+        const PlanNode& pp = impl.nodes[p];
+        if (!pp.blocked && pn.op_type == "Conv" && pn.domain.empty() && !pp.fused_away && pn.outputs.size() == 1 && pn.outputs[0] == t)
+          writer = true;
+        // the output of an activation fused into a Conv
+        if (pp.fused_away && pn.outputs.size() == 1)
+          for (size_t j = 0; j < impl.nodes.size() && !writer; ++j) {
+            const PlanNode& pc = impl.nodes[j];
+            if (pc.epilogue && pc.epilogue->kind != Epilogue::Kind::Add && std::find(pc.fused.begin(), pc.fused.end(), static_cast<size_t>(p)) != pc.fused.end())
+              writer = true;
+          }
+      }
+      if (writer) parts.emplace_back(t, offset);
+      offset += bytes;
+    }
+    if (!ok || offset != static_cast<size_t>(*g.tensors[out].elements()) * sizeof(float) || parts.empty()) continue;
+    if (impl.in_place.empty()) impl.in_place.resize(g.tensors.size());
+    for (const auto& [t, at] : parts)
+      impl.in_place[t] = InPlace{out, at, static_cast<size_t>(*g.tensors[t].elements()) * sizeof(float)};
+  }
+}
+
+// Element-wise chains (chain_run): from a float Add, Sub, Mul, Div, Erf or Pow with the constant
+// exponent 2 whose output shape is known, the next such node that reads the chain's last output,
+// has the same output shape and whose other input is a tensor of that shape, one value per column
+// (a bias), one per row (a LayerNorm's mean) or a single value, computed by the chain or before
+// its first node; and so on. Chains of two nodes or more run as one pass at their first node.
+void plan_chains(Plan::Impl& impl) {
+  using Op = ChainStep::Op;
+  using Kind = ChainArg::Kind;
+  const model::Graph& g = impl.graph;
+  auto static_shape = [&](model::TensorId t) -> const std::vector<int64_t>* {
+    if (t == model::kNone) return nullptr;
+    const model::Tensor& x = g.tensors[t];
+    if (x.dtype != DType::Float || !x.rank_known || !x.elements() || *x.elements() <= 0) return nullptr;
+    return &x.shape;
+  };
+  auto op_of = [&](const model::Node& n) -> std::optional<Op> {
+    if (!n.domain.empty() || n.outputs.size() != 1 || n.outputs[0] == model::kNone) return std::nullopt;
+    if (n.op_type == "Erf") return n.inputs.size() == 1 && n.inputs[0] != model::kNone ? std::optional(Op::Erf) : std::nullopt;
+    if (n.inputs.size() != 2 || n.inputs[0] == model::kNone || n.inputs[1] == model::kNone) return std::nullopt;
+    if (n.op_type == "Add") return Op::Add;
+    if (n.op_type == "Sub") return Op::Sub;
+    if (n.op_type == "Mul") return Op::Mul;
+    if (n.op_type == "Div") return Op::Div;
+    if (n.op_type == "Pow" && constant_float(g, n, 1) == 2.f) return Op::Square;
+    return std::nullopt;
+  };
+  // How operand t lines up with an output of shape `out` (right-aligned, as numpy broadcasts).
+  auto kind_of = [&](model::TensorId t, const std::vector<int64_t>& out) -> std::optional<Kind> {
+    const auto* ts = static_shape(t);
+    if (!ts || ts->size() > out.size()) return std::nullopt;
+    const size_t off = out.size() - ts->size();
+    bool full = true, scalar = true, column = true, row = true;
+    for (size_t d = 0; d < out.size(); ++d) {
+      const int64_t v = d >= off ? (*ts)[d - off] : 1;
+      const bool last = d + 1 == out.size();
+      full = full && v == out[d];
+      scalar = scalar && v == 1;
+      column = column && (last ? v == out[d] : v == 1);
+      row = row && (last ? v == 1 : v == out[d]);
+    }
+    if (full) return Kind::Full;
+    if (scalar) return Kind::Scalar;
+    if (column) return Kind::Column;
+    if (row) return Kind::Row;
+    return std::nullopt;
+  };
+  auto free_node = [&](size_t j) {
+    const PlanNode& p = impl.nodes[j];
+    return !p.blocked && !p.fused_away && !p.epilogue && p.chain.empty();
+  };
+  for (size_t h = 0; h < g.nodes.size(); ++h) {
+    if (!free_node(h)) continue;
+    const auto op_h = op_of(g.nodes[h]);
+    const auto* shape = op_h ? static_shape(g.nodes[h].outputs[0]) : nullptr;
+    if (!shape || shape->empty()) continue;
+    std::vector<model::TensorId> made;  // the chain's outputs so far
+    // Operand t of a step: computed by the chain (laid out like its outputs), or before node h.
+    auto operand = [&](model::TensorId t, PlanNode::ChainIn& in) {
+      if (std::find(made.begin(), made.end(), t) != made.end()) {
+        in = {Kind::Full, t};
+        return true;
+      }
+      const model::Tensor& x = g.tensors[t];
+      const bool before = x.producer == model::kNone || static_cast<size_t>(x.producer) < h ||
+                          ((x.kind == model::TensorKind::Initializer || x.kind == model::TensorKind::Constant) && x.data);
+      const auto k = before ? kind_of(t, *shape) : std::nullopt;
+      if (!k) return false;
+      in = {*k, t};
+      return true;
+    };
+    auto step_of = [&](size_t j, PlanNode::ChainNode& step) {
+      const model::Node& n = g.nodes[j];
+      const auto op = op_of(n);
+      const auto* os = op ? static_shape(n.outputs[0]) : nullptr;
+      if (!os || *os != *shape) return false;
+      step.node = j;
+      step.op = *op;
+      if (!operand(n.inputs[0], step.a)) return false;
+      if (*op == Op::Erf || *op == Op::Square) return step.a.kind == Kind::Full;
+      return operand(n.inputs[1], step.b) && (step.a.kind == Kind::Full || step.b.kind == Kind::Full);
+    };
+    std::vector<PlanNode::ChainNode> chain(1);
+    if (!step_of(h, chain[0])) continue;
+    made.push_back(g.nodes[h].outputs[0]);
+    for (;;) {
+      std::vector<model::NodeId> next(g.tensors[made.back()].consumers.begin(), g.tensors[made.back()].consumers.end());
+      std::sort(next.begin(), next.end());
+      bool grown = false;
+      for (model::NodeId j : next) {
+        PlanNode::ChainNode step;
+        if (static_cast<size_t>(j) <= h || !free_node(static_cast<size_t>(j)) || !step_of(static_cast<size_t>(j), step)) continue;
+        chain.push_back(step);
+        made.push_back(g.nodes[static_cast<size_t>(j)].outputs[0]);
+        grown = true;
+        break;
+      }
+      if (!grown) break;
+    }
+    if (chain.size() < 2) continue;
+    for (size_t k = 1; k < chain.size(); ++k) impl.nodes[chain[k].node].fused_away = true;
+    impl.nodes[h].chain = std::move(chain);
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const Plan> Plan::build(model::Graph graph) {
@@ -192,6 +376,8 @@ std::shared_ptr<const Plan> Plan::build(model::Graph graph) {
   }
   for (const auto& [key, count] : missing) impl->unsupported.push_back({key.first, key.second, count});
   fuse_activations(*impl);
+  plan_in_place(*impl);
+  plan_chains(*impl);
   return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
 }
 
@@ -322,6 +508,51 @@ void convert_on_pool(const Value& src, Value& dst, DType to, ThreadPool& pool, v
 void to_float(const Value& src, Value& dst, ThreadPool& pool) { convert_on_pool<uint16_t, float>(src, dst, DType::Float, pool, model::half_to_float); }
 void to_half(const Value& src, Value& dst, ThreadPool& pool) { convert_on_pool<float, uint16_t>(src, dst, DType::Float16, pool, model::float_to_half); }
 
+// Runs the element-wise chain that starts at node `pn` (every output written and made ready), or
+// returns false, having changed nothing, when a tensor it reads is not there as planned (the
+// nodes then run one by one).
+bool run_chain(const model::Graph& g, const PlanNode& pn, std::vector<Value>& values, std::vector<uint8_t>& ready, ThreadPool& pool) {
+  const std::vector<int64_t>& shape = g.tensors[g.nodes[pn.chain[0].node].outputs[0]].shape;
+  const int64_t n = shape.back(), elements = product(shape), rows = elements / n;
+  auto fits = [&](const PlanNode::ChainIn& in) {
+    if (in.t == model::kNone) return true;
+    const Value& v = values[in.t];
+    if (!ready[in.t] || v.dtype() != DType::Float) return false;
+    switch (in.kind) {
+      case ChainArg::Kind::Full: return v.elements() == elements;
+      case ChainArg::Kind::Column: return v.elements() == n;
+      case ChainArg::Kind::Row: return v.elements() == rows;
+      case ChainArg::Kind::Scalar: return v.elements() == 1;
+    }
+    return false;
+  };
+  std::vector<model::TensorId> made;
+  for (const auto& c : pn.chain) {
+    // (an input made by the chain is not ready yet)
+    for (const auto* in : {&c.a, &c.b})
+      if (std::find(made.begin(), made.end(), in->t) == made.end() && !fits(*in)) return false;
+    made.push_back(g.nodes[c.node].outputs[0]);
+  }
+  std::vector<ChainStep> steps(pn.chain.size());
+  for (size_t k = 0; k < pn.chain.size(); ++k) {
+    const auto& c = pn.chain[k];
+    Value& out = values[g.nodes[c.node].outputs[0]];
+    out.clear();
+    out.reset(DType::Float, shape);
+    steps[k].op = c.op;
+    steps[k].out = out.mutable_as<float>().data();
+    steps[k].a = {c.a.kind, values[c.a.t].as<float>().data()};
+    if (c.b.t != model::kNone) steps[k].b = {c.b.kind, values[c.b.t].as<float>().data()};
+  }
+  chain_run(steps, rows, n, &pool);
+  for (const auto& c : pn.chain) {
+    const model::Node& node = g.nodes[c.node];
+    check_output(g, node, node.outputs[0], values[node.outputs[0]]);
+    ready[node.outputs[0]] = 1;
+  }
+  return true;
+}
+
 }  // namespace
 
 RunStats Session::run(const RunOptions& options) {
@@ -390,6 +621,15 @@ RunStats Session::run(const RunOptions& options) {
       for (size_t k = 0; k < outputs.size(); ++k)
         if (outputs[k]) outputs[k] = &temps_out[k];
     }
+    // The element-wise chain that starts here, when every tensor it reads is as planned.
+    if (!pn.chain.empty() && !upcast) {
+      const auto chain_t0 = std::chrono::steady_clock::now();
+      if (run_chain(g, pn, s.values, s.ready, *s.pool)) {
+        if (s.profile) stats.node_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - chain_t0).count();
+        ++stats.nodes_run;
+        continue;
+      }
+    }
     // A node's outputs are fresh values (a stale value from the previous run must not look valid).
     for (Value* o : outputs)
       if (o && o != nullptr && n.op_type != "Constant") o->clear();
@@ -407,6 +647,21 @@ RunStats Session::run(const RunOptions& options) {
       }
       const bool addend_ready = pn.addend != model::kNone && s.ready[pn.addend];
       ctx.set_epilogue(&*pn.epilogue, fused_out[0], fused_out[1], addend_ready ? &s.values[pn.addend] : nullptr);
+    }
+    // Outputs written in place in a Concat's output (float nodes only: no float temporaries).
+    if (!p.in_place.empty() && !upcast) {
+      auto place = [&](model::TensorId t) {
+        const InPlace& ip = p.in_place[t];
+        if (ip.owner == model::kNone) return;
+        Value& owner = s.values[ip.owner];
+        const model::Tensor& ot = g.tensors[ip.owner];
+        owner.reset(ot.dtype, ot.shape);  // the planned size: no reallocation once it has it
+        s.values[t].view(owner.mutable_data() + ip.offset, ip.bytes);
+      };
+      for (auto t : n.outputs)
+        if (t != model::kNone) place(t);
+      for (size_t f = 0; f < 2; ++f)
+        if (fused_dst[f]) place(g.nodes[pn.fused[f]].outputs[0]);
     }
     const auto node_t0 = std::chrono::steady_clock::now();
     try {

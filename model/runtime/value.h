@@ -1,7 +1,9 @@
 // A tensor value held by the runtime: element type, shape and bytes.
 //
-// Ownership: a Value either owns its bytes (kernel outputs, fed inputs) or shares the immutable
-// TensorData of a Graph initializer / Constant node (no copy). A Value is not thread-safe; the
+// Ownership: a Value either owns its bytes (kernel outputs, fed inputs), shares the immutable
+// TensorData of a Graph initializer / Constant node (no copy), or is a view of a part of another
+// Value's bytes (a Concat input written in place in the Concat's output; see view()). Copying a
+// view copies its bytes: the copy owns them. A Value is not thread-safe; the
 // Session that holds it hands out const pointers that stay valid until the next run(),
 // set_input() or the Session's destruction.
 #pragma once
@@ -65,6 +67,10 @@ struct CacheAligned {
 class Value {
  public:
   Value() = default;
+  Value(const Value& other);
+  Value& operator=(const Value& other);
+  Value(Value&&) noexcept = default;
+  Value& operator=(Value&&) noexcept = default;
 
   model::DType dtype() const { return dtype_; }
   std::span<const int64_t> shape() const { return shape_; }
@@ -74,7 +80,7 @@ class Value {
   size_t byte_size() const { return size_; }
   bool empty() const { return dtype_ == model::DType::Undefined; }
 
-  const std::byte* data() const { return borrowed_ ? borrowed_->bytes.data() : storage_.data(); }
+  const std::byte* data() const { return view_ ? view_ : borrowed_ ? borrowed_->bytes.data() : storage_.data(); }
   // Writable bytes; only for owned values (a borrowed value is made owned by a copy first).
   std::byte* mutable_data();
 
@@ -96,8 +102,15 @@ class Value {
   void assign(model::DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes);
   // Shares constant data (no copy).
   void borrow(std::shared_ptr<const model::TensorData> data);
-  // Forgets the contents (keeps capacity).
+  // Forgets the contents (keeps capacity; a view stops being one).
   void clear();
+  // Makes this an empty value whose next reset() to exactly `bytes` bytes writes them at `at`
+  // (64-byte aligned) instead of its own storage: the value is then a view of that memory, which
+  // its owner must keep alive and in place while the view is read. A reset() to another size
+  // makes it an owned value again. The Session uses it to let a node write a Concat input
+  // straight into the Concat's output.
+  void view(std::byte* at, size_t bytes);
+  bool is_view() const { return view_ != nullptr; }
 
  private:
   model::DType dtype_ = model::DType::Undefined;
@@ -106,6 +119,8 @@ class Value {
   size_t size_ = 0;
   std::vector<std::byte, CacheAligned<std::byte>> storage_;
   std::shared_ptr<const model::TensorData> borrowed_;
+  std::byte* view_ = nullptr;  // see view()
+  size_t view_size_ = 0;
 };
 
 }  // namespace nnxr::runtime

@@ -209,6 +209,31 @@ TEST_P(RuntimeKernels, BatchedBroadcastingMatMulMatchesNaive) {
   }
 }
 
+// A batch of products too small to split (an attention's per-head products) runs its products
+// over a pool of two threads, each product on one: the same as the naive product, with and
+// without a broadcast batch dimension, and nothing written outside the output.
+TEST_P(RuntimeKernels, MatMulBatchOverThePoolMatchesNaive) {
+  ThreadPool pool(2);
+  const GemmPool on(pool);
+  const std::vector<std::vector<int64_t>> shapes[] = {{{6, 37, 64}, {6, 64, 37}}, {{6, 37, 37}, {6, 37, 64}}, {{3, 1, 40, 33}, {1, 4, 33, 50}},
+                                                       {{5, 20, 30}, {5, 30, 1}}, {{2, 3, 9, 16}, {2, 3, 16, 9}}};
+  int iter = 0;
+  for (const auto& ab : shapes) {
+    const auto& as = ab[0];
+    const auto& bs = ab[1];
+    const auto os = matmul_shape(as, bs);
+    const auto a = test::random_floats(static_cast<size_t>(product(as)), 81 + iter);
+    const auto b = test::random_floats(static_cast<size_t>(product(bs)), 91 + iter);
+    std::vector<float> ref(static_cast<size_t>(product(os))), opt(ref.size() + 16, 123.f);
+    matmul_naive(as, a.data(), bs, b.data(), ref.data());
+    matmul_blas(as, a.data(), bs, b.data(), opt.data());
+    for (size_t i = ref.size(); i < opt.size(); ++i) EXPECT_EQ(opt[i], 123.f) << "written past the end at " << i;
+    opt.resize(ref.size());
+    expect_close(opt, ref, as.back(), "matmul " + shape_str(as) + " x " + shape_str(bs));
+    ++iter;
+  }
+}
+
 TEST_P(RuntimeKernels, MatMulShapeRules) {
   EXPECT_EQ(matmul_shape({2, 3, 4}, {4, 5}), (std::vector<int64_t>{2, 3, 5}));
   EXPECT_EQ(matmul_shape({4}, {4}), (std::vector<int64_t>{}));

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
+#include <regex>
 
+#include "kernel_support.h"
 #include "model/half.h"
 #include "model/ops.h"
 #include "support.h"
@@ -264,8 +267,8 @@ TEST(RuntimeSession, FusedConvAddMatchesSeparateKernels) {
     }
     const RunStats stats = sf.run();
     EXPECT_EQ(stats.nodes_run, 14);
-    EXPECT_EQ(stats.nodes_fused, 4);  // a1 to a4
-    EXPECT_EQ(ss.run().nodes_fused, 0);
+    EXPECT_EQ(stats.nodes_fused, 5);  // a1 to a4, and Y in the element-wise chain a6, Y
+    EXPECT_EQ(ss.run().nodes_fused, 1);  // Y
     for (const char* name : {"c1", "a1", "c2", "a2", "c3", "a3", "c4", "a4", "c5", "a5", "c6", "late", "a6", "Y"}) {
       const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
       ASSERT_EQ(f.size(), r.size()) << name;
@@ -274,6 +277,175 @@ TEST(RuntimeSession, FusedConvAddMatchesSeparateKernels) {
     }
   }
 }
+
+// A Concat of Conv outputs along the channels of a batch of one (SqueezeNet's Fire modules): each
+// Conv, or the activation fused into it, writes its output straight into its block of the
+// Concat's output, which copies nothing for it; the Conv's tensor is still kept, a view of that
+// block. Every tensor equals, bit for bit, that of the graph with an Identity before each Concat
+// input (which no Conv writes in place), on each instruction set, at one and two threads, in the
+// first run and the next. A graph input among the parts, a Concat over a batch of two and a
+// tensor two Concats read are copied as before.
+class InPlaceConcat : public test::PerIsa {};
+
+TEST_P(InPlaceConcat, ConvOutputsWrittenInTheirBlockMatchCopies) {
+  const char* in_place = R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,8,9,7] X, float[4,8,1,1] S, float[16,4,1,1] E1, float[16,4,3,3] E3, float[16] B, float[1,16,9,7] X2, float[2,8,9,7] XB)
+      => (float[1,48,9,7] Y, float[1,32,9,7] Z, float[2,8,9,7] W2) {
+      s = Conv (X, S)
+      sr = Relu(s)
+      e1 = Conv (sr, E1, B)
+      r1 = Relu(e1)
+      e3 = Conv <pads = [1, 1, 1, 1]> (sr, E3, B)
+      r3 = Relu(e3)
+      c5 = Conv (sr, E1)
+      cat = Concat <axis = 1> (r1, r3)
+      Y = Concat <axis = 1> (c5, X2, e1)
+      Z = Concat <axis = -3> (r3, c5)
+      b1 = Conv (XB, S)
+      b2 = Conv <strides = [1, 1]> (XB, S)
+      W2 = Concat <axis = 1> (b1, b2) })";
+  std::string copies = in_place;
+  for (const std::string from : {"r1, r3", "c5, X2, e1", "r3, c5", "b1, b2"}) {
+    std::string to = from;
+    for (const std::string t : {"r1", "r3", "c5", "e1", "b1", "b2"})
+      if (const size_t at = to.find(t); at != std::string::npos) to.replace(at, t.size(), "i" + t);
+    copies.replace(copies.find(from), from.size(), to);
+  }
+  std::string ids;
+  for (const char* t : {"r1", "r3", "c5", "e1", "b1", "b2"}) ids += std::string("i") + t + " = Identity(" + t + ")\n      ";
+  copies.insert(copies.find("cat = Concat"), ids);
+  const auto x = test::random_floats(8 * 63, 1), s = test::random_floats(32, 2), e1 = test::random_floats(64, 3),
+             e3 = test::random_floats(16 * 36, 4), b = test::random_floats(16, 5), x2 = test::random_floats(16 * 63, 6),
+             xb = test::random_floats(2 * 8 * 63, 7);
+  for (int threads : {1, 2}) {
+    Session sp(test::plan_from_text(in_place), {.threads = threads}), sc(test::plan_from_text(copies), {.threads = threads});
+    for (Session* ses : {&sp, &sc}) {
+      test::feed_f(*ses, "X", {1, 8, 9, 7}, x);
+      test::feed_f(*ses, "S", {4, 8, 1, 1}, s);
+      test::feed_f(*ses, "E1", {16, 4, 1, 1}, e1);
+      test::feed_f(*ses, "E3", {16, 4, 3, 3}, e3);
+      test::feed_f(*ses, "B", {16}, b);
+      test::feed_f(*ses, "X2", {1, 16, 9, 7}, x2);
+      test::feed_f(*ses, "XB", {2, 8, 9, 7}, xb);
+    }
+    for (int run = 0; run < 2; ++run) {
+      sp.run();
+      sc.run();
+      // r1 and r3 in cat; c5 and e1 in Y (X2 between them, copied); r3 is in cat, so Z copies it,
+      // and c5 is in Y, so Z copies it too; b1 and b2 are batches of two.
+      for (const char* name : {"r1", "r3", "c5", "e1"}) EXPECT_TRUE(sp.find(name)->is_view()) << name;
+      for (const char* name : {"s", "sr", "e3", "b1", "b2", "cat", "Y", "Z", "W2"}) EXPECT_FALSE(sp.find(name)->is_view()) << name;
+      for (const auto& t : sc.tensors()) EXPECT_FALSE(t.value->is_view()) << t.name;
+      EXPECT_EQ(sp.find("r1")->data(), sp.find("cat")->data());
+      EXPECT_EQ(sp.find("r3")->data(), sp.find("cat")->data() + 16 * 63 * sizeof(float));
+      EXPECT_EQ(sp.find("e1")->data(), sp.find("Y")->data() + 32 * 63 * sizeof(float));
+      for (const char* name : {"s", "sr", "e1", "r1", "e3", "r3", "c5", "cat", "Y", "Z", "b1", "b2", "W2"}) {
+        const auto f = test::values<float>(sp, name), r = test::values<float>(sc, name);
+        ASSERT_FALSE(f.empty()) << name;
+        ASSERT_EQ(f, r) << name << " (run " << run << ", " << threads << " threads)";
+        EXPECT_EQ(sp.find(name)->dims(), sc.find(name)->dims()) << name;
+      }
+    }
+    // A copy of a view owns its bytes.
+    const Value copy = *sp.find("r3");
+    EXPECT_FALSE(copy.is_view());
+    EXPECT_NE(copy.data(), sp.find("r3")->data());
+    EXPECT_EQ(0, std::memcmp(copy.data(), sp.find("r3")->data(), copy.byte_size()));
+  }
+}
+NNXR_INSTANTIATE_PER_ISA(InPlaceConcat);
+
+// Element-wise chains: a transformer's MatMul bias + GELU (Add, Div, Erf, Add, Mul, Mul), a bias
+// and a residual Add, a LayerNorm's Sub and Pow(2) and its Div, Mul, Add (one value per row, per
+// column), and a chain over rows longer than a block, computed in one pass each. Every tensor equals,
+// bit for bit, that of the same graph with an Identity after each node of a chain (no chain forms
+// there), on each instruction set, at one and two threads (the larger chains split over the pool).
+class ElementwiseChains : public test::PerIsa {};
+
+// `text` with the outputs of `names` read through an Identity by every later node.
+std::string through_identities(std::string text, std::initializer_list<const char*> names) {
+  for (const std::string name : names) {
+    const size_t line = text.find(" " + name + " = ");
+    const size_t end = text.find('\n', line);
+    const std::string id = "id_" + name;
+    text.insert(end + 1, "      " + id + " = Identity(" + name + ")\n");
+    const size_t from = text.find('\n', text.find(id + " = Identity")) + 1;
+    std::string rest = text.substr(from);
+    rest = std::regex_replace(rest, std::regex("([(,] *)" + name + "([,)])"), "$1" + id + "$2");
+    text = text.substr(0, from) + rest;
+  }
+  return text;
+}
+
+TEST_P(ElementwiseChains, MatchSeparateKernels) {
+  const char* text = R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,50,24] X, float[24,700] W1, float[700] B1, float[700,24] W2, float[24] B2, float[24] G, float[24] Bt, float[3,5000] Z, float[5000] C, float[3,1] R)
+      => (float[2,50,24] Y, float[3,5000] Z3) {
+      sq2 = Constant <value = float {1.41421354}> ()
+      one = Constant <value = float {1.0}> ()
+      half = Constant <value = float {0.5}> ()
+      two = Constant <value = float {2.0}> ()
+      eps = Constant <value = float {1e-6}> ()
+      m = MatMul(X, W1)
+      a = Add(B1, m)
+      d = Div(a, sq2)
+      e = Erf(d)
+      p = Add(e, one)
+      q = Mul(a, p)
+      gelu = Mul(q, half)
+      m2 = MatMul(gelu, W2)
+      a2 = Add(B2, m2)
+      r = Add(a2, X)
+      mu = ReduceMean <axes = [-1]> (r)
+      c = Sub(r, mu)
+      sq = Pow(c, two)
+      v = ReduceMean <axes = [-1]> (sq)
+      ve = Add(v, eps)
+      sd = Sqrt(ve)
+      nrm = Div(c, sd)
+      sc = Mul(nrm, G)
+      Y = Add(sc, Bt)
+      z1 = Mul(Z, C)
+      z2 = Sub(R, z1)
+      z3 = Erf(z2)
+      Z3 = Div(z3, z1) })";
+  const std::string separate = through_identities(text, {"a", "d", "e", "p", "q", "gelu", "a2", "r", "c", "sq", "nrm", "sc", "z1", "z2", "z3"});
+  const auto x = test::random_floats(2 * 50 * 24, 1), w1 = test::random_floats(24 * 700, 2, -0.3f, 0.3f), b1 = test::random_floats(700, 3),
+             w2 = test::random_floats(700 * 24, 4, -0.1f, 0.1f), b2 = test::random_floats(24, 5), gm = test::random_floats(24, 6),
+             bt = test::random_floats(24, 7), z = test::random_floats(3 * 5000, 8, -2.f, 2.f), cz = test::random_floats(5000, 9),
+             rz = test::random_floats(3, 10);
+  for (int threads : {1, 2}) {
+    Session sf(test::plan_from_text(text), {.threads = threads}), ss(test::plan_from_text(separate), {.threads = threads});
+    for (Session* ses : {&sf, &ss}) {
+      test::feed_f(*ses, "X", {2, 50, 24}, x);
+      test::feed_f(*ses, "W1", {24, 700}, w1);
+      test::feed_f(*ses, "B1", {700}, b1);
+      test::feed_f(*ses, "W2", {700, 24}, w2);
+      test::feed_f(*ses, "B2", {24}, b2);
+      test::feed_f(*ses, "G", {24}, gm);
+      test::feed_f(*ses, "Bt", {24}, bt);
+      test::feed_f(*ses, "Z", {3, 5000}, z);
+      test::feed_f(*ses, "C", {5000}, cz);
+      test::feed_f(*ses, "R", {3, 1}, rz);
+    }
+    for (int run = 0; run < 2; ++run) {
+      const RunStats stats = sf.run();
+      // chains: a..gelu (5 fused after a), a2 r (1), c sq (1), nrm sc Y (2), z1 z2 z3 Z3 (3)
+      EXPECT_EQ(stats.nodes_fused, 12);
+      EXPECT_EQ(ss.run().nodes_fused, 0);
+      for (const char* name : {"m", "a", "d", "e", "p", "q", "gelu", "m2", "a2", "r", "mu", "c", "sq", "v", "ve", "sd", "nrm", "sc", "Y", "z1", "z2", "z3", "Z3"}) {
+        const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
+        ASSERT_FALSE(f.empty()) << name;
+        ASSERT_EQ(f.size(), r.size()) << name;
+        size_t differ = 0;
+        for (size_t i = 0; i < f.size(); ++i) differ += std::memcmp(&f[i], &r[i], sizeof(float)) != 0;
+        EXPECT_EQ(differ, 0u) << name << " (" << threads << " threads, run " << run << ")";
+        EXPECT_EQ(sf.find(name)->dims(), ss.find(name)->dims()) << name;
+      }
+    }
+  }
+}
+NNXR_INSTANTIATE_PER_ISA(ElementwiseChains);
 
 namespace nnxr::runtime {
 namespace {
