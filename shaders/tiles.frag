@@ -21,10 +21,10 @@ vec3 srgb_to_linear(vec3 c) { return mix(c / 12.92, pow((c + 0.055) / 1.055, vec
 
 // An RGB image input in its true colours at texel (column, row) of the picture: the three
 // channels' values with the preprocessing undone, as sRGB in [0, 1]. A channels-last input
-// (picture_channels >> 24 = C) has its pixel's channels side by side from the column rounded down
-// to a multiple of C.
+// (columns_per_step = C) has its pixel's channels side by side from the column rounded down to a
+// multiple of C.
 vec3 picture_texel(TensorImage tensor, uvec2 c, uint cols) {
-  uint k = max(tensor.picture_channels >> 24, 1u);
+  uint k = max(tensor.columns_per_step, 1u);
   uint i = tensor.picture_base + c.y * cols + c.x / k * k;
   vec3 rgb;
   for (uint j = 0u; j < 3u; ++j) {

@@ -32,7 +32,9 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Te
   float value_min, value_max;
   uint computed;
   uint layer;
-  float quantiles[68];
+  float quantiles[65];
+  uint columns_per_step;  // a channels-last image input's C (its quad tile_cols / C steps wide); else 1
+  uint pad_q0, pad_q1;
   uint picture;  // 1: an RGB image input in its true colours (model/scene/tiles.h)
   uint picture_base, picture_plane, picture_channels;
   vec4 colour_mul, colour_add;

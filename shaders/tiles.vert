@@ -22,7 +22,11 @@ void main() {
   vec4 o = tile.origin_step;
   float step = o.w;
   uint rows = tile.shape.x, cols = tile.shape.y;
-  vec3 p = vec3(o.x, o.y + 0.5 * step - corner.y * float(rows) * step, o.z - 0.5 * step + corner.x * float(cols) * step);
+  TensorImage tensor = tensor_at(tile.shape.z);
+  // Columns are step / columns_per_step apart (a channels-last image input: C to a pixel).
+  float column_step = step / float(max(tensor.columns_per_step, 1u));
+  vec3 p = vec3(o.x, o.y + 0.5 * step - corner.y * float(rows) * step,
+                o.z - 0.5 * column_step + corner.x * float(cols) * column_step);
   vec4 eye = frame.view[gl_ViewIndex] * (frame.world * vec4(p, 1.0));
   float d = length(eye.xyz);
   if (d > 0.0) eye.xyz += eye.xyz / d * (1.5 * frame.sizes.x);
@@ -31,7 +35,6 @@ void main() {
   out_fog = fog_factor(d);
   out_tile = t;
 
-  TensorImage tensor = tensor_at(tile.shape.z);
   out_dim = push.dim;
   uint flag = filter_flag(tile.shape.z);  // the op types and tensors: written by the worker
   if (int(tensor.layer) < push.layer_min || int(tensor.layer) > push.layer_max) flag = max(flag, push.outside == 0u ? 2u : 1u);

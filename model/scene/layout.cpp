@@ -6,7 +6,9 @@
 // A tensor's shape folds to `tiles` tiles of tile_h × tile_w (leading dims of size 1 are dropped;
 // the last two dims make a tile, the dims before them count tiles; vectors, 1×1 tiles and rows
 // become one near-square tile). Tiles sit in a near-square grid, row-major from the top left, with
-// a gap that grows with the tile so that feature maps read as separate images. Blocks of the same
+// a gap that grows with the tile so that feature maps read as separate images. A channels-last
+// image input ([1, H, W, 3|4]) is one H × W·C tile with C columns to a neuron spacing: the picture
+// at its aspect, each pixel's channels side by side within it. Blocks of the same
 // layer stand side by side along Z, the row centred on Z = 0; each block is centred on Y = 0.
 // Weight blocks (LayoutOptions::weights) stand half a layer before their first consumer.
 // A chain of 64 slots or more far longer than it is wide and tall (over 16 times: the tiny BERT's 1,318 slots of 7x8
@@ -29,7 +31,9 @@ namespace {
 struct Placement {
   float x = 0;
   float z0 = 0, y0 = 0;         // the first element of the first tile
-  float step = 0;               // neuron spacing
+  float step = 0;               // neuron spacing (between rows)
+  float column_step = 0;        // between columns: step / columns_per_step
+  int64_t columns_per_step = 1; // Block::columns_per_step
   float tile_dz = 0, tile_dy = 0;  // tile pitch
   int64_t elements = 0;
   int64_t tile_h = 1, tile_w = 1, tiles = 1, tiles_x = 1;
@@ -38,6 +42,7 @@ struct Placement {
 
 struct Fold {
   int64_t tiles = 1, tile_h = 1, tile_w = 1;
+  int64_t columns_per_step = 1;  // Block::columns_per_step
 };
 
 Fold near_square(int64_t n) {
@@ -82,13 +87,14 @@ Fold fold(std::span<const int64_t> shape, int64_t elements) {
 }
 
 // A channels-last image input ([1, H, W, C] or [H, W, C], C 3 or 4): one tile of H rows of W · C
-// elements (each row an image row, the channels of each pixel side by side), which the images
-// draw as the picture (tiles.h ImagePicture); fold() would make H tiles of W × C, which read as
-// no picture. Other tensors: fold().
+// elements (each row an image row, the channels of each pixel side by side), C columns to a
+// neuron spacing so that the picture keeps its aspect, which the images draw as the picture
+// (tiles.h ImagePicture); fold() would make H tiles of W × C, which read as no picture. Other
+// tensors: fold().
 Fold fold_tensor(const model::Graph& graph, model::TensorId id, std::span<const int64_t> shape, int64_t elements) {
   if (std::find(graph.inputs.begin(), graph.inputs.end(), id) != graph.inputs.end())
     if (const auto s = image_shape(shape); s && !s->nchw && (s->channels == 3 || s->channels == 4) && s->height * s->width * s->channels == elements)
-      return {1, s->height, s->width * s->channels};
+      return {1, s->height, s->width * s->channels, s->channels};
   return fold(shape, elements);
 }
 
@@ -97,7 +103,7 @@ std::array<float, 3> place(const Placement& p, int64_t e) {
   const int64_t t = e / per_tile, rem = e % per_tile;
   const int64_t r = rem / p.tile_w, c = rem % p.tile_w;
   const int64_t tx = t % p.tiles_x, ty = t / p.tiles_x;
-  return {p.x, p.y0 - float(ty) * p.tile_dy - float(r) * p.step, p.z0 + float(tx) * p.tile_dz + float(c) * p.step};
+  return {p.x, p.y0 - float(ty) * p.tile_dy - float(r) * p.step, p.z0 + float(tx) * p.tile_dz + float(c) * p.column_step};
 }
 
 }  // namespace
@@ -239,17 +245,20 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
       const Fold f = fold_tensor(graph, items[i].id, items[i].shape, items[i].elements);
       Placement p;
       p.step = step;
+      p.columns_per_step = f.columns_per_step;
+      p.column_step = step / float(f.columns_per_step);
       p.elements = items[i].elements;
       p.tile_h = f.tile_h;
       p.tile_w = f.tile_w;
       p.tiles = f.tiles;
-      p.gap = std::max<int64_t>(2, std::max(f.tile_h, f.tile_w) / 12);
-      p.tile_dz = float(f.tile_w + p.gap) * step;
+      const int64_t wide = f.tile_w / f.columns_per_step;  // the tile's width in steps
+      p.gap = std::max<int64_t>(2, std::max(f.tile_h, wide) / 12);
+      p.tile_dz = float(f.tile_w) * p.column_step + float(p.gap) * step;
       p.tile_dy = float(f.tile_h + p.gap) * step;
       const double tx = std::round(std::sqrt(double(f.tiles) * p.tile_dy / p.tile_dz));
       p.tiles_x = std::clamp<int64_t>(int64_t(tx), 1, f.tiles);
       const int64_t tiles_y = (f.tiles + p.tiles_x - 1) / p.tiles_x;
-      const float w = float(p.tiles_x) * p.tile_dz - float(p.gap + 1) * step;
+      const float w = float(p.tiles_x) * p.tile_dz - float(p.gap) * step - p.column_step;
       const float h = float(tiles_y) * p.tile_dy - float(p.gap + 1) * step;
       run.row.push_back(p);
       run.widths.push_back(w);
@@ -352,8 +361,9 @@ Layout Layout::build(const model::Graph& graph, const LayoutOptions& options, co
       // Bounds from the extreme grid corners, computed as place() computes positions.
       const int64_t tiles_y = (p.tiles + p.tiles_x - 1) / p.tiles_x;
       b.min = {bx, p.y0 - float(tiles_y - 1) * p.tile_dy - float(p.tile_h - 1) * p.step, p.z0};
-      b.max = {bx, p.y0, p.z0 + float(p.tiles_x - 1) * p.tile_dz + float(p.tile_w - 1) * p.step};
+      b.max = {bx, p.y0, p.z0 + float(p.tiles_x - 1) * p.tile_dz + float(p.tile_w - 1) * p.column_step};
       b.tiles = p.tiles;
+      b.columns_per_step = p.columns_per_step;
       b.tile_h = p.tile_h;
       b.tile_w = p.tile_w;
       b.tiles_x = p.tiles_x;
@@ -387,11 +397,12 @@ std::optional<Layout::Hit> Layout::pick(std::array<float, 3> origin, std::array<
     const float y = origin[1] + t * d[1], z = origin[2] + t * d[2];
     const float slack = radius / std::abs(d[0]);  // in-plane reach of the radius for an oblique ray
     if (y < b.min[1] - slack || y > b.max[1] + slack || z < b.min[2] - slack || z > b.max[2] + slack) continue;
-    // The element nearest to the hit point in the plane.
-    const double u = (z - p.z0) / p.step, v = (p.y0 - y) / p.step;
-    const double pw = double(p.tile_w + p.gap), ph = double(p.tile_h + p.gap);
+    // The element nearest to the hit point in the plane (u in columns, v in rows).
+    const double u = (z - p.z0) / p.column_step, v = (p.y0 - y) / p.step;
+    const double gap_u = double(p.gap) * double(p.columns_per_step);
+    const double pw = double(p.tile_w) + gap_u, ph = double(p.tile_h + p.gap);
     const int64_t tiles_y = (p.tiles + p.tiles_x - 1) / p.tiles_x;
-    const int64_t tx = std::clamp<int64_t>(int64_t(std::floor((u + 0.5 * double(p.gap)) / pw)), 0, p.tiles_x - 1);
+    const int64_t tx = std::clamp<int64_t>(int64_t(std::floor((u + 0.5 * gap_u) / pw)), 0, p.tiles_x - 1);
     const int64_t ty = std::clamp<int64_t>(int64_t(std::floor((v + 0.5 * double(p.gap)) / ph)), 0, tiles_y - 1);
     const int64_t c = std::clamp<int64_t>(std::llround(u - double(tx) * pw), 0, p.tile_w - 1);
     const int64_t r = std::clamp<int64_t>(std::llround(v - double(ty) * ph), 0, p.tile_h - 1);

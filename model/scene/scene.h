@@ -97,6 +97,10 @@ struct Block {
   std::array<float, 3> min{}, max{};  // axis-aligned bounds of the block
   // How elements fold: `tiles` feature-map tiles of tile_h × tile_w, arranged tiles_x × tiles_y.
   int64_t tiles = 1, tile_h = 1, tile_w = 1, tiles_x = 1, tiles_y = 1;
+  // Columns to a neuron spacing: a channels-last image input's C (one H × W·C tile, each pixel's
+  // C channels side by side within one spacing, so that the picture keeps its aspect); else 1.
+  // Rows are always a spacing apart.
+  int64_t columns_per_step = 1;
 };
 
 // Deterministic positions for every element of every laid-out float tensor (activations, graph

@@ -122,8 +122,8 @@ float step_of(const Layout& layout) {
 }
 
 // The picture that names `b`'s tensor when the tensor is laid out as one H × W tile per channel
-// of [1, C, H, W], or as one H × W·C tile of [1, H, W, C] (the layout's channels-last image input),
-// C 3 or 4; nullptr: the colour map.
+// of [1, C, H, W], or as one H × W·C tile of [1, H, W, C] with C columns to a spacing (the layout's
+// channels-last image input), C 3 or 4; nullptr: the colour map.
 const ImagePicture* picture_of_block(const Block& b, const TensorValue& v, std::span<const ImagePicture> pictures) {
   const ImagePicture* p = nullptr;
   for (const ImagePicture& candidate : pictures)
@@ -132,7 +132,8 @@ const ImagePicture* picture_of_block(const Block& b, const TensorValue& v, std::
   const auto shape = image_shape(v.shape);
   if (!shape || (shape->channels != 3 && shape->channels != 4)) return nullptr;
   if (shape->nchw ? b.tile_h != shape->height || b.tile_w != shape->width || b.tiles < shape->channels
-                  : b.tile_h != shape->height || b.tile_w != shape->width * shape->channels || b.tiles != 1)
+                  : b.tile_h != shape->height || b.tile_w != shape->width * shape->channels || b.tiles != 1 ||
+                        b.columns_per_step != shape->channels)
     return nullptr;
   return p;
 }
@@ -150,7 +151,6 @@ void picture_info(const Block& b, const TensorValue& v, std::span<const ImagePic
   info.picture_base = uint32_t(data);
   // NCHW: channel planes of H · W; NHWC: the channels side by side, C to a pixel.
   info.picture_plane = shape->nchw ? uint32_t(shape->height * shape->width) : 1u;
-  if (!shape->nchw) info.picture_channels = uint32_t(shape->channels) << 24;
   for (uint32_t i = 0; i < 3; ++i) {
     const uint32_t ch = m.bgr ? 2 - i : i;  // the tensor's channel shown as display channel i
     const float mean = ch < m.mean.size() ? m.mean[ch] : m.mean.empty() ? 0.0f : m.mean[0];
@@ -175,6 +175,7 @@ void write_tensor(const Layout& layout, const Plan& plan, size_t index, const Ac
   uint16_t* data = codes;  // level 0
   TensorImageGpu info;
   info.layer = uint32_t(std::max(0, b.layer));
+  info.columns_per_step = uint32_t(std::max<int64_t>(1, b.columns_per_step));
   const TensorValue* v = b.tensor < values.size() ? &values[b.tensor] : nullptr;
   const bool computed = v && v->data.size() >= n;
   info.computed = computed ? 1 : 0;
@@ -321,7 +322,8 @@ ImageTile image_tile(std::span<const std::byte> image, uint32_t t) {
   TensorImageGpu info;
   std::memcpy(&info, image.data() + sizeof(ImagesHeaderGpu) + sizeof(TensorImageGpu) * gpu.tensor, sizeof info);
   const uint32_t local = t - info.first_tile, per = info.tile_rows * info.tile_cols, first = local * per;
-  return {gpu.x, gpu.y, gpu.z, header.step, info.tile_rows, info.tile_cols, gpu.tensor,
+  const float column_step = header.step / float(std::max(1u, info.columns_per_step));
+  return {gpu.x, gpu.y, gpu.z, header.step, column_step, info.tile_rows, info.tile_cols, gpu.tensor,
           std::min(per, info.elements - std::min(info.elements, first)), info.data + first,
           info.pyramid + local * info.pyramid_entries, info.levels};
 }

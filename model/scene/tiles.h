@@ -60,13 +60,17 @@ struct TensorImageGpu {
   float value_min = 0, value_max = 0;
   uint32_t computed = 0;  // 0: the run did not compute it (its tiles stay dark)
   uint32_t layer = 0;
-  float quantiles[kImageQuantiles + 3]{};  // [0, 65) used
+  float quantiles[kImageQuantiles]{};
+  // Columns to a neuron spacing (Block::columns_per_step): a channels-last image input's C, its
+  // pixels' channels side by side, so that its quad is tile_cols / C steps wide; else 1.
+  uint32_t columns_per_step = 1;
+  uint32_t pad[2]{};
   // An RGB image input drawn in its true colours (ImagePicture) instead of the colour map: every
   // tile of its channels shows the picture. Display channel i (R, G, B) reads tensor channel
   // (picture_channels >> 8i) & 0xFF at half picture_base + channel · picture_plane + element, and
   // its sRGB value is v · colour_mul[i] + colour_add[i] (the preprocessing undone, in [0, 1]).
-  // A channels-last input (one H × W·C tile, picture_plane 1): picture_channels >> 24 is C, and
-  // the element is the pixel's first, the tile column rounded down to a multiple of C.
+  // A channels-last input (one H × W·C tile, picture_plane 1, columns_per_step C): the element is
+  // the pixel's first, the tile column rounded down to a multiple of C.
   uint32_t picture = 0;  // 0: the colour map
   uint32_t picture_base = 0, picture_plane = 0, picture_channels = 0;
   float colour_mul[4]{}, colour_add[4]{};
@@ -84,7 +88,8 @@ struct TileGpu {
 };
 // A tile as the shaders see it (shaders/tiles.glsl tile_at()).
 struct ImageTile {
-  float x = 0, y = 0, z = 0, step = 0;
+  float x = 0, y = 0, z = 0, step = 0;  // step: between rows
+  float column_step = 0;                // between columns: step / TensorImageGpu::columns_per_step
   uint32_t rows = 0, cols = 0, tensor = 0;
   uint32_t valid = 0;    // elements of this tile that exist (the last tile of a fold may be short)
   uint32_t data = 0;     // index of the tile's level 0 among the codes
@@ -104,8 +109,8 @@ struct ImagesStats {
 // An image input drawn in its true colours: its tensor and how its values become sRGB bytes (the
 // preprocessing undone, as the input picture beside the network; model/scene/labels.h). Taken
 // when the tensor is [1, C, H, W] with C 3 or 4 and laid out as one H × W tile per channel, or
-// [1, H, W, C] laid out as one H × W·C tile (as the layout lays out a channels-last image
-// input; the picture is then C times as wide as it is); other tensors keep the colour map.
+// [1, H, W, C] laid out as one H × W·C tile with C columns to a spacing (as the layout lays out a
+// channels-last image input: the picture at its aspect); other tensors keep the colour map.
 struct ImagePicture {
   model::TensorId tensor = model::kNone;
   PictureMapping mapping;

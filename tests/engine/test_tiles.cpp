@@ -355,43 +355,92 @@ TEST_F(TilesRender, AnImageInputShowsItsTrueColours) {
 }
 
 // A channels-last image input [1, H, W, 3] is laid out as one H × W·3 tile, each row an image row
-// with each pixel's channels side by side, and drawn in its true colours there: all three columns
-// of a pixel show that pixel's colour (here three quadrant colours, as sRGB bytes / 255); without
-// the picture it is in the colour map.
+// with each pixel's channels side by side (3 columns to a neuron spacing), and drawn in its true
+// colours there at its aspect: all three columns of a pixel show that pixel's colour (here three
+// quadrant colours of an 8 × 14 picture, as sRGB bytes / 255), the picture is W / H as wide as it
+// is tall on the screen, and a ray through a channel's point picks that channel; without the
+// picture it is in the colour map.
 TEST_F(TilesRender, AChannelsLastImageInputShowsItsTrueColours) {
+  constexpr int kH = 8, kW = 14;
   const model::Graph g = model::load_model_from_text(R"(<ir_version: 8, opset_import: ["" : 13]>
-    g (float[1,8,8,3] X) => (float[1,8,8,3] Y) {
+    g (float[1,8,14,3] X) => (float[1,8,14,3] Y) {
       Y = Relu(X)
     })");
   const uint8_t colours[3][3] = {{40, 200, 60}, {220, 60, 40}, {60, 80, 220}};
-  auto colour_at = [&](int r, int c) { return colours[r < 4 ? (c < 4 ? 0 : 1) : 2]; };
-  std::vector<float> x(8 * 8 * 3);
-  for (int r = 0; r < 8; ++r)
-    for (int c = 0; c < 8; ++c)
-      for (int k = 0; k < 3; ++k) x[size_t((r * 8 + c) * 3 + k)] = float(colour_at(r, c)[k]) / 255.0f;
+  auto colour_at = [&](int r, int c) { return colours[r < kH / 2 ? (c < kW / 2 ? 0 : 1) : 2]; };
+  std::vector<float> x(kH * kW * 3);
+  for (int r = 0; r < kH; ++r)
+    for (int c = 0; c < kW; ++c)
+      for (int k = 0; k < 3; ++k) x[size_t((r * kW + c) * 3 + k)] = float(colour_at(r, c)[k]) / 255.0f;
   const KnownRun run(g, x);
-  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = 0.08f});
+  constexpr float kSpacing = 0.15f;
+  const scene::Layout layout = scene::Layout::build(g, {.neuron_spacing = kSpacing});
   const scene::Block& b = *layout.block(g.inputs[0]);
   ASSERT_EQ(b.tiles, 1);
-  ASSERT_EQ(b.tile_h, 8);
-  ASSERT_EQ(b.tile_w, 24);
-  EXPECT_EQ(layout.block(g.outputs[0])->tiles, 8);  // not an input: rows of 8 × 3 as before
+  ASSERT_EQ(b.tile_h, kH);
+  ASSERT_EQ(b.tile_w, kW * 3);
+  ASSERT_EQ(b.columns_per_step, 3);
+  EXPECT_EQ(layout.block(g.outputs[0])->tiles, kH);  // not an input: rows of W × 3 as before
+  EXPECT_EQ(layout.block(g.outputs[0])->columns_per_step, 1);
+  // Rows a spacing apart, a pixel's channels a third of one: the block spans (W − 1/3) spacings.
+  EXPECT_NEAR(b.max[1] - b.min[1], float(kH - 1) * kSpacing, 1e-4f);
+  EXPECT_NEAR(b.max[2] - b.min[2], (float(kW) - 1.0f / 3) * kSpacing, 1e-4f);
   auto centre = [&](int r, int c, int k) {
-    const auto p = layout.position(b.tensor, (r * 8 + c) * 3 + k);
+    const auto p = layout.position(b.tensor, (r * kW + c) * 3 + k);
     return glm::vec3(p[0], p[1], p[2]);
   };
+  EXPECT_NEAR(centre(0, 1, 0).z - centre(0, 0, 0).z, kSpacing, 1e-5f);
+  EXPECT_NEAR(centre(0, 0, 1).z - centre(0, 0, 0).z, kSpacing / 3, 1e-5f);
+  // The image tells the shaders the same (X is the first block: tile 0).
+  ASSERT_EQ(&b, &layout.blocks()[0]);
+  scene::ImagesStats stats;
+  const auto bytes = image_of(layout, run.acts, stats);
+  EXPECT_FLOAT_EQ(scene::image_tile(bytes, 0).column_step, kSpacing / 3);
+  EXPECT_FLOAT_EQ(scene::image_tile(bytes, 1).column_step, kSpacing);  // Y's first row
+  // A ray from the camera through a channel's point picks that element.
+  const glm::vec3 eye{-5, 0, 0};
+  for (int r : {0, 3, 7})
+    for (int c : {0, 6, 13})
+      for (int k = 0; k < 3; ++k) {
+        const glm::vec3 d = centre(r, c, k) - eye;
+        const auto hit = layout.pick({eye.x, eye.y, eye.z}, {d.x, d.y, d.z}, kSpacing * 0.75f);
+        ASSERT_TRUE(hit.has_value());
+        EXPECT_EQ(hit->tensor, b.tensor);
+        EXPECT_EQ(hit->element, (r * kW + c) * 3 + k) << "row " << r << " column " << c << " channel " << k;
+      }
   params.neuron_size = 0.001f;
   const scene::ImagePicture unit{g.inputs[0], {.scale = 1.0f / 255.0f, .mean = {}, .std = {}, .bgr = false}};
   scene::publish_images(layout, run.acts, buffers->images(), 1, std::span(&unit, 1));
   RgbaImage image = render();
   for (int r : {1, 2, 5, 6})
-    for (int c : {1, 2, 5, 6})
+    for (int c : {1, 5, 8, 12})
       for (int k = 0; k < 3; ++k) {
         const uint8_t* p = at(image, centre(r, c, k));
         EXPECT_TRUE(test::near_colour(p, colour_at(r, c), 8)) << "row " << r << " column " << c << " channel " << k << ": " << describe(p)
                                                               << " want " << describe(colour_at(r, c)) << " "
                                                               << test::save_failure_image(image, "tiles_nhwc_picture");
       }
+  // The picture alone (Y not computed: nothing drawn of it): its extent on the screen, head on,
+  // is W / H as wide as it is tall.
+  scene::Activations input_only = run.acts;
+  input_only[g.outputs[0]] = {};
+  scene::publish_images(layout, input_only, buffers->images(), 1, std::span(&unit, 1));
+  image = render();
+  uint8_t background[4];
+  std::memcpy(background, image.at(0, 0), 4);
+  uint32_t x0 = kSize, x1 = 0, y0 = kSize, y1 = 0;
+  for (uint32_t py = 0; py < kSize; ++py)
+    for (uint32_t px = 0; px < kSize; ++px)
+      if (!test::near_colour(image.at(px, py), background, 8)) {
+        x0 = std::min(x0, px), x1 = std::max(x1, px);
+        y0 = std::min(y0, py), y1 = std::max(y1, py);
+      }
+  ASSERT_LT(x0, x1);
+  ASSERT_LT(y0, y1);
+  const double width = double(x1 - x0 + 1), height = double(y1 - y0 + 1);
+  EXPECT_GT(height, 30.0);  // large enough for a pixel to be a few per cent
+  EXPECT_NEAR(width / height, double(kW) / kH, 0.05 * kW / kH)
+      << width << " x " << height << " pixels " << test::save_failure_image(image, "tiles_nhwc_aspect");
   scene::publish_images(layout, run.acts, buffers->images(), 1);
   image = render();
   const uint8_t* p = at(image, centre(1, 1, 1));
