@@ -3,6 +3,8 @@
 //  [--focus TENSOR[,TENSOR...]|all]`: runs the model, lays the network out, draws every activation
 // as images, builds points and connections for the focus (by default the tensors nearest the
 // camera and in view, up to 500,000 neurons) and renders it offscreen to a PNG (no window needed).
+// The images are written during the run, each as its tensor is computed, and the run keeps only
+// the activations read afterwards, so that its memory is the images' and the live tensors'.
 #include <unistd.h>
 
 #include <algorithm>
@@ -111,6 +113,28 @@ class HeldNotes {
   std::streambuf* real_;
 };
 
+// The activations render reads after the run, by TensorId: the focus's (its points, and what its
+// connections are scored from: the inputs and outputs of the nodes computing it), the graph's
+// outputs (prediction, detections, an output picture) and the last laid-out tensor (the legend
+// without a prediction). Every one when there is no focus (the scene then builds every tensor).
+std::vector<bool> kept_tensors(const model::Graph& g, const scene::Layout& layout, const std::vector<std::string>& focus) {
+  std::vector<bool> keep(g.tensors.size(), focus.empty());
+  auto add = [&](model::TensorId id) {
+    if (id < keep.size()) keep[id] = true;
+  };
+  for (model::TensorId id : g.outputs) add(id);
+  if (!layout.blocks().empty()) add(layout.blocks().back().tensor);
+  for (const std::string& name : focus) {
+    const model::TensorId id = g.find(name);
+    add(id);
+    if (id >= g.tensors.size() || g.tensors[id].producer >= g.nodes.size()) continue;
+    const model::Node& node = g.nodes[g.tensors[id].producer];
+    for (model::TensorId t : node.inputs) add(t);
+    for (model::TensorId t : node.outputs) add(t);
+  }
+  return keep;
+}
+
 }  // namespace
 
 int render_command(Args& args) {
@@ -167,20 +191,153 @@ int render_command(Args& args) {
 
   progress.stage("running " + graph.source);
   auto plan = runtime::Plan::build(std::move(graph));
+  const model::Graph& g = plan->graph();
   runtime::Session session(plan, {.threads = threads});
   for (const auto& [name, t] : feeds) session.set_input(name, t.dtype, t.shape, t.bytes);
-  try {
-    session.run(run_options(limits));
-  } catch (const runtime::CancelledError& e) {
-    progress.clear();
-    notes_held.release(false);
-    return report_cancelled(e);
-  } catch (const runtime::UnsupportedError& e) {
-    progress.clear();
-    std::cerr << "nnxr: warning: " << e.what() << "; showing the tensors that were computed\n";
+  // The image input in its true colours in its tiles (not for a difference of two inputs).
+  std::vector<scene::ImagePicture> tile_pictures;
+  if (const auto pictures = inputs.image_inputs(); !pictures.empty() && !(compare && *show == scene::CompareShow::Difference)) {
+    const Preprocessing pre = image_preprocessing(g, pictures.front(), image);
+    tile_pictures.push_back({g.find(pictures.front()), {pre.scale, pre.mean, pre.std, pre.bgr}});
   }
-  const model::Graph& g = plan->graph();
-  for (const std::string& line : runtime::non_finite_report(session)) std::cerr << "warning: " << g.source << ": " << line << '\n';
+
+  // The layout, then the camera, the focus and the scene buffers (view_and_buffers()).
+  std::optional<scene::Layout> layout;
+  engine::OverlayBuilder overlay;
+  std::optional<engine::CompareSummary> summary;
+  engine::Camera camera;
+  std::vector<std::string> focus;
+  uint64_t resident = 1;
+  std::optional<engine::SceneBuffers> buffers;
+  const float aspect = float(width) / float(height);
+  // A focus keeps each tensor's strongest connections only (a sketch, not a sheet over the
+  // images); --focus all keeps every connection top-k gives, as without a focus.
+  // Likewise its strongest points, so that one huge tensor is not kept whole.
+  const bool capped = !(focus_arg && *focus_arg == "all");
+  const uint64_t connection_cap = capped ? scene::kFocusConnectionsPerTensor : 0;
+  const uint64_t point_cap = capped ? scene::kFocusPointsPerTensor : 0;
+  auto view_and_buffers = [&] {
+    // Frames the blocks the filter shows (all of them when it dims the rest or shows none).
+    auto shown = [&](const scene::Block& b) {
+      if (b.layer < filter.layer_min || b.layer > filter.layer_max) return false;
+      const model::Tensor& t = g.tensors[b.tensor];
+      const std::string op = t.producer == model::kNone ? std::string() : g.nodes[t.producer].op_type;
+      if (!filter.op_types.empty() && std::find(filter.op_types.begin(), filter.op_types.end(), op) == filter.op_types.end())
+        return false;
+      return filter.tensors.empty() || std::find(filter.tensors.begin(), filter.tensors.end(), b.tensor) != filter.tensors.end();
+    };
+    const bool frame_shown = filter.outside == scene::Filter::Outside::Hide &&
+                             std::any_of(layout->blocks().begin(), layout->blocks().end(), shown);
+    std::vector<glm::vec3> corners;  // of every block: frames the network tighter than its bounds
+    for (const scene::Block& b : layout->blocks())
+      for (int i = 0; i < 8 && (!frame_shown || shown(b)); ++i)
+        corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
+    // The group labels over a wrapped layout's first row, when the whole network is framed.
+    if (!frame_shown || std::all_of(layout->blocks().begin(), layout->blocks().end(), shown))
+      for (const glm::vec3& p : engine::words_to_frame(g, *layout)) corners.push_back(p);
+    // Compare mode: the divergence curve and the most changed tensors above the network, framed too.
+    if (summary && !summary->curve.empty()) {
+      const auto lo = layout->bounds_min(), hi = layout->bounds_max();
+      engine::draw_divergence(overlay, *summary, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, glm::mat4(1.0f));
+      for (const engine::OverlayVertex& v : overlay.lines()) corners.push_back(v.position);
+      for (const engine::OverlayVertex& v : overlay.triangles()) corners.push_back(v.position);
+    }
+    camera = engine::frame_points(*preset, corners, aspect);
+    // Points and connections for the focus only: --focus, or the tensors nearest the camera and in
+    // view up to kFocusPoints neurons (--focus all: every tensor, within the budget).
+    constexpr uint64_t kFocusPoints = 500'000;
+    if (focus_arg && *focus_arg != "all") {
+      for (size_t from = 0; from <= focus_arg->size();) {
+        const size_t comma = std::min(focus_arg->find(',', from), focus_arg->size());
+        if (comma > from) focus.push_back(focus_arg->substr(from, comma - from));
+        from = comma + 1;
+      }
+      for (const std::string& name : focus)
+        if (std::none_of(g.tensors.begin(), g.tensors.end(), [&](const model::Tensor& t) { return t.name == name; }))
+          throw UsageError("--focus: no tensor named '" + name + "'");
+    } else if (!focus_arg) {
+      const glm::mat4 view_projection = camera.projection(aspect) * camera.view();
+      focus = scene::choose_focus(g, *layout, {camera.eye.x, camera.eye.y, camera.eye.z},
+                                  [&](std::array<float, 3> p) {
+                                    const glm::vec4 c = view_projection * glm::vec4(p[0], p[1], p[2], 1);
+                                    return c.w > 0 && std::abs(c.x) <= c.w && std::abs(c.y) <= c.w;
+                                  },
+                                  kFocusPoints, scene::kFocusPointsPerTensor);
+    }
+    const uint64_t limit = engine::max_element_budget(device);
+    const scene::SceneOptions defaults;
+    resident = std::max<uint64_t>(
+        1, std::min(budget, scene::focus_elements(g, *layout, focus, defaults.top_k, connection_cap, point_cap)));
+    if (resident > limit) {
+      std::cerr << "render: budget " << resident << " lowered to " << limit << ", the most " << device.name()
+                << " can address\n";
+      resident = limit;
+    }
+    // Buffers of that budget; reserve_scene_memory() may lower it after the run, leaving some of
+    // them unwritten (host-visible pages are committed as they are written).
+    buffers.emplace(device, engine::SceneBufferConfig{.element_budget = resident,
+                                                      .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)),
+                                                      .frames_in_flight = 1,
+                                                      .image_regions = 1});
+  };
+
+  // Runs A; the exit code when the run was stopped. `report`: says when some ops have no kernel.
+  auto run_a = [&](const runtime::RunOptions& options, bool report) -> std::optional<int> {
+    try {
+      session.run(options);
+    } catch (const runtime::CancelledError& e) {
+      progress.clear();
+      notes_held.release(false);
+      return report_cancelled(e);
+    } catch (const runtime::UnsupportedError& e) {
+      progress.clear();
+      if (report) std::cerr << "nnxr: warning: " << e.what() << "; showing the tensors that were computed\n";
+    }
+    return std::nullopt;
+  };
+
+  // Without --compare all of that comes before the run (shapes are all it needs), and the run
+  // writes each tensor's image as the node computing it finishes and lets go of every activation
+  // that nothing read afterwards needs (the points and connections of the focus, the prediction,
+  // the legend): the run then holds its live tensors and the images, not every activation at
+  // once. Shapes the graph leaves to the run come from a first run that holds only its live
+  // tensors and those.
+  const bool streamed = !compare;
+  std::optional<scene::ImageWriter> writer;
+  std::vector<bool> keep;
+  std::vector<std::vector<int64_t>> shapes;  // by TensorId: as run, for the labels of those let go
+  runtime::NonFiniteScan non_finite(g);
+  runtime::RunOptions run = run_options(limits);
+  if (streamed) {
+    if (scene::Layout::needs_run(g)) {
+      std::vector<bool> unknown(g.tensors.size());
+      for (size_t id = 0; id < g.tensors.size(); ++id) unknown[id] = !g.tensors[id].rank_known || !g.tensors[id].elements();
+      runtime::RunOptions learn = run_options(limits);
+      learn.keep = &unknown;
+      if (const auto stopped = run_a(learn, false)) return *stopped;
+      const scene::Activations learnt = scene::activations_of(session);
+      layout.emplace(scene::Layout::build(g, {.constants = show_constants}, &learnt));
+    } else {
+      layout.emplace(scene::Layout::build(g, {.constants = show_constants}));
+    }
+    view_and_buffers();
+    writer.emplace(*layout, buffers->images().image(scene::plan_images(*layout).bytes), tile_pictures);
+    keep = kept_tensors(g, *layout, focus);
+    shapes.resize(g.tensors.size());
+    run.keep = &keep;
+    run.on_ready = [&](model::TensorId id, const runtime::Value& v) {
+      non_finite.count(id, v);
+      const scene::TensorValue value = scene::tensor_value(v);
+      writer->write(id, value);
+      shapes[id].assign(value.shape.begin(), value.shape.end());
+    };
+  }
+  if (const auto stopped = run_a(run, true)) return *stopped;
+  if (streamed)
+    for (const runtime::TensorView& t : session.tensors())
+      if (t.node.empty()) non_finite.count(t.id, *t.value);  // the inputs and weights
+  for (const std::string& line : streamed ? non_finite.report() : runtime::non_finite_report(session))
+    std::cerr << "warning: " << g.source << ": " << line << '\n';
 
   // --compare: input B in a second session; the scene shows A, B or a_A − a_B (--show).
   std::optional<runtime::Session> session_b;
@@ -199,101 +356,35 @@ int render_command(Args& args) {
 
   progress.stage("laying out and building the scene");
   scene::Activations values = scene::activations_of(session);
-  const scene::Layout layout = scene::Layout::build(g, {.constants = show_constants}, &values);  // shapes as run
-  std::optional<engine::CompareSummary> summary;
-  if (session_b) {
-    const scene::Activations values_b = scene::activations_of(*session_b);
-    std::string line;
-    const auto div = scene::divergence(g, values, values_b);
-    summary = engine::compare_summary(g, layout, div);
-    for (model::TensorId id : scene::most_changed(g, div, 5)) {
-      char figure[48];
-      std::snprintf(figure, sizeof figure, " (rel L2 %.3g)", div[id]->rel_l2);
-      line += (line.empty() ? "" : ", ") + g.tensors[id].name + figure;
+  for (size_t id = 0; id < shapes.size(); ++id)
+    if (values[id].data.empty() && !shapes[id].empty()) values[id].shape = shapes[id];  // let go by the run
+  if (!streamed) {
+    layout.emplace(scene::Layout::build(g, {.constants = show_constants}, &values));  // shapes as run
+    if (session_b) {
+      const scene::Activations values_b = scene::activations_of(*session_b);
+      std::string line;
+      const auto div = scene::divergence(g, values, values_b);
+      summary = engine::compare_summary(g, *layout, div);
+      for (model::TensorId id : scene::most_changed(g, div, 5)) {
+        char figure[48];
+        std::snprintf(figure, sizeof figure, " (rel L2 %.3g)", div[id]->rel_l2);
+        line += (line.empty() ? "" : ", ") + g.tensors[id].name + figure;
+      }
+      std::cerr << "render: most changed: " << line << '\n';
+      if (*show == scene::CompareShow::B) values = values_b;
+      if (*show == scene::CompareShow::Difference) values = scene::difference(g, values, values_b, difference);
     }
-    std::cerr << "render: most changed: " << line << '\n';
-    if (*show == scene::CompareShow::B) values = values_b;
-    if (*show == scene::CompareShow::Difference) values = scene::difference(g, values, values_b, difference);
-  }
-  // Frames the blocks the filter shows (all of them when it dims the rest or shows none).
-  auto shown = [&](const scene::Block& b) {
-    if (b.layer < filter.layer_min || b.layer > filter.layer_max) return false;
-    const model::Tensor& t = g.tensors[b.tensor];
-    const std::string op = t.producer == model::kNone ? std::string() : g.nodes[t.producer].op_type;
-    if (!filter.op_types.empty() && std::find(filter.op_types.begin(), filter.op_types.end(), op) == filter.op_types.end())
-      return false;
-    return filter.tensors.empty() || std::find(filter.tensors.begin(), filter.tensors.end(), b.tensor) != filter.tensors.end();
-  };
-  const bool frame_shown = filter.outside == scene::Filter::Outside::Hide &&
-                           std::any_of(layout.blocks().begin(), layout.blocks().end(), shown);
-  std::vector<glm::vec3> corners;  // of every block: frames the network tighter than its bounds
-  for (const scene::Block& b : layout.blocks())
-    for (int i = 0; i < 8 && (!frame_shown || shown(b)); ++i)
-      corners.push_back({(i & 1) ? b.max[0] : b.min[0], (i & 2) ? b.max[1] : b.min[1], (i & 4) ? b.max[2] : b.min[2]});
-  // The group labels over a wrapped layout's first row, when the whole network is framed.
-  if (!frame_shown || std::all_of(layout.blocks().begin(), layout.blocks().end(), shown))
-    for (const glm::vec3& p : engine::words_to_frame(g, layout)) corners.push_back(p);
-  // Compare mode: the divergence curve and the most changed tensors above the network, framed too.
-  engine::OverlayBuilder overlay;
-  if (summary && !summary->curve.empty()) {
-    const auto lo = layout.bounds_min(), hi = layout.bounds_max();
-    engine::draw_divergence(overlay, *summary, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, glm::mat4(1.0f));
-    for (const engine::OverlayVertex& v : overlay.lines()) corners.push_back(v.position);
-    for (const engine::OverlayVertex& v : overlay.triangles()) corners.push_back(v.position);
-  }
-  const float aspect = float(width) / float(height);
-  const engine::Camera camera = engine::frame_points(*preset, corners, aspect);
-  // Points and connections for the focus only: --focus, or the tensors nearest the camera and in
-  // view up to kFocusPoints neurons (--focus all: every tensor, within the budget).
-  constexpr uint64_t kFocusPoints = 500'000;
-  std::vector<std::string> focus;
-  if (focus_arg && *focus_arg != "all") {
-    for (size_t from = 0; from <= focus_arg->size();) {
-      const size_t comma = std::min(focus_arg->find(',', from), focus_arg->size());
-      if (comma > from) focus.push_back(focus_arg->substr(from, comma - from));
-      from = comma + 1;
-    }
-    for (const std::string& name : focus)
-      if (std::none_of(g.tensors.begin(), g.tensors.end(), [&](const model::Tensor& t) { return t.name == name; }))
-        throw UsageError("--focus: no tensor named '" + name + "'");
-  } else if (!focus_arg) {
-    const glm::mat4 view_projection = camera.projection(aspect) * camera.view();
-    focus = scene::choose_focus(g, layout, {camera.eye.x, camera.eye.y, camera.eye.z},
-                                [&](std::array<float, 3> p) {
-                                  const glm::vec4 c = view_projection * glm::vec4(p[0], p[1], p[2], 1);
-                                  return c.w > 0 && std::abs(c.x) <= c.w && std::abs(c.y) <= c.w;
-                                },
-                                kFocusPoints, scene::kFocusPointsPerTensor);
-  }
-  const uint64_t limit = engine::max_element_budget(device);
-  const scene::SceneOptions defaults;
-  // A focus keeps each tensor's strongest connections only (a sketch, not a sheet over the
-  // images); --focus all keeps every connection top-k gives, as without a focus.
-  // Likewise its strongest points, so that one huge tensor is not kept whole.
-  const bool capped = !(focus_arg && *focus_arg == "all");
-  const uint64_t connection_cap = capped ? scene::kFocusConnectionsPerTensor : 0;
-  const uint64_t point_cap = capped ? scene::kFocusPointsPerTensor : 0;
-  uint64_t resident = std::max<uint64_t>(
-      1, std::min(budget, scene::focus_elements(g, layout, focus, defaults.top_k, connection_cap, point_cap)));
-  if (resident > limit) {
-    std::cerr << "render: budget " << resident << " lowered to " << limit << ", the most " << device.name()
-              << " can address\n";
-    resident = limit;
+    view_and_buffers();
   }
   // The scene buffers and the build's arrays count against --max-memory beside the run's tensors.
   resident = reserve_scene_memory(resident, "render");
-  engine::SceneBuffers buffers(device, {.element_budget = resident,
-                                        .max_segments = uint32_t(std::max<size_t>(g.tensors.size(), 1)),
-                                        .frames_in_flight = 1,
-                                        .image_regions = 1});
-  // The image input in its true colours in its tiles (not for a difference of two inputs).
-  std::vector<scene::ImagePicture> tile_pictures;
-  if (const auto pictures = inputs.image_inputs(); !pictures.empty() && !(session_b && *show == scene::CompareShow::Difference)) {
-    const Preprocessing pre = image_preprocessing(g, pictures.front(), image);
-    tile_pictures.push_back({g.find(pictures.front()), {pre.scale, pre.mean, pre.std, pre.bgr}});
+  scene::ImagesStats images;
+  if (writer) {
+    images = writer->finish(values, std::max(threads, 1));
+    buffers->images().publish_image(images);
+  } else {
+    images = scene::publish_images(*layout, values, buffers->images(), std::max(threads, 1), tile_pictures);
   }
-  const scene::ImagesStats images =
-      scene::publish_images(layout, values, buffers.images(), std::max(threads, 1), tile_pictures);
   scene::SceneOptions scene_options;
   scene_options.budget = resident;
   scene_options.focus = focus;
@@ -301,26 +392,26 @@ int render_command(Args& args) {
   scene_options.points_per_tensor = point_cap;
   scene_options.threads = std::max(threads, 1);
   scene_options.progress = [&](float f) { progress.fraction(f); };
-  const scene::Scene scene = scene::Scene::build(g, layout, values, scene_options, buffers);
+  const scene::Scene scene = scene::Scene::build(g, *layout, values, scene_options, *buffers);
   filter.neuron_threshold = neuron_q;
   filter.connection_threshold = connection_q;
   scene::DrawCounts counts = scene.counts(filter);
   // The input drawn as a picture in its tiles has no colour-map points over it.
-  scene::drop_points(counts, scene.segments(), scene::picture_tensors(layout, values, tile_pictures));
-  buffers.write_counts(counts);
-  buffers.images().write_image_filter(scene::image_filter(g, layout, filter));  // the images follow the op/tensor filter
+  scene::drop_points(counts, scene.segments(), scene::picture_tensors(*layout, values, tile_pictures));
+  buffers->write_counts(counts);
+  buffers->images().write_image_filter(scene::image_filter(g, *layout, filter));  // the images follow the op/tensor filter
   uint64_t shown_neurons = 0, shown_connections = 0;
   for (uint32_t n : counts.neurons) shown_neurons += n;
   for (uint32_t c : counts.connections) shown_connections += c;
 
   progress.stage("rendering " + std::to_string(width) + "x" + std::to_string(height));
   const engine::RendererConfig config{.frames_in_flight = 1};
-  engine::Renderer renderer(device, buffers, config);
+  engine::Renderer renderer(device, *buffers, config);
   engine::Offscreen offscreen(device, config, {width, height});
   engine::FrameParams params;
   params.view[0] = camera.view();
   params.projection[0] = camera.projection(aspect);
-  params.neuron_size = layout.options().neuron_spacing * 0.8f;
+  params.neuron_size = layout->options().neuron_spacing * 0.8f;
   params.min_neuron_pixels = 2.5f;
   params.connection_alpha = 0.35f;
   params.image_threshold = neuron_q;
@@ -355,9 +446,9 @@ int render_command(Args& args) {
   notes.viewport = {float(width), float(height)};
   notes.panels = width >= 640 && height >= 360;
   engine::TextBuilder text(engine::Font::builtin());
-  engine::annotate(text, g, layout, values, notes);
-  buffers.text().publish(text);
-  const engine::RgbaImage picture = offscreen.render(renderer, buffers, params);
+  engine::annotate(text, g, *layout, values, notes);
+  buffers->text().publish(text);
+  const engine::RgbaImage picture = offscreen.render(renderer, *buffers, params);
   device.wait_idle();
   progress.clear();
   engine::write_png(*out, picture);

@@ -132,6 +132,11 @@ void Value::clear() {
   borrowed_.reset();
 }
 
+void Value::release() {
+  clear();
+  decltype(storage_)().swap(storage_);
+}
+
 // ---- messages --------------------------------------------------------------------------------
 
 std::string quoted(std::string_view s) { return "'" + model::display_name(s) + "'"; }

@@ -10,18 +10,18 @@
 namespace nnxr::runtime {
 namespace {
 
-// NaN and ±Inf among a float32 tensor's values (0 for other dtypes and for tensors not computed).
+// NaN and ±Inf among a float32 tensor's values (none for other dtypes).
 struct Count {
   int64_t nan = 0, inf = 0;
   bool any() const { return nan + inf > 0; }
 };
 
-Count count_non_finite(const Value* v) {
+Count count_non_finite(const Value& v) {
   Count c;
-  if (!v || v->dtype() != model::DType::Float) return c;
+  if (v.dtype() != model::DType::Float) return c;
   // A branch-free pass (exponent bits all ones) that the compiler vectorises; the NaN/Inf split
   // only for the rare tensor that has some.
-  const auto values = v->as<float>();
+  const auto values = v.as<float>();
   int64_t bad = 0;
   for (const float x : values) bad += (std::bit_cast<uint32_t>(x) & 0x7F800000u) == 0x7F800000u;
   if (bad == 0) return c;
@@ -34,52 +34,57 @@ Count count_non_finite(const Value* v) {
   return c;
 }
 
-std::string describe(const Count& c, const Value& v) {
-  std::string s;
-  if (c.nan) s += std::to_string(c.nan) + " NaN";
-  if (c.inf) s += std::string(s.empty() ? "" : " and ") + std::to_string(c.inf) + " Inf";
-  return s + " of " + std::to_string(v.elements()) + " values";
-}
-
 }  // namespace
 
-std::vector<std::string> non_finite_report(const Session& session, size_t max_lines) {
-  const model::Graph& g = session.plan().graph();
+NonFiniteScan::NonFiniteScan(const model::Graph& graph) : graph_(&graph), counted_(graph.tensors.size()) {}
+
+void NonFiniteScan::count(model::TensorId id, const Value& value) {
+  if (id >= counted_.size()) return;
+  const Count c = count_non_finite(value);
+  counted_[id] = {c.nan, c.inf, value.elements()};
+}
+
+std::vector<std::string> NonFiniteScan::report(size_t max_lines) const {
+  const model::Graph& g = *graph_;
   std::vector<std::string> lines;
   size_t more = 0;
   auto add = [&](std::string line) {
     if (lines.size() < max_lines) lines.push_back(std::move(line));
     else ++more;
   };
-  std::vector<char> bad(g.tensors.size(), 0);
+  auto describe = [&](model::TensorId id) {
+    const Counted& c = counted_[id];
+    std::string s;
+    if (c.nan) s += std::to_string(c.nan) + " NaN";
+    if (c.inf) s += std::string(s.empty() ? "" : " and ") + std::to_string(c.inf) + " Inf";
+    return s + " of " + std::to_string(c.elements) + " values";
+  };
+  auto any = [&](model::TensorId id) { return id < counted_.size() && counted_[id].nan + counted_[id].inf > 0; };
   for (model::TensorId id = 0; id < g.tensors.size(); ++id) {
     const model::Tensor& t = g.tensors[id];
-    if (t.producer != model::kNone) continue;  // node outputs: below, in node order
-    const Value* v = session.value(id);
-    const Count c = count_non_finite(v);
-    if (!c.any()) continue;
-    bad[id] = 1;
+    if (t.producer != model::kNone || !any(id)) continue;  // node outputs: below, in node order
     const bool input = t.kind == model::TensorKind::Input;
-    add(std::string(input ? "input" : "weight") + " '" + t.name + "' holds " + describe(c, *v));
+    add(std::string(input ? "input" : "weight") + " '" + t.name + "' holds " + describe(id));
   }
   for (const model::Node& node : g.nodes) {
     bool inputs_finite = true;
     for (model::TensorId in : node.inputs)
-      if (in != model::kNone && in < bad.size() && bad[in]) inputs_finite = false;
+      if (in != model::kNone && any(in)) inputs_finite = false;
     for (model::TensorId out : node.outputs) {
-      if (out == model::kNone || out >= bad.size()) continue;
-      const Value* v = session.value(out);
-      const Count c = count_non_finite(v);
-      if (!c.any()) continue;
-      bad[out] = 1;
       // Only where they first appear: a node fed non-finite values passes them on unremarked.
-      if (inputs_finite)
-        add("node '" + node.name + "' (" + node.op_type + ") computed " + describe(c, *v) + " in '" + g.tensors[out].name +
+      if (out != model::kNone && any(out) && inputs_finite)
+        add("node '" + node.name + "' (" + node.op_type + ") computed " + describe(out) + " in '" + g.tensors[out].name +
             "' from finite inputs");
     }
   }
   if (more) lines.push_back("... and " + std::to_string(more) + " more tensors where non-finite values appear");
   return lines;
+}
+
+std::vector<std::string> non_finite_report(const Session& session, size_t max_lines) {
+  NonFiniteScan scan(session.plan().graph());
+  for (const TensorView& t : session.tensors()) scan.count(t.id, *t.value);
+  return scan.report(max_lines);
 }
 
 }  // namespace nnxr::runtime

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -115,6 +116,17 @@ struct RunOptions {
   // node (over all its batch rows) are capped the same way, checked before the first step.
   int64_t max_loop_iterations = 0;
 
+  // A run that streams its activations (e.g. a render writing each tensor's image as it comes,
+  // which then needs only the few it shows in detail): on_ready is called on the run's thread
+  // after each node, for each tensor the node made ready (its outputs, then those of the nodes
+  // fused into it), while the value is held.
+  std::function<void(model::TensorId, const Value&)> on_ready;
+  // By TensorId, the node outputs the Session holds after the run (nullptr: every one). Any other
+  // is freed, its storage given back, as soon as no later node reads it (on_ready has seen it
+  // then); value() returns nullptr for it. The run then holds the live tensors at any time rather
+  // than every activation.
+  const std::vector<bool>* keep = nullptr;
+
   // Throws CancelledError when cancel is set or the deadline passed (node: what was running).
   void check(const std::string& node = {}) const;
 };
@@ -137,10 +149,10 @@ struct TensorView {
   const Value* value = nullptr;
 };
 
-// Per-run state: one buffer per tensor, reused across runs (capacity is kept). Keeps the Plan
-// alive. Not thread-safe: one thread at a time uses a Session; its worker threads live only
-// inside run(). Pointers returned by find()/tensors() stay valid until the next set_input(),
-// run() or the Session's destruction.
+// Per-run state: one buffer per tensor, reused across runs (capacity is kept, except for the
+// tensors a run let go: RunOptions::keep). Keeps the Plan alive. Not thread-safe: one thread at a
+// time uses a Session; its worker threads live only inside run(). Pointers returned by
+// find()/tensors() stay valid until the next set_input(), run() or the Session's destruction.
 class Session {
  public:
   explicit Session(std::shared_ptr<const Plan> plan, SessionOptions options = {});
@@ -182,6 +194,23 @@ class Session {
 // (nodes fed non-finite values are not listed again). At most max_lines lines plus a count of the
 // rest; empty when every float32 tensor is finite. Reads every float32 tensor of the session once.
 std::vector<std::string> non_finite_report(const Session& session, size_t max_lines = 8);
+
+// non_finite_report() for a run that lets its activations go (RunOptions::keep): count() each
+// tensor while it is held (node outputs from RunOptions::on_ready; the graph's inputs and weights
+// after the run), then report() says what non_finite_report() would have.
+class NonFiniteScan {
+ public:
+  explicit NonFiniteScan(const model::Graph& graph);
+  void count(model::TensorId id, const Value& value);
+  std::vector<std::string> report(size_t max_lines = 8) const;
+
+ private:
+  struct Counted {
+    int64_t nan = 0, inf = 0, elements = 0;
+  };
+  const model::Graph* graph_;
+  std::vector<Counted> counted_;  // by TensorId
+};
 
 // The instruction sets the kernels are built for, widest last. The set that runs is chosen once,
 // at the first kernel call, from what the CPU (and OS) supports: AVX-512 (F, BW, VL, DQ) before

@@ -576,9 +576,52 @@ RunStats Session::run(const RunOptions& options) {
   std::vector<Value*> outputs;
   std::vector<Value>& temps_in = s.temps_in;
   std::vector<Value>& temps_out = s.temps_out;
+  // RunOptions::keep: by node, the activations to let go once it has run (no later node reads
+  // them; a body's outer tensors are among its node's inputs).
+  std::vector<std::vector<model::TensorId>> let_go;
+  if (options.keep) {
+    std::vector<int64_t> last(g.tensors.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      for (auto t : g.nodes[i].inputs)
+        if (t != model::kNone && t < last.size()) last[t] = int64_t(i);
+      for (auto t : g.nodes[i].outputs)
+        if (t != model::kNone && t < last.size()) last[t] = std::max(last[t], int64_t(i));
+    }
+    // A tensor written in place in a Concat's output is a view of it: the owner lives as long as
+    // the view is read, and is kept when the view is.
+    std::vector<bool> owner_kept(g.tensors.size(), false);
+    for (size_t t = 0; t < p.in_place.size(); ++t) {
+      const model::TensorId owner = p.in_place[t].owner;
+      if (owner == model::kNone || owner >= last.size()) continue;
+      last[owner] = std::max(last[owner], last[t]);
+      if (t < options.keep->size() && (*options.keep)[t]) owner_kept[owner] = true;
+    }
+    let_go.resize(g.nodes.size());
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (last[t] >= 0 && g.tensors[t].kind == model::TensorKind::Activation && g.tensors[t].producer != model::kNone &&
+          !(t < options.keep->size() && (*options.keep)[t]) && !owner_kept[t])
+        let_go[size_t(last[t])].push_back(model::TensorId(t));
+  }
+  auto let_go_after = [&](size_t node) {
+    if (node >= let_go.size()) return;
+    for (model::TensorId t : let_go[node]) {
+      s.values[t].release();
+      s.ready[t] = 0;
+    }
+  };
+  // The kernels (and the bodies of Loop, Scan and If, which run in sessions of their own) get
+  // the limits only: the hooks name tensors of this graph.
+  RunOptions limits = options;
+  limits.on_ready = nullptr;
+  limits.keep = nullptr;
+  auto made_ready = [&](model::TensorId t) {
+    s.ready[t] = 1;
+    if (options.on_ready) options.on_ready(t, s.values[t]);
+  };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const model::Node& n = g.nodes[i];
     const PlanNode& pn = p.nodes[i];
+    if (i > 0) let_go_after(i - 1);
     options.check();
     if (pn.blocked) {
       ++stats.nodes_skipped;
@@ -625,6 +668,8 @@ RunStats Session::run(const RunOptions& options) {
     if (!pn.chain.empty() && !upcast) {
       const auto chain_t0 = std::chrono::steady_clock::now();
       if (run_chain(g, pn, s.values, s.ready, *s.pool)) {
+        if (options.on_ready)
+          for (const auto& c : pn.chain) options.on_ready(g.nodes[c.node].outputs[0], s.values[g.nodes[c.node].outputs[0]]);
         if (s.profile) stats.node_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - chain_t0).count();
         ++stats.nodes_run;
         continue;
@@ -634,7 +679,7 @@ RunStats Session::run(const RunOptions& options) {
     for (Value* o : outputs)
       if (o && o != nullptr && n.op_type != "Constant") o->clear();
     KernelContext ctx(g, n, inputs, outputs, *s.pool);
-    ctx.set_run_options(&options);
+    ctx.set_run_options(&limits);
     // The fused activation's outputs (float temporaries when the node computes float16 in float).
     Value* fused_out[2] = {nullptr, nullptr};
     Value* fused_dst[2] = {nullptr, nullptr};
@@ -696,18 +741,19 @@ RunStats Session::run(const RunOptions& options) {
       if (t == model::kNone) continue;
       if (upcast) settle(temps_out[k], t);
       check_output(g, n, t, s.values[t]);
-      s.ready[t] = 1;
+      made_ready(t);
     }
     for (size_t f = 0; f < 2 && !ctx.epilogue_declined(); ++f) {
       if (!fused_out[f]) continue;
       const model::Node& fn = g.nodes[pn.fused[f]];
       if (upcast) settle(*fused_out[f], fn.outputs[0]);
       check_output(g, fn, fn.outputs[0], *fused_dst[f]);
-      s.ready[fn.outputs[0]] = 1;
+      made_ready(fn.outputs[0]);
     }
     if (s.profile) stats.node_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_t0).count();
     ++stats.nodes_run;
   }
+  if (!g.nodes.empty()) let_go_after(g.nodes.size() - 1);
   stats.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!p.unsupported.empty()) {
     std::string list;

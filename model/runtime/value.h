@@ -111,6 +111,8 @@ class Value {
   // straight into the Concat's output.
   void view(std::byte* at, size_t bytes);
   bool is_view() const { return view_ != nullptr; }
+  // Forgets the contents and gives the storage back.
+  void release();
 
  private:
   model::DType dtype_ = model::DType::Undefined;

@@ -29,6 +29,7 @@
 
 namespace nnxr::runtime {
 class Session;
+class Value;
 }
 
 namespace nnxr::scene {
@@ -77,6 +78,9 @@ struct TensorValue {
 // Indexed by model::TensorId. Views into a runtime::Session: valid while it is unchanged.
 using Activations = std::vector<TensorValue>;
 Activations activations_of(const runtime::Session& session);
+// One value as activations_of() gives it: a view of a float32 value, a float copy of a float16
+// one, nothing (empty data and shape) for other types. Valid while `value` is unchanged.
+TensorValue tensor_value(const runtime::Value& value);
 
 // ---- layout ------------------------------------------------------------------------------------
 

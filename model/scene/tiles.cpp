@@ -3,6 +3,7 @@
 #include "model/scene/tiles.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -161,7 +162,8 @@ void picture_info(const Block& b, const TensorValue& v, std::span<const ImagePic
   }
 }
 
-void write_tensor(const Layout& layout, const Plan& plan, size_t index, const Activations& values, uint32_t tensor_index,
+// `v`: the tensor's values (nullptr: not computed).
+void write_tensor(const Layout& layout, const Plan& plan, size_t index, const TensorValue* v, uint32_t tensor_index,
                   std::byte* base, std::span<const ImagePicture> pictures) {
   const Plan::TensorPlan& tp = plan.tensors[index];
   const Block& b = *tp.block;
@@ -176,7 +178,6 @@ void write_tensor(const Layout& layout, const Plan& plan, size_t index, const Ac
   TensorImageGpu info;
   info.layer = uint32_t(std::max(0, b.layer));
   info.columns_per_step = uint32_t(std::max<int64_t>(1, b.columns_per_step));
-  const TensorValue* v = b.tensor < values.size() ? &values[b.tensor] : nullptr;
   const bool computed = v && v->data.size() >= n;
   info.computed = computed ? 1 : 0;
   if (computed) {
@@ -343,32 +344,73 @@ ImagesStats plan_images(const Layout& layout, const Activations* values) {
   return stats;
 }
 
-ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads,
-                         std::span<const ImagePicture> pictures) {
-  const auto start = std::chrono::steady_clock::now();
-  Plan plan = make_plan(layout);
-  if (out.size() < plan.stats.bytes) throw std::invalid_argument("activation images: the buffer is too small");
+struct ImageWriter::State {
+  const Layout& layout;
+  Plan plan;
+  std::byte* base = nullptr;
+  std::span<const ImagePicture> pictures;
+  std::vector<uint8_t> written;      // by plan index (bytes: written from several threads)
+  std::atomic<int64_t> write_ns{0};  // time spent writing
+};
+
+ImageWriter::ImageWriter(const Layout& layout, std::span<std::byte> out, std::span<const ImagePicture> pictures)
+    : state_(std::make_unique<State>(layout, make_plan(layout))) {
+  State& st = *state_;
+  if (out.size() < st.plan.stats.bytes) throw std::invalid_argument("activation images: the buffer is too small");
   if (reinterpret_cast<uintptr_t>(out.data()) % 16) throw std::invalid_argument("activation images: unaligned buffer");
-  std::byte* base = out.data();
-  parallel_for(plan.tensors.size(), threads,
-               [&](size_t i) { write_tensor(layout, plan, i, values, uint32_t(i), base, pictures); });
+  st.base = out.data();
+  st.pictures = pictures;
+  st.written.assign(st.plan.tensors.size(), 0);
+}
+
+ImageWriter::~ImageWriter() = default;
+
+void ImageWriter::write(model::TensorId tensor, const TensorValue& value) {
+  State& st = *state_;
+  const Block* b = st.layout.block(tensor);
+  if (!b) return;
+  const auto start = std::chrono::steady_clock::now();
+  const auto index = size_t(b - st.layout.blocks().data());
+  write_tensor(st.layout, st.plan, index, &value, uint32_t(index), st.base, st.pictures);
+  st.written[index] = 1;
+  st.write_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
+ImagesStats ImageWriter::finish(const Activations& values, int threads) {
+  State& st = *state_;
+  const auto start = std::chrono::steady_clock::now();
+  Plan& plan = st.plan;
+  std::byte* base = st.base;
+  parallel_for(plan.tensors.size(), threads, [&](size_t i) {
+    if (st.written[i]) return;
+    const model::TensorId id = plan.tensors[i].block->tensor;
+    write_tensor(st.layout, plan, i, id < values.size() ? &values[id] : nullptr, uint32_t(i), base, st.pictures);
+    st.written[i] = 1;
+  });
   ImagesHeaderGpu header;
   header.tensor_count = uint32_t(plan.tensors.size());
   header.tile_count = uint32_t(plan.stats.tiles);
   header.tiles_offset = uint32_t(plan.tiles_offset);
   header.data_offset = uint32_t(plan.data_offset);
-  header.step = step_of(layout);
+  header.step = step_of(st.layout);
+  ImagesStats stats = plan.stats;
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     TensorImageGpu info;
     std::memcpy(&info, base + sizeof(ImagesHeaderGpu) + sizeof(TensorImageGpu) * i, sizeof info);
     if (info.computed) {
-      plan.stats.activations_shown += uint64_t(plan.tensors[i].block->elements);
+      stats.activations_shown += uint64_t(plan.tensors[i].block->elements);
       header.value_abs_max = std::max({header.value_abs_max, std::abs(info.value_min), std::abs(info.value_max)});
     }
   }
   std::memcpy(base, &header, sizeof header);
-  plan.stats.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return plan.stats;
+  stats.ms = double(st.write_ns.load()) / 1e6 +
+             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads,
+                         std::span<const ImagePicture> pictures) {
+  return ImageWriter(layout, out, pictures).finish(values, threads);
 }
 
 std::vector<uint8_t> image_filter(const model::Graph& graph, const Layout& layout, const Filter& filter) {

@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -132,6 +133,30 @@ ImagesStats plan_images(const Layout& layout, const Activations* values = nullpt
 // the image would need more than 2^32 values.
 ImagesStats write_images(const Layout& layout, const Activations& values, std::span<std::byte> out, int threads = 1,
                          std::span<const ImagePicture> pictures = {});
+
+// write_images() tensor by tensor, for values that come and go (a run that lets its activations
+// go as it computes them: runtime::RunOptions::keep): write() each laid-out tensor while its
+// values are held, in any order, then finish() writes the rest from `values` and the header. The
+// image is the one write_images() writes from the same values. `layout` and `pictures` must
+// outlive the writer.
+class ImageWriter {
+ public:
+  // Throws std::invalid_argument when `out` is too small or unaligned (as write_images()).
+  ImageWriter(const Layout& layout, std::span<std::byte> out, std::span<const ImagePicture> pictures = {});
+  ~ImageWriter();
+  ImageWriter(const ImageWriter&) = delete;
+  ImageWriter& operator=(const ImageWriter&) = delete;
+  // Writes `tensor`'s image from `value` (nothing when the tensor is not laid out). Distinct
+  // tensors may be written from several threads at once.
+  void write(model::TensorId tensor, const TensorValue& value);
+  // Writes every laid-out tensor not written yet from `values` (not computed where they hold
+  // none), then the header. Returns the stats (ms: the time spent in write() and here).
+  ImagesStats finish(const Activations& values, int threads = 1);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Where images are written: the engine's implementation is persistently mapped GPU memory
 // published by generation (engine/tiles.h). Called from one thread (the writer's).

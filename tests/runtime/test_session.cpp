@@ -474,5 +474,73 @@ TEST(RuntimeSession, NonFiniteReportNamesWhereNaNAndInfEnter) {
   EXPECT_EQ(non_finite_report(s, 0), (std::vector<std::string>{"... and 1 more tensors where non-finite values appear"}));
 }
 
+// RunOptions::keep and on_ready: each node output reaches on_ready once, as the full run has it;
+// what no later node reads and keep does not name is gone after the run (its memory given back),
+// including a tensor read only inside a Loop body (an outer tensor of the body, read at the Loop);
+// the body's own tensors never reach the hooks. NonFiniteScan fed from the hooks says what
+// non_finite_report() says of the full run.
+TEST(RuntimeSession, AStreamedRunLetsGoOfWhatNoLaterNodeReads) {
+  const auto plan = test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,4,4] X) => (float[1,2,4,4] Y, float[1,2,4,4] L) {
+      W = Constant <value = float[2,1,1,1] {1.0, -1.0}> ()
+      c = Conv(X, W)
+      r = Relu(c)
+      a = Add(r, c)
+      Y = Neg(a)
+      M = Constant <value = int64 {3}> ()
+      T = Constant <value = bool {1}> ()
+      L = Loop(M, T, a) <body = b (int64 i, bool cond, float[1,2,4,4] s) => (bool co, float[1,2,4,4] so) {
+        co = Identity(cond)
+        so = Add(s, r)
+      }>
+    })");
+  const model::Graph& g = plan->graph();
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) - 7.5f;
+  x[5] = INFINITY;  // non-finite values enter at the input
+  Session full(plan);
+  test::feed_f(full, "X", {1, 1, 4, 4}, x);
+  full.run();
+
+  Session streamed(plan);
+  test::feed_f(streamed, "X", {1, 1, 4, 4}, x);
+  std::vector<bool> keep(g.tensors.size(), false);
+  keep[g.find("Y")] = true;
+  std::map<std::string, std::vector<float>> seen;
+  NonFiniteScan scan(g);
+  RunOptions options;
+  options.keep = &keep;
+  options.on_ready = [&](model::TensorId id, const Value& v) {
+    ASSERT_LT(id, g.tensors.size());
+    const std::string& name = g.tensors[id].name;
+    EXPECT_EQ(seen.count(name), 0u) << name << " reached on_ready twice";
+    const auto f = v.as<float>();
+    seen[name] = {f.begin(), f.end()};
+    scan.count(id, v);
+  };
+  const uint64_t held_before = memory_held();
+  for (int pass = 0; pass < 2; ++pass) {  // the second run reuses the session
+    seen.clear();
+    streamed.run(options);
+    EXPECT_EQ(memory_held() - held_before, 2 * 16 * sizeof(float)) << "only Y is held after the run";
+    for (const char* name : {"c", "r", "a", "Y", "L"}) {
+      ASSERT_TRUE(seen.count(name)) << name;
+      EXPECT_EQ(seen[name], test::values<float>(full, name)) << name;
+    }
+    std::vector<std::string> names;
+    for (const auto& [name, values] : seen) names.push_back(name);
+    EXPECT_EQ(names, (std::vector<std::string>{"L", "M", "T", "W", "Y", "a", "c", "r"}))
+        << "the graph's node outputs (Constant nodes' too), not the body's";
+    for (const char* name : {"c", "r", "a", "L"}) EXPECT_EQ(streamed.find(name), nullptr) << name;
+    EXPECT_EQ(test::values<float>(streamed, "Y"), test::values<float>(full, "Y"));
+    EXPECT_EQ(test::values<float>(streamed, "X"), x);  // inputs stay
+  }
+  for (const TensorView& t : streamed.tensors())
+    if (t.node.empty()) scan.count(t.id, *t.value);
+  EXPECT_EQ(scan.report(), non_finite_report(full));
+  ASSERT_FALSE(scan.report().empty());
+  EXPECT_EQ(scan.report()[0], "input 'X' holds 1 Inf of 16 values");
+}
+
 }  // namespace
 }  // namespace nnxr::runtime
