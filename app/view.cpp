@@ -216,6 +216,9 @@ void print_stats(const engine::ViewStats& s, const char* mode, const xr::XrStats
     j.key("wait_to_end_ms").begin_object().field("median", xr_stats->wait_to_end_median_ms).field("p99", xr_stats->wait_to_end_p99_ms).end_object();
     j.field("runtime", xr_stats->runtime).field("space", xr_stats->space).field("profile", xr_stats->profile);
     j.field("depth_layer", xr_stats->depth_layer);
+    const glm::vec3 tl = xr_stats->board_top_left, br = xr_stats->board_right;
+    j.key("board_top_left").begin_array().value(double(tl.x)).value(double(tl.y)).value(double(tl.z)).end_array();
+    j.key("board_right").begin_array().value(double(br.x)).value(double(br.y)).value(double(br.z)).end_array();
     j.key("mirror");
     if (xr_stats->mirror)
       j.begin_object().field("presented", xr_stats->mirror_presented).field("skipped", xr_stats->mirror_skipped).end_object();

@@ -6,6 +6,7 @@
 #include <glm/gtc/quaternion.hpp>
 
 #include "engine/camera.h"
+#include "xr/feedback.h"
 
 namespace nnxr::xr {
 
@@ -42,6 +43,29 @@ WorldTransform place_network(std::span<const glm::vec3> corners, const Pose& hea
   // The camera's eye onto the head's.
   world.translation = head.position - world.rotation * (world.scale * cam.eye);
   return world;
+}
+
+glm::mat4 place_board(std::span<const glm::vec3> corners, const WorldTransform& world, const Pose& head) {
+  glm::vec3 ahead = head.orientation * glm::vec3(0, 0, -1);
+  ahead.y = 0;
+  ahead = glm::length(ahead) > 1e-3f ? glm::normalize(ahead) : glm::vec3(0, 0, -1);
+  const glm::vec3 right = glm::cross(ahead, glm::vec3(0, 1, 0));
+  // The network's leftmost bearing from the head (radians, left positive), level.
+  float left = -1e30f;
+  const glm::mat4 m = world.matrix();
+  for (const glm::vec3& p : corners) {
+    const glm::vec3 d = glm::vec3(m * glm::vec4(p, 1)) - head.position;
+    left = std::max(left, std::atan2(-glm::dot(d, right), glm::dot(d, ahead)));
+  }
+  if (!(left > -1e29f)) left = glm::radians(20.0f) - kBoardGap;
+  // The board's right edge at `left` + the gap; its middle faces the head, so the right edge is
+  // its rightmost bearing.
+  const glm::vec2 half = 0.5f * kPanelCanvas * kPanelMetresPerPixel;
+  const float middle = std::min(left + kBoardGap + std::atan(half.x / kBoardDistance), glm::radians(170.0f));
+  const glm::vec3 towards = std::cos(middle) * ahead - std::sin(middle) * right;
+  const glm::vec3 board_right = std::cos(middle) * right + std::sin(middle) * ahead, up(0, 1, 0);
+  const glm::vec3 centre = glm::vec3(head.position.x, head.position.y - kBoardBelow, head.position.z) + towards * kBoardDistance;
+  return canvas_plane(centre - board_right * half.x + up * half.y, board_right, up, kPanelMetresPerPixel);
 }
 
 }  // namespace nnxr::xr

@@ -33,4 +33,16 @@ inline constexpr float kPlaceNearest = 0.45f;
 // the laid-out blocks (network space); none gives scale 1, the origin kPlaceDistance ahead.
 WorldTransform place_network(std::span<const glm::vec3> corners, const Pose& head, const EyeFov& fov = {});
 
+// The board of the view's panels (xr/feedback.h kPanelCanvas: title, prediction, legend,
+// selection), placed with the network: beside the left of its framed extent as the head sees it
+// (kBoardGap to spare), kBoardDistance from the head (nearer than the network's middle), its
+// middle kBoardBelow under the eyes, facing the head. From that head pose the board covers none
+// of the network. As a canvas pixels → world matrix (xr/feedback.h canvas_plane). `corners`: the
+// laid-out blocks' corners (network space), `world` their placement; none: the board's right
+// edge 20° left of the heading.
+inline constexpr float kBoardDistance = 1.1f;
+inline constexpr float kBoardBelow = 0.15f;
+inline constexpr float kBoardGap = 0.07f;  // radians
+glm::mat4 place_board(std::span<const glm::vec3> corners, const WorldTransform& world, const Pose& head);
+
 }  // namespace nnxr::xr

@@ -155,7 +155,7 @@ struct XrViewer::Impl {
   bool want_place = false;  // a scene is in and the network waits to be placed
   bool located = false;  // the eyes' poses and fields of view have been located (head, eye_fov)
   EyeFov eye_fov;        // the narrower of the two eyes' half-angles on each side, last located
-  const glm::mat4 panel = panel_plane();  // the view's panels, canvas → world
+  glm::mat4 panel = panel_plane();  // the view's panels, canvas → world (placed with the network)
   // The filter menu on the left hand this frame: shown, its plane, the row the right ray points at.
   struct Menu {
     bool shown = false;
@@ -411,7 +411,9 @@ struct XrViewer::Impl {
   // rule of `render` and the desktop (xr/placement.h) for the head's last pose and the eyes'
   // field of view.
   void place_network() {
-    world = xr::place_network(state->block_corners(), head, eye_fov);
+    const auto& corners = state->block_corners();
+    world = xr::place_network(corners, head, eye_fov);
+    panel = xr::place_board(corners, world, head);
     placed = true;
   }
 
@@ -745,6 +747,8 @@ XrStats XrViewer::stats() const {
   s.space = impl_->space_name;
   s.profile = impl_->profile;
   s.depth_layer = impl_->depth_layer;
+  s.board_top_left = glm::vec3(impl_->panel[3]);
+  s.board_right = glm::normalize(glm::vec3(impl_->panel[0]));
   s.mirror = impl_->mirror != nullptr;
   if (impl_->mirror) {
     s.mirror_presented = impl_->mirror->presented();

@@ -70,6 +70,8 @@
 #include <string>
 #include <vector>
 
+#include <glm/glm.hpp>
+
 #include "engine/desktop.h"
 
 namespace nnxr::xr {
@@ -90,6 +92,9 @@ struct XrStats {
   std::string runtime;                      // runtime name and version
   std::string space;                        // "STAGE" or "LOCAL"
   std::string profile;                      // active interaction profile of the right hand
+  // The board of the view's panels (xr/placement.h place_board): its top left corner and its
+  // unit rightward direction in the room (its up is the room's).
+  glm::vec3 board_top_left{0}, board_right{1, 0, 0};
   bool depth_layer = false;                 // depth submitted through XR_KHR_composition_layer_depth
   bool mirror = false;                      // a desktop window mirrors the left eye
   uint64_t mirror_presented = 0, mirror_skipped = 0;  // frames shown in it / skipped (no free image)

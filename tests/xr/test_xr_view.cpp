@@ -109,6 +109,12 @@ struct DefaultScene {
   static nnxr::engine::WorldTransform place(const nnxr::scene::Layout& layout) {
     return nnxr::xr::place_network(corners_of(layout), nnxr::xr::Pose{glm::vec3(0, 1.6f, 0)});
   }
+  // Where the viewer puts the board of the view's panels with it (xr/placement.h place_board),
+  // for a head that starts at `head`.
+  static glm::mat4 board(const nnxr::scene::Layout& layout, const nnxr::xr::Pose& head) {
+    const std::vector<glm::vec3> corners = corners_of(layout);
+    return nnxr::xr::place_board(corners, nnxr::xr::place_network(corners, head), head);
+  }
   static std::vector<glm::vec3> corners_of(const nnxr::scene::Layout& layout) {
     std::vector<glm::vec3> corners;
     for (const nnxr::scene::Block& b : layout.blocks())
@@ -140,6 +146,32 @@ std::string pose(glm::vec3 p, glm::quat q = {1, 0, 0, 0}) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%.6f %.6f %.6f %.6f %.6f %.6f %.6f", p.x, p.y, p.z, q.x, q.y, q.z, q.w);
   return buf;
+}
+
+// The board of the view's panels as the run reports it (xr/placement.h place_board): canvas
+// pixels → world.
+glm::mat4 board_of(const std::string& json) {
+  const auto tl = json_triple(json, "board_top_left"), r = json_triple(json, "board_right");
+  if (tl.size() != 3 || r.size() != 3) return glm::mat4(1.0f);
+  return nnxr::xr::canvas_plane(glm::vec3(tl[0], tl[1], tl[2]), glm::vec3(r[0], r[1], r[2]), glm::vec3(0, 1, 0),
+                                nnxr::xr::kPanelMetresPerPixel);
+}
+
+// The board's corners projected through `eye` into an image of w × h pixels: top left, top
+// right, bottom right, bottom left. A board reaching behind the eye (its left end, beside the
+// head) is cut where it comes within 5 cm of the eye's plane.
+std::array<glm::vec2, 4> board_quad(const glm::mat4& plane, const glm::mat4& eye, int w, int h) {
+  std::array<glm::vec2, 4> q;
+  const glm::vec2 canvas = nnxr::xr::kPanelCanvas;
+  const float w0 = (eye * plane * glm::vec4(0, 0, 0, 1)).w, w1 = (eye * plane * glm::vec4(canvas.x, 0, 0, 1)).w;
+  float left = 0;  // the canvas column from which the board is in front of the eye
+  if (w0 < 0.05f && w1 > w0) left = std::min(canvas.x, canvas.x * (0.05f - w0) / (w1 - w0));
+  const glm::vec2 corner[4] = {{left, 0}, {canvas.x, 0}, {canvas.x, canvas.y}, {left, canvas.y}};
+  for (int i = 0; i < 4; ++i) {
+    const glm::vec4 c = eye * plane * glm::vec4(corner[i], 0, 1);
+    q[size_t(i)] = {(c.x / c.w + 1) * 0.5f * float(w), (c.y / c.w + 1) * 0.5f * float(h)};
+  }
+  return q;
 }
 
 // An 8-bit linear colour as the eye image stores it: sRGB-encoded (the swapchain is *_SRGB).
@@ -231,7 +263,7 @@ TEST(XrView, WalksTheSessionStatesAndSubmitsStereoImagesOfTheNetwork) {
   // height before the head, xr/placement.h; TheNetworkIsFramedFromTheStartingHeadPose measures
   // it), its input end lower left, in both eyes.
   // The controllers' feedback (rays, gauges) is left out of the count, and so is the upper left
-  // quarter, where the view's panels stand in the room (xr/feedback.h panel_plane()): some of
+  // quarter, where the view's panels stand in the room (xr/placement.h place_board): some of
   // their words show there.
   namespace colour = nnxr::xr::feedback_colour;
   std::vector<std::array<int, 3>> overlay;
@@ -286,22 +318,23 @@ glm::mat4 default_left_eye() {
 
 // Where the network shows in a left eye's image, from its pixels: those the colour map tints
 // (reds and blues; not the background, the rays' cyan, the gauges' yellow, nor labels' text)
-// outside the board of the view's panels (xr/feedback.h panel_plane: its legend is tinted too),
+// outside the board of the view's panels (`plane`, xr/placement.h place_board: its legend is
+// tinted too),
 // whose quad is projected through `eye`. Columns and rows with at least two such pixels count.
 struct Extent {
   int x0 = 1 << 30, x1 = -1, y0 = 1 << 30, y1 = -1;
   long pixels = 0;
+  std::vector<int> row_x0;  // each row's leftmost tinted pixel (the image's width: none)
+  // The leftmost tinted pixel in rows [y0, y1].
+  int left_in_rows(float y0, float y1) const {
+    int x = 1 << 30;
+    for (int y = std::max(0, int(y0)); y <= std::min(int(row_x0.size()) - 1, int(y1)); ++y) x = std::min(x, row_x0[size_t(y)]);
+    return x;
+  }
   double width(int w) const { return x1 >= x0 ? double(x1 - x0 + 1) / w : 0.0; }
 };
-Extent network_extent(const Image& im, const glm::mat4& eye) {
-  std::array<glm::vec2, 4> board;
-  const glm::mat4 plane = nnxr::xr::panel_plane();
-  const glm::vec2 canvas = nnxr::xr::kPanelCanvas;
-  const glm::vec2 corner[4] = {{0, 0}, {canvas.x, 0}, {canvas.x, canvas.y}, {0, canvas.y}};
-  for (int i = 0; i < 4; ++i) {
-    const glm::vec4 c = eye * plane * glm::vec4(corner[i], 0, 1);
-    board[size_t(i)] = {(c.x / c.w + 1) * 0.5f * float(im.w), (c.y / c.w + 1) * 0.5f * float(im.h)};
-  }
+Extent network_extent(const Image& im, const glm::mat4& eye, const glm::mat4& plane) {
+  const std::array<glm::vec2, 4> board = board_quad(plane, eye, im.w, im.h);
   auto on_board = [&](float x, float y) {  // inside the convex quad, with a few pixels to spare
     int sign = 0;
     for (int i = 0; i < 4; ++i) {
@@ -318,6 +351,7 @@ Extent network_extent(const Image& im, const glm::mat4& eye) {
   const unsigned char* bg = im.px.data();  // the corner is background
   std::vector<int> columns(size_t(im.w), 0), rows(size_t(im.h), 0);
   Extent e;
+  e.row_x0.assign(size_t(im.h), im.w);
   for (int y = 0; y < im.h; ++y)
     for (int x = 0; x < im.w; ++x) {
       const unsigned char* p = &im.px[size_t(4 * (y * im.w + x))];
@@ -326,6 +360,7 @@ Extent network_extent(const Image& im, const glm::mat4& eye) {
       const bool cyan = g >= 170 && b >= 170 && r <= g - 40, yellow = r >= 90 && r - g < 50 && r - b > 40;
       if (cyan || yellow || std::abs(r - b) < 24 || on_board(float(x) + 0.5f, float(y) + 0.5f)) continue;
       ++columns[size_t(x)], ++rows[size_t(y)], ++e.pixels;
+      e.row_x0[size_t(y)] = std::min(e.row_x0[size_t(y)], x);
     }
   for (int x = 0; x < im.w; ++x)
     if (columns[size_t(x)] >= 2) e.x0 = std::min(e.x0, x), e.x1 = std::max(e.x1, x);
@@ -369,7 +404,21 @@ TEST(XrView, TheNetworkIsFramedFromTheStartingHeadPose) {
     const nnxr::engine::WorldTransform world = DefaultScene::place(layout);
     // A layout whose shapes come from the run (BERT's) is checked by its pixels only.
     const bool exact = !nnxr::scene::Layout::needs_run(graph);
+    const glm::mat4 board = board_of(json);
+    // The board's right edge in the left eye's image (its rightmost pixels: it faces the head).
+    const std::array<glm::vec2, 4> quad = board_quad(board, default_left_eye(), 640, 640);
+    const float board_right = std::max(quad[1].x, quad[2].x);
+    float network_left = 1e30f;  // the leftmost projected block corner, pixels
     if (exact) {
+      const glm::mat4 placed = nnxr::xr::place_board(DefaultScene::corners_of(layout), world, nnxr::xr::Pose{glm::vec3(0, 1.6f, 0)});
+      for (int i = 0; i < 4; ++i)
+        for (int k = 0; k < 3; ++k) EXPECT_NEAR(board[i][k], placed[i][k], 1e-3) << "board column " << i << ": " << json;
+      for (const glm::vec3& p : DefaultScene::corners_of(layout)) {
+        const glm::vec4 clip = default_left_eye() * world.matrix() * glm::vec4(p, 1);
+        network_left = std::min(network_left, (clip.x / clip.w + 1) * 0.5f * 640.0f);
+      }
+      // The board beside the network: none of its pixels within the network's projected bounds.
+      EXPECT_LT(board_right, network_left) << "the board covers the network: " << json;
       EXPECT_NEAR(json_number(json, "scale"), world.scale, 1e-3 * world.scale) << json;
       const auto t = json_triple(json, "translation");
       ASSERT_EQ(t.size(), 3u) << json;
@@ -393,7 +442,7 @@ TEST(XrView, TheNetworkIsFramedFromTheStartingHeadPose) {
     ASSERT_FALSE(file.empty()) << env.capture_dir();
     const Image im(file);
     ASSERT_EQ(im.w, 640) << file;
-    const Extent e = network_extent(im, default_left_eye());
+    const Extent e = network_extent(im, default_left_eye(), board);
     std::cerr << c.name << ": the network spans x " << e.x0 << ".." << e.x1 << ", y " << e.y0 << ".." << e.y1 << " of 640x640 ("
               << e.pixels << " tinted pixels), scale " << json_number(json, "scale") << '\n';
     EXPECT_GE(e.width(im.w), 0.5) << file;
@@ -401,6 +450,14 @@ TEST(XrView, TheNetworkIsFramedFromTheStartingHeadPose) {
     EXPECT_LT(e.x1, im.w - 2) << file;
     EXPECT_GT(e.y0, 1) << file;
     EXPECT_LT(e.y1, im.h - 2) << file;
+    // The board stands left of the network's tinted pixels in the rows of its right edge.
+    const int beside = e.left_in_rows(quad[1].y, quad[2].y);
+    std::cerr << c.name << ": the board's right edge at x " << board_right << ", the network's corners from " << network_left
+              << ", its pixels in the board's rows from " << beside << '\n';
+    EXPECT_LT(board_right, float(beside)) << file;
+    // It stands at most a small turn of the head away (15 degrees past the left edge of the
+    // view, or in it).
+    EXPECT_GT(board_right, (1.0f - std::tan(glm::radians(60.0f))) * 320.0f) << file;
     EXPECT_TRUE(layer_errors(env).empty()) << layer_errors(env).front();
     if (HasFailure()) env.keep();
   }
@@ -1143,8 +1200,9 @@ TEST(XrView, TheHandMenuTogglesOpsDimsIsolatesThePathAndResets) {
 
 // Pixels of the left eye's capture that differ from the right eye's at the same place moved
 // `shift` pixels right, at the shift where the fewest differ (returned in *shift): for a plane
-// seen face on, the eyes' images differ only by that shift.
-int stereo_mismatch(const fs::path& left, const fs::path& right, int* shift) {
+// seen face on, the eyes' images differ only by that shift. Only the left `part` of the width
+// counts (the network, at another depth, may stand beside the plane).
+int stereo_mismatch(const fs::path& left, const fs::path& right, int* shift, float part = 1.0f) {
   int w = 0, h = 0, n = 0, w2 = 0, h2 = 0;
   unsigned char* l = stbi_load(left.c_str(), &w, &h, &n, 4);
   unsigned char* r = stbi_load(right.c_str(), &w2, &h2, &n, 4);
@@ -1153,7 +1211,7 @@ int stereo_mismatch(const fs::path& left, const fs::path& right, int* shift) {
     for (int s = 0; s <= 80; ++s) {
       int differ = 0;
       for (int y = 0; y < h; ++y)
-        for (int x = 0; x + s < w; ++x) {
+        for (int x = 0; x + s < w && x < int(part * float(w)); ++x) {
           const unsigned char* a = l + 4 * (size_t(y) * w + x + s);
           const unsigned char* b = r + 4 * (size_t(y) * w + x);
           if (std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]) > 40) ++differ;
@@ -1174,10 +1232,12 @@ bool have_tesseract() { return std::system("command -v tesseract >/dev/null 2>&1
 TEST(XrView, TheViewsPanelsStandInTheRoomAndReadInTheEye) {
   if (!have_tesseract()) GTEST_SKIP() << "tesseract (Debian tesseract-ocr) is not installed";
   xrsim::client::TestEnv env("view-panels");
-  // The head 0.8 m in front of the panels' plane (xr/feedback.h panel_plane), looking at it. It
-  // starts turned round, so that the network is placed behind the panels' back (xr/placement.h
-  // places it before the starting pose), out of this view.
-  const glm::mat4 plane = nnxr::xr::panel_plane();
+  // The head 0.8 m in front of the panels' plane (xr/placement.h place_board), looking at it. It
+  // starts turned round, so that the network and the board beside it are placed behind the
+  // start, then turns to the board.
+  // The board placed with the network for the starting head, turned round.
+  const DefaultScene scene;
+  const glm::mat4 plane = DefaultScene::board(scene.layout, nnxr::xr::Pose{glm::vec3(0, 1.6f, 0), glm::quat(0, 0, 1, 0)});
   const glm::vec3 centre = glm::vec3(plane * glm::vec4(0.5f * nnxr::xr::kPanelCanvas, 0, 1));
   const glm::vec3 normal = glm::normalize(glm::vec3(plane[2]));
   const glm::vec3 head = centre + normal * 0.8f;
@@ -1192,7 +1252,9 @@ TEST(XrView, TheViewsPanelsStandInTheRoomAndReadInTheEye) {
   const fs::path right = capture_at(env, 1000000, 1);
   ASSERT_FALSE(right.empty()) << env.capture_dir();
   int shift = 0;
-  const int mismatch = stereo_mismatch(eye, right, &shift);
+  // The left three quarters: the board's title, input picture and legend (the network's own
+  // input picture, placed beside the board, shows at the right edge).
+  const int mismatch = stereo_mismatch(eye, right, &shift, 0.75f);
   EXPECT_GT(shift, 20) << "the eyes see the panels from 0.8 m, from points 64 mm apart";
   EXPECT_GE(mismatch, 0);
   // 4685 here (glyph edges: the disparity is not a whole pixel); 16023 when the left eye also
@@ -1282,7 +1344,9 @@ std::string read_words(const xrsim::client::TestEnv& env, const fs::path& png, c
 TEST(XrView, TheTitleNamesTheInputShownAndFollowsASwitch) {
   if (!have_tesseract()) GTEST_SKIP() << "tesseract (Debian tesseract-ocr) is not installed";
   xrsim::client::TestEnv env("view-title-input");
-  const glm::mat4 plane = nnxr::xr::panel_plane();
+  // The board placed with the network for the starting head, turned round.
+  const DefaultScene scene;
+  const glm::mat4 plane = DefaultScene::board(scene.layout, nnxr::xr::Pose{glm::vec3(0, 1.6f, 0), glm::quat(0, 0, 1, 0)});
   const glm::vec3 centre = glm::vec3(plane * glm::vec4(0.5f * nnxr::xr::kPanelCanvas, 0, 1));
   const glm::vec3 normal = glm::normalize(glm::vec3(plane[2]));
   const glm::quat look = glm::quatLookAt(-normal, glm::vec3(0, 1, 0));
