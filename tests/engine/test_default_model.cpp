@@ -20,6 +20,17 @@
 namespace nnxr::engine {
 namespace {
 
+// The frame of a 320x180 picture of the whole layout from the overview camera.
+FrameParams overview_320x180(const scene::Layout& layout) {
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  const Camera camera = frame_bounds(CameraPreset::Overview, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, 320.f / 180);
+  FrameParams params;
+  params.view[0] = camera.view();
+  params.projection[0] = camera.projection(320.f / 180);
+  params.neuron_size = layout.options().neuron_spacing * 0.8f;
+  return params;
+}
+
 TEST(DefaultModel, RendersItsNeuronsInTheColourMap) {
   auto env = test::VulkanEnv::create();
   if (!env) GTEST_SKIP();
@@ -44,12 +55,7 @@ TEST(DefaultModel, RendersItsNeuronsInTheColourMap) {
   const RendererConfig config{.frames_in_flight = 1};
   Renderer renderer(*env->device, buffers, config);
   Offscreen offscreen(*env->device, config, {320, 180});
-  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
-  const Camera camera = frame_bounds(CameraPreset::Overview, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, 320.f / 180);
-  FrameParams params;
-  params.view[0] = camera.view();
-  params.projection[0] = camera.projection(320.f / 180);
-  params.neuron_size = layout.options().neuron_spacing * 0.8f;
+  FrameParams params = overview_320x180(layout);
   params.connections = false;  // neurons only: every lit pixel is a neuron colour
   const RgbaImage image = offscreen.render(renderer, buffers, params);
   env->device->wait_idle();
@@ -101,12 +107,7 @@ TEST(DefaultModel, AStreamedRunDrawsThePictureOfTheFullRun) {
   const RendererConfig config{.frames_in_flight = 1};
   Renderer renderer(*env->device, buffers, config);
   Offscreen offscreen(*env->device, config, {320, 180});
-  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
-  const Camera camera = frame_bounds(CameraPreset::Overview, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, 320.f / 180);
-  FrameParams params;
-  params.view[0] = camera.view();
-  params.projection[0] = camera.projection(320.f / 180);
-  params.neuron_size = layout.options().neuron_spacing * 0.8f;
+  FrameParams params = overview_320x180(layout);
   params.min_neuron_pixels = 2.5f;
   params.point_fade_pixels = 3;
   const uint64_t image_bytes = scene::plan_images(layout).bytes;

@@ -640,6 +640,36 @@ TEST_P(RuntimeKernels, ConvIm2colWidePlanesMatchNaive) {
   }
 }
 
+namespace {
+
+// conv_auto of the dense (group 1) convolution g against the naive Conv and activation, on random
+// data seeded from seed_base + iter: with a bias two times in three, with the epilogue of this
+// iteration in turn (none every seventh), its y, z1 and (SiLU) z2 each compared.
+void expect_conv_auto_matches_naive(const ConvGeom& g, int iter, uint32_t seed_base, ThreadPool& pool, const std::string& name) {
+  const int64_t taps = product(g.kernel);
+  const bool with_act = iter % 7 != 6;
+  const Epilogue e = test::epilogue_in_turn(iter);
+  const uint32_t seed = seed_base + static_cast<uint32_t>(iter);
+  const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), seed);
+  const auto w = test::random_floats(static_cast<size_t>(g.M * g.C * taps), seed + 100);
+  const auto b = test::random_floats(static_cast<size_t>(g.M), seed + 200);
+  const float* bias = iter % 3 ? b.data() : nullptr;
+  const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+  std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+  const auto addend = test::random_floats(n, seed + 300);
+  conv_naive(g, x.data(), w.data(), bias, ref.data());
+  epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+  conv_auto(g, x.data(), w.data(), bias, opt.data(), pool,
+            with_act ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{});
+  const std::string what = name + " " + geom_str(g) + " epilogue " + (with_act ? std::to_string(static_cast<int>(e.kind)) : "none");
+  expect_close(opt, ref, g.C * taps, what);
+  if (!with_act) return;
+  expect_close(z1, ref1, g.C * taps, what + " z1");
+  if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, g.C * taps, what + " z2");
+}
+
+}  // namespace
+
 // The direct few-channel 3x3 convolution (conv_direct: RGB stems): C 1-4, output channels around
 // the blocks of 16 (1, 5, 16, 17, 32, 40), rows of 8-70 outputs (partial last steps), paddings
 // 0-2 on each side (rows and columns wholly in the padding), strides 1 and 2, batch 1-2, 1 and 2
@@ -668,24 +698,7 @@ TEST_P(RuntimeKernels, ConvDirectFewChannelsMatchesNaive) {
     g.out = {conv_out_dim(H, 3, s, 1, ph0 + ph1), conv_out_dim(W, 3, s, 1, pw0 + pw1)};
     if (g.out[0] <= 0 || g.out[1] < 8) continue;
     EXPECT_EQ(conv_direct_applies(g), GetParam() == Isa::Avx512) << geom_str(g);
-    const bool with_act = iter % 7 != 6;
-    const Epilogue e = test::epilogue_in_turn(iter);
-    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
-    const auto w = test::random_floats(static_cast<size_t>(g.M * g.C * 9), 900 + iter);
-    const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
-    const float* bias = iter % 3 ? b.data() : nullptr;
-    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
-    std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
-    const auto addend = test::random_floats(n, 1100 + iter);
-    conv_naive(g, x.data(), w.data(), bias, ref.data());
-    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
-    conv_auto(g, x.data(), w.data(), bias, opt.data(), iter % 4 < 2 ? pool : one,
-              with_act ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{});
-    const std::string what = "direct " + geom_str(g) + " epilogue " + (with_act ? std::to_string(static_cast<int>(e.kind)) : "none");
-    expect_close(opt, ref, g.C * 9, what);
-    if (!with_act) continue;
-    expect_close(z1, ref1, g.C * 9, what + " z1");
-    if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, g.C * 9, what + " z2");
+    expect_conv_auto_matches_naive(g, iter, 800, iter % 4 < 2 ? pool : one, "direct");
   }
   // Not taken: 5 input channels, a 5x5 kernel.
   ConvGeom g5;
@@ -735,24 +748,7 @@ TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
     g.pad_end.assign(S, 0);
     g.out = g.in;
     EXPECT_EQ(conv_pointwise_thin_applies(g), GetParam() == Isa::Avx512) << geom_str(g);
-    const bool with_act = iter % 7 != 6;
-    const Epilogue e = test::epilogue_in_turn(iter);
-    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 1200 + iter);
-    const auto w = test::random_floats(static_cast<size_t>(g.M * g.C), 1300 + iter);
-    const auto b = test::random_floats(static_cast<size_t>(g.M), 1400 + iter);
-    const float* bias = iter % 3 ? b.data() : nullptr;
-    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
-    std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
-    const auto addend = test::random_floats(n, 1500 + iter);
-    conv_naive(g, x.data(), w.data(), bias, ref.data());
-    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
-    conv_auto(g, x.data(), w.data(), bias, opt.data(), iter % 4 < 2 ? pool : one,
-              with_act ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{});
-    const std::string what = "thin pointwise " + geom_str(g) + " epilogue " + (with_act ? std::to_string(static_cast<int>(e.kind)) : "none");
-    expect_close(opt, ref, g.C, what);
-    if (!with_act) continue;
-    expect_close(z1, ref1, g.C, what + " z1");
-    if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, g.C, what + " z2");
+    expect_conv_auto_matches_naive(g, iter, 1200, iter % 4 < 2 ? pool : one, "thin pointwise");
   }
   // Not taken: 33 input channels, a plane of 255, a padded or strided 1x1, fewer than 8 outputs.
   ConvGeom g;

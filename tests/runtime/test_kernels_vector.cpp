@@ -59,6 +59,38 @@ std::string geom_str(const ConvGeom& g) {
          shape_str(g.in) + " p" + shape_str(g.pad_begin) + shape_str(g.pad_end);
 }
 
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string t = "[";
+  for (size_t i = 0; i < d.size(); ++i) t += (i ? "," : "") + std::to_string(d[i]);
+  return t + "]";
+}
+
+// The multidirectional broadcast of shapes a and b by index arithmetic (the arithmetic tests'
+// reference): the output's shape and, for each of its elements, the flat indices read in a and b.
+struct Broadcast {
+  Broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b)
+      : out(std::max(a.size(), b.size())), pa(out.size(), 1), pb(out.size(), 1) {
+    const size_t rank = out.size();
+    for (size_t i = 0; i < a.size(); ++i) pa[rank - a.size() + i] = a[i];
+    for (size_t i = 0; i < b.size(); ++i) pb[rank - b.size() + i] = b[i];
+    for (size_t i = 0; i < rank; ++i) elements *= static_cast<size_t>(out[i] = std::max(pa[i], pb[i]));
+  }
+  std::pair<size_t, size_t> sources(size_t flat) const {
+    size_t rem = flat, ia = 0, ib = 0, sta = 1, stb = 1;
+    for (size_t d = out.size(); d-- > 0;) {
+      const size_t idx = rem % static_cast<size_t>(out[d]);
+      rem /= static_cast<size_t>(out[d]);
+      if (pa[d] > 1) ia += idx * sta;
+      if (pb[d] > 1) ib += idx * stb;
+      sta *= static_cast<size_t>(pa[d]);
+      stb *= static_cast<size_t>(pb[d]);
+    }
+    return {ia, ib};
+  }
+  std::vector<int64_t> out, pa, pb;
+  size_t elements = 1;
+};
+
 }  // namespace
 
 // 3x3 and 5x5 depthwise convolutions, strides 1 and 2, paddings up to K - 1 on each side, rows
@@ -214,11 +246,6 @@ TEST_P(RuntimeVectorKernels, FloatArithmeticMatchesScalar) {
       for (bool swap : {false, true}) {
         const auto& sa = swap ? c.b : c.a;
         const auto& sb = swap ? c.a : c.b;
-        auto dims = [](const std::vector<int64_t>& d) {
-          std::string t = "[";
-          for (size_t i = 0; i < d.size(); ++i) t += (i ? "," : "") + std::to_string(d[i]);
-          return t + "]";
-        };
         size_t na = 1, nb = 1;
         for (int64_t d : sa) na *= static_cast<size_t>(d);
         for (int64_t d : sb) nb *= static_cast<size_t>(d);
@@ -226,14 +253,11 @@ TEST_P(RuntimeVectorKernels, FloatArithmeticMatchesScalar) {
         a[0] = std::numeric_limits<float>::infinity();
         b[nb - 1] = -0.f;  // x / -0, inf - inf, a product of -0 (a single value keeps its sign), ...
         // The reference: the broadcast by index arithmetic.
-        const size_t rank = std::max(sa.size(), sb.size());
-        std::vector<int64_t> os(rank), pa(rank, 1), pb(rank, 1);
-        for (size_t i = 0; i < sa.size(); ++i) pa[rank - sa.size() + i] = sa[i];
-        for (size_t i = 0; i < sb.size(); ++i) pb[rank - sb.size() + i] = sb[i];
-        size_t n = 1;
-        for (size_t i = 0; i < rank; ++i) n *= static_cast<size_t>(os[i] = std::max(pa[i], pb[i]));
-        Session s(test::plan_from_text(std::string("<ir_version: 8, opset_import: [\"\" : 13]> g (float") + dims(sa) + " A, float" + dims(sb) +
-                                       " B) => (float" + dims(os) + " Y) { Y = " + ops[o] + "(A, B) }"),
+        const Broadcast bc(sa, sb);
+        const std::vector<int64_t>& os = bc.out;
+        const size_t n = bc.elements;
+        Session s(test::plan_from_text(std::string("<ir_version: 8, opset_import: [\"\" : 13]> g (float") + dims_str(sa) + " A, float" + dims_str(sb) +
+                                       " B) => (float" + dims_str(os) + " Y) { Y = " + ops[o] + "(A, B) }"),
                   {.threads = 2});
         test::feed_f(s, "A", sa, a);
         test::feed_f(s, "B", sb, b);
@@ -242,21 +266,13 @@ TEST_P(RuntimeVectorKernels, FloatArithmeticMatchesScalar) {
         ASSERT_EQ(y.size(), n) << ops[o];
         size_t bad = 0;
         for (size_t flat = 0; flat < n; ++flat) {
-          size_t rem = flat, ia = 0, ib = 0, sta = 1, stb = 1;
-          for (size_t d = rank; d-- > 0;) {
-            const size_t idx = rem % static_cast<size_t>(os[d]);
-            rem /= static_cast<size_t>(os[d]);
-            if (pa[d] > 1) ia += idx * sta;
-            if (pb[d] > 1) ib += idx * stb;
-            sta *= static_cast<size_t>(pa[d]);
-            stb *= static_cast<size_t>(pb[d]);
-          }
+          const auto [ia, ib] = bc.sources(flat);
           const float u = a[ia], v = b[ib];
           const float want = o == 0 ? u + v : o == 1 ? u - v : o == 2 ? u * v : u / v;
           if (std::memcmp(&want, &y[flat], sizeof want) != 0 && !(std::isnan(want) && std::isnan(y[flat])) && ++bad <= 3)
-            ADD_FAILURE() << ops[o] << " " << dims(sa) << " " << dims(sb) << " element " << flat << ": " << y[flat] << " want " << want;
+            ADD_FAILURE() << ops[o] << " " << dims_str(sa) << " " << dims_str(sb) << " element " << flat << ": " << y[flat] << " want " << want;
         }
-        EXPECT_EQ(bad, 0u) << ops[o] << " " << dims(sa) << " " << dims(sb);
+        EXPECT_EQ(bad, 0u) << ops[o] << " " << dims_str(sa) << " " << dims_str(sb);
       }
 }
 
@@ -317,12 +333,6 @@ bool same_half(uint16_t a, uint16_t b) {
   return nan_a || nan_b ? nan_a == nan_b : a == b;
 }
 
-std::string dims_str(const std::vector<int64_t>& d) {
-  std::string t = "[";
-  for (size_t i = 0; i < d.size(); ++i) t += (i ? "," : "") + std::to_string(d[i]);
-  return t + "]";
-}
-
 // Row functors for the float16 rows: a + b, and a + a.
 struct HalfAdd {
   static constexpr bool kSigmoid = false;
@@ -361,12 +371,9 @@ TEST_P(RuntimeVectorKernels, Float16ArithmeticMatchesRoundedFloat) {
         for (int64_t d : sa) na *= static_cast<size_t>(d);
         for (int64_t d : sb) nb *= static_cast<size_t>(d);
         const auto a = random_halves(na, 21 + static_cast<uint32_t>(o), -4.f, 4.f), b = random_halves(nb, 23 + static_cast<uint32_t>(o), -3.f, 3.f);
-        const size_t rank = std::max(sa.size(), sb.size());
-        std::vector<int64_t> os(rank), pa(rank, 1), pb(rank, 1);
-        for (size_t i = 0; i < sa.size(); ++i) pa[rank - sa.size() + i] = sa[i];
-        for (size_t i = 0; i < sb.size(); ++i) pb[rank - sb.size() + i] = sb[i];
-        size_t n = 1;
-        for (size_t i = 0; i < rank; ++i) n *= static_cast<size_t>(os[i] = std::max(pa[i], pb[i]));
+        const Broadcast bc(sa, sb);
+        const std::vector<int64_t>& os = bc.out;
+        const size_t n = bc.elements;
         Session s(test::plan_from_text(std::string("<ir_version: 8, opset_import: [\"\" : 13]> g (float16") + dims_str(sa) + " A, float16" +
                                        dims_str(sb) + " B) => (float16" + dims_str(os) + " Y) { Y = " + ops[o] + "(A, B) }"),
                   {.threads = 2});
@@ -378,15 +385,7 @@ TEST_P(RuntimeVectorKernels, Float16ArithmeticMatchesRoundedFloat) {
         ASSERT_EQ(y.size(), n) << ops[o];
         size_t bad = 0;
         for (size_t flat = 0; flat < n; ++flat) {
-          size_t rem = flat, ia = 0, ib = 0, sta = 1, stb = 1;
-          for (size_t d = rank; d-- > 0;) {
-            const size_t idx = rem % static_cast<size_t>(os[d]);
-            rem /= static_cast<size_t>(os[d]);
-            if (pa[d] > 1) ia += idx * sta;
-            if (pb[d] > 1) ib += idx * stb;
-            sta *= static_cast<size_t>(pa[d]);
-            stb *= static_cast<size_t>(pb[d]);
-          }
+          const auto [ia, ib] = bc.sources(flat);
           const float u = nnxr::model::half_to_float(a[ia]), v = nnxr::model::half_to_float(b[ib]);
           const uint16_t want = nnxr::model::float_to_half(o == 0 ? u + v : o == 1 ? u - v : o == 2 ? u * v : u / v);
           if (!same_half(y[flat], want) && ++bad <= 3)
