@@ -642,6 +642,23 @@ TEST_P(RuntimeKernels, ConvIm2colWidePlanesMatchNaive) {
 
 namespace {
 
+// A dense (group 1), stride-1 K x K convolution of one image of C channels into M, padded to keep
+// the plane `in` (K odd).
+ConvGeom dense_geom(int64_t C, int64_t M, std::vector<int64_t> in, int64_t K) {
+  ConvGeom g;
+  g.N = 1;
+  g.group = 1;
+  g.C = C;
+  g.M = M;
+  g.in = in;
+  g.kernel = {K, K};
+  g.stride = {1, 1};
+  g.dilation = {1, 1};
+  g.pad_begin = g.pad_end = {K / 2, K / 2};
+  g.out = std::move(in);
+  return g;
+}
+
 // conv_auto of the dense (group 1) convolution g against the naive Conv and activation, on random
 // data seeded from seed_base + iter: with a bias two times in three, with the epilogue of this
 // iteration in turn (none every seventh), its y, z1 and (SiLU) z2 each compared.
@@ -701,18 +718,7 @@ TEST_P(RuntimeKernels, ConvDirectFewChannelsMatchesNaive) {
     expect_conv_auto_matches_naive(g, iter, 800, iter % 4 < 2 ? pool : one, "direct");
   }
   // Not taken: 5 input channels, a 5x5 kernel.
-  ConvGeom g5;
-  g5.N = 1;
-  g5.group = 1;
-  g5.C = 5;
-  g5.M = 16;
-  g5.in = {16, 32};
-  g5.kernel = {3, 3};
-  g5.stride = {1, 1};
-  g5.dilation = {1, 1};
-  g5.pad_begin = {1, 1};
-  g5.pad_end = {1, 1};
-  g5.out = {16, 32};
+  ConvGeom g5 = dense_geom(5, 16, {16, 32}, 3);
   EXPECT_FALSE(conv_direct_applies(g5));
   g5.C = 3;
   g5.kernel = {5, 5};
@@ -751,18 +757,7 @@ TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
     expect_conv_auto_matches_naive(g, iter, 1200, iter % 4 < 2 ? pool : one, "thin pointwise");
   }
   // Not taken: 33 input channels, a plane of 255, a padded or strided 1x1, fewer than 8 outputs.
-  ConvGeom g;
-  g.N = 1;
-  g.group = 1;
-  g.C = 33;
-  g.M = 16;
-  g.in = {16, 32};
-  g.kernel = {1, 1};
-  g.stride = {1, 1};
-  g.dilation = {1, 1};
-  g.pad_begin = {0, 0};
-  g.pad_end = {0, 0};
-  g.out = g.in;
+  ConvGeom g = dense_geom(33, 16, {16, 32}, 1);
   EXPECT_FALSE(conv_pointwise_thin_applies(g));
   g.C = 32;
   g.in = g.out = {15, 17};
