@@ -361,6 +361,11 @@ ImageWriter::ImageWriter(const Layout& layout, std::span<std::byte> out, std::sp
   st.base = out.data();
   st.pictures = pictures;
   st.written.assign(st.plan.tensors.size(), 0);
+  // The bytes no tensor writes: the alignment gap before the codes and the slack after them.
+  // Zeroed, so that the image is the same bytes whatever the memory held before.
+  const uint64_t tiles_end = st.plan.tiles_offset + sizeof(TileGpu) * st.plan.stats.tiles;
+  std::memset(st.base + tiles_end, 0, st.plan.data_offset - tiles_end);
+  std::memset(st.base + st.plan.stats.bytes - 16, 0, 16);
 }
 
 ImageWriter::~ImageWriter() = default;

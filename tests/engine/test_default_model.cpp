@@ -117,7 +117,7 @@ TEST(DefaultModel, AStreamedRunDrawsThePictureOfTheFullRun) {
   full.set_input(0, model::DType::Float, shape, std::as_bytes(std::span(pixels)));
   full.run();
   const scene::Activations full_values = scene::activations_of(full);
-  std::vector<std::byte> full_image(image_bytes + 16);
+  std::vector<std::byte> full_image(image_bytes + 16, std::byte{0xCD});  // not what the streamed image starts as
   auto* aligned = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(full_image.data()) + 15) & ~uintptr_t(15));
   const scene::ImagesStats full_stats = scene::write_images(layout, full_values, {aligned, size_t(image_bytes)});
   scene::publish_images(layout, full_values, buffers.images());
@@ -134,9 +134,9 @@ TEST(DefaultModel, AStreamedRunDrawsThePictureOfTheFullRun) {
   for (model::TensorId t : g.nodes[g.tensors[output].producer].inputs) keep[t] = true;
   const uint64_t held_before = runtime::memory_held();
   const std::span<std::byte> memory = buffers.images().image(image_bytes);
-  // Device memory comes with whatever it held; the bytes neither writer touches (padding) start
-  // as in full_image, so that the comparison below sees only what was written.
-  std::fill(memory.begin(), memory.end(), std::byte{0});
+  // Device memory comes with whatever it held: the writer must write every byte of the image,
+  // padding included, whatever was there before.
+  std::fill(memory.begin(), memory.end(), std::byte{0xAB});
   scene::ImageWriter writer(layout, memory);
   runtime::RunOptions options;
   options.keep = &keep;
