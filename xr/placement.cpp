@@ -9,12 +9,19 @@
 #include "xr/feedback.h"
 
 namespace nnxr::xr {
+namespace {
 
-WorldTransform place_network(std::span<const glm::vec3> corners, const Pose& head, const EyeFov& fov) {
-  // The head's heading, level (straight up or down: the stage's −Z).
+// The head's heading, level (straight up or down: the stage's −Z).
+glm::vec3 level_heading(const Pose& head) {
   glm::vec3 ahead = head.orientation * glm::vec3(0, 0, -1);
   ahead.y = 0;
-  ahead = glm::length(ahead) > 1e-3f ? glm::normalize(ahead) : glm::vec3(0, 0, -1);
+  return glm::length(ahead) > 1e-3f ? glm::normalize(ahead) : glm::vec3(0, 0, -1);
+}
+
+}  // namespace
+
+WorldTransform place_network(std::span<const glm::vec3> corners, const Pose& head, const EyeFov& fov) {
+  const glm::vec3 ahead = level_heading(head);
   WorldTransform world;
   if (corners.empty()) {
     world.translation = head.position + ahead * kPlaceDistance;
@@ -46,9 +53,7 @@ WorldTransform place_network(std::span<const glm::vec3> corners, const Pose& hea
 }
 
 glm::mat4 place_board(std::span<const glm::vec3> corners, const WorldTransform& world, const Pose& head) {
-  glm::vec3 ahead = head.orientation * glm::vec3(0, 0, -1);
-  ahead.y = 0;
-  ahead = glm::length(ahead) > 1e-3f ? glm::normalize(ahead) : glm::vec3(0, 0, -1);
+  const glm::vec3 ahead = level_heading(head);
   const glm::vec3 right = glm::cross(ahead, glm::vec3(0, 1, 0));
   // The network's leftmost bearing from the head (radians, left positive), level.
   float left = -1e30f;
