@@ -539,6 +539,7 @@ void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B
   if (g.group == g.C && g.M == g.C && g.group > 1) return conv_depthwise(g, X, W, B, Y, pool, act);
   if (conv_direct_applies(g)) return conv_direct(g, X, W, B, Y, pool, act);
   if (conv_pointwise_thin_applies(g)) return conv_pointwise_thin(g, X, W, B, Y, pool, act);
+  if (conv_rows_applies(g)) return conv_rows(g, X, W, B, Y, pool, act);
   conv_im2col(g, X, W, B, Y, pool, act, packed);
 }
 

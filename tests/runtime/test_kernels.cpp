@@ -773,6 +773,60 @@ TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
   EXPECT_FALSE(conv_pointwise_thin_applies(g));
 }
 
+// The stride-1 convolution from padded row bands (conv_rows): C 1-128 (up to K = 1152, bands of
+// 2 rows up to whole planes), output channels around each panel height (1, 4, 6, 8, 9, 12, 13,
+// 17, 32, 64), kernels 1x2 to 7x7 (square and not), paddings 0 to kernel - 1 on each side, rows
+// of 56-224 outputs (whole and partial last tiles), batch 1-2, 1 and 2 threads, each epilogue and
+// none, through conv_auto against the naive Conv and activation. It applies only with AVX-512; on
+// the other sets conv_auto takes im2col, checked the same way.
+TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
+  std::mt19937 rng(79);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ThreadPool pool(2), one(1);
+  const int64_t Ms[] = {1, 4, 6, 8, 9, 12, 13, 17, 32, 64};
+  const int64_t OWs[] = {56, 60, 64, 90, 124, 128, 224};
+  for (int iter = 0; iter < 40; ++iter) {
+    ConvGeom g;
+    g.N = r(1, 2);
+    g.group = 1;
+    g.M = Ms[iter % 10];
+    const bool wide = iter % 8 == 7;  // K = 1152 (kernels at least 2 wide, to fit the band)
+    const int64_t kh = iter % 5 == 4 ? 1 : r(1, 7), kw = iter % 5 == 4 ? 2 : r(kh == 1 || wide ? 2 : 1, 7);
+    g.C = wide ? 1152 / (kh * kw) : r(1, 24);
+    const int64_t ph0 = r(0, int(kh) - 1), ph1 = r(0, int(kh) - 1), pw0 = r(0, int(kw) - 1), pw1 = r(0, int(kw) - 1);
+    const int64_t OH = wide ? r(1, 4) : r(1, 12), OW = OWs[iter % 7];
+    g.in = {OH + kh - 1 - ph0 - ph1, OW + kw - 1 - pw0 - pw1};
+    if (g.in[0] < 1) g.in[0] = 1;
+    g.kernel = {kh, kw};
+    g.stride = {1, 1};
+    g.dilation = {1, 1};
+    g.pad_begin = {ph0, pw0};
+    g.pad_end = {ph1, pw1};
+    g.out = {conv_out_dim(g.in[0], kh, 1, 1, ph0 + ph1), conv_out_dim(g.in[1], kw, 1, 1, pw0 + pw1)};
+    if (g.out[0] <= 0) continue;
+    const bool direct = conv_direct_applies(g);  // 3x3 with C <= 4 goes there first
+    EXPECT_EQ(conv_rows_applies(g), GetParam() == Isa::Avx512) << geom_str(g);
+    expect_conv_auto_matches_naive(g, iter, 1600, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows");
+  }
+  // Not taken: 1x1, stride 2, dilation 2, rows of 55 or of tiles under 7/8 full, K over 1152.
+  ConvGeom g = dense_geom(16, 16, {4, 64}, 1);
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(16, 16, {4, 64}, 3);
+  EXPECT_EQ(conv_rows_applies(g), GetParam() == Isa::Avx512);
+  g.stride = {2, 2};
+  g.out = {2, 32};
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(16, 16, {4, 64}, 3);
+  g.dilation = {2, 2};
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(16, 16, {4, 55}, 3);
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(16, 16, {4, 100}, 3);
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(129, 16, {4, 64}, 3);
+  EXPECT_FALSE(conv_rows_applies(g));
+}
+
 // conv_im2col_f16 on random geometries (pointwise, strided, padded, dilated, groups, 1-D and 2-D,
 // planes of many columns): exactly conv_im2col on the widened input rounded once, and so within
 // the tolerance of the naive reference plus float16's rounding.
