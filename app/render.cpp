@@ -206,6 +206,7 @@ int render_command(Args& args) {
   engine::OverlayBuilder overlay;
   std::optional<engine::CompareSummary> summary;
   engine::Camera camera;
+  std::vector<glm::vec3> frame_corners;  // what the camera frames (framed again clear of the panels)
   std::vector<std::string> focus;
   uint64_t resident = 1;
   std::optional<engine::SceneBuffers> buffers;
@@ -243,6 +244,7 @@ int render_command(Args& args) {
       for (const engine::OverlayVertex& v : overlay.triangles()) corners.push_back(v.position);
     }
     camera = engine::frame_points(*preset, corners, aspect);
+    frame_corners = corners;
     // Points and connections for the focus only: --focus, or the tensors nearest the camera and in
     // view up to kFocusPoints neurons (--focus all: every tensor, within the budget).
     constexpr uint64_t kFocusPoints = 500'000;
@@ -404,6 +406,34 @@ int render_command(Args& args) {
   for (uint32_t n : counts.neurons) shown_neurons += n;
   for (uint32_t c : counts.connections) shown_connections += c;
 
+  // The words: labels seen through the camera, title, prediction and legend.
+  const ClassList classes = choose_classes(g, scene::class_count(g, values), labels);
+  engine::AnnotationOptions notes;
+  notes.words.title = std::filesystem::path(g.source).filename().string();  // as the view's (app/view.cpp)
+  if (inputs.has_image()) {
+    bool guessed = false;
+    notes.words.notes.push_back(describe_preprocessing(g, image, guessed));
+    std::cerr << "render: " << notes.words.notes.back() << '\n';
+    if (guessed) notes.words.warnings.push_back("preprocessing guessed");
+  }
+  notes.words.class_names = classes.names;
+  notes.words.class_list = classes.source;
+  if (const auto random = inputs.random_inputs(g); !random.empty())
+    notes.words.title += "  (random input, seed " + std::to_string(seed.value_or(42)) + ")";
+  if (const auto pictures = inputs.image_inputs(); !pictures.empty()) {
+    const Preprocessing pre = image_preprocessing(g, pictures.front(), image);
+    notes.words.picture = engine::InputPicture{pictures.front(), {pre.scale, pre.mean, pre.std, pre.bgr}};
+  }
+  notes.viewport = {float(width), float(height)};
+  notes.panels = width >= 640 && height >= 360;
+  // The camera keeps the blocks clear of the panels drawn over the picture (where they are:
+  // annotate() composes them, here without the labels' thinning, which needs the camera).
+  if (notes.panels && !frame_corners.empty()) {
+    engine::TextBuilder panels_only(engine::Font::builtin());
+    const auto areas = engine::annotate(panels_only, g, *layout, values, notes);
+    const auto rects = engine::panel_rects(areas, notes.viewport);
+    camera = engine::frame_clear(*preset, frame_corners, notes.viewport, rects);
+  }
   progress.stage("rendering " + std::to_string(width) + "x" + std::to_string(height));
   const engine::RendererConfig config{.frames_in_flight = 1};
   engine::Renderer renderer(device, *buffers, config);
@@ -424,27 +454,7 @@ int render_command(Args& args) {
   params.fog_end = distance * 4;
   params.overlay_lines = overlay.lines();
   params.overlay_triangles = overlay.triangles();
-  // The words: labels seen through this camera, title, prediction and legend.
-  const ClassList classes = choose_classes(g, scene::class_count(g, values), labels);
-  engine::AnnotationOptions notes;
-  notes.words.title = std::filesystem::path(g.source).filename().string();  // as the view's (app/view.cpp)
-  if (inputs.has_image()) {
-    bool guessed = false;
-    notes.words.notes.push_back(describe_preprocessing(g, image, guessed));
-    std::cerr << "render: " << notes.words.notes.back() << '\n';
-    if (guessed) notes.words.warnings.push_back("preprocessing guessed");
-  }
-  notes.words.class_names = classes.names;
-  notes.words.class_list = classes.source;
-  if (const auto random = inputs.random_inputs(g); !random.empty())
-    notes.words.title += "  (random input, seed " + std::to_string(seed.value_or(42)) + ")";
-  if (const auto pictures = inputs.image_inputs(); !pictures.empty()) {
-    const Preprocessing pre = image_preprocessing(g, pictures.front(), image);
-    notes.words.picture = engine::InputPicture{pictures.front(), {pre.scale, pre.mean, pre.std, pre.bgr}};
-  }
   notes.view_projection = params.projection[0] * params.view[0];
-  notes.viewport = {float(width), float(height)};
-  notes.panels = width >= 640 && height >= 360;
   engine::TextBuilder text(engine::Font::builtin());
   engine::annotate(text, g, *layout, values, notes);
   buffers->text().publish(text);

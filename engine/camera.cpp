@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <glm/gtc/matrix_transform.hpp>
@@ -90,7 +91,11 @@ constexpr float kCloseWide = 0.52f;
 // of the frustum: horizontally the eye stands where the left and right planes both touch the
 // points, vertically where the top and bottom planes do, at the farther of the two depths. The
 // tighter axis then touches both its edges and the other is centred between its extremes.
-Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float fov_y, float margin = kMargin) {
+// `clear` insets the rectangle framed into (an off-centre part of the image: in NDC [xl, xr] ×
+// [yb, yt], centre and half-extent per axis); the margin shrinks it about its own centre, and the
+// width and outline are measured against it. No insets: the whole image, as before.
+Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float fov_y, float margin = kMargin,
+             FrameInsets clear = {}) {
   const float az = glm::radians(view.azimuth), el = glm::radians(view.elevation);
   const glm::vec3 dir = glm::normalize(glm::vec3(-std::cos(el) * std::cos(az), std::sin(el), std::cos(el) * std::sin(az)));
   const glm::vec3 forward = -dir;
@@ -112,22 +117,28 @@ Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float f
     cam.eye = dir;
     return fit;
   }
+  // The rectangle framed into, in units of the margin's NDC (x = NDC / margin): centre and half-extent.
+  const float xl = -1 + 2 * std::clamp(clear.left, 0.0f, 0.45f), xr = 1 - 2 * std::clamp(clear.right, 0.0f, 0.45f);
+  const float yb = -1 + 2 * std::clamp(clear.bottom, 0.0f, 0.45f), yt = 1 - 2 * std::clamp(clear.top, 0.0f, 0.45f);
+  const float cx = 0.5f * (xl + xr) / margin, hx = 0.5f * (xr - xl), cy = 0.5f * (yb + yt) / margin, hy = 0.5f * (yt - yb);
   // Coordinates along right (a), up (b) and forward (c): a point is inside when
-  // |a - a_eye| <= tan_x (c - c_eye), and as much vertically.
+  // tx_lo (c - c_eye) <= a - a_eye <= tx_hi (c - c_eye), and as much vertically.
+  const float tx_lo = tan_x * (cx - hx), tx_hi = tan_x * (cx + hx), ty_lo = tan_y * (cy - hy), ty_hi = tan_y * (cy + hy);
   float ux = -1e30f, vx = 1e30f, uy = -1e30f, vy = 1e30f, nearest = 1e30f, farthest = -1e30f;
   glm::vec3 lo(points[0]), hi(points[0]);
   for (const glm::vec3& p : points) {
     const float a = glm::dot(p, right), b = glm::dot(p, up), c = glm::dot(p, forward);
-    ux = std::max(ux, a - tan_x * c), vx = std::min(vx, a + tan_x * c);
-    uy = std::max(uy, b - tan_y * c), vy = std::min(vy, b + tan_y * c);
+    ux = std::max(ux, a - tx_hi * c), vx = std::min(vx, a - tx_lo * c);
+    uy = std::max(uy, b - ty_hi * c), vy = std::min(vy, b - ty_lo * c);
     nearest = std::min(nearest, c), farthest = std::max(farthest, c);
     lo = glm::min(lo, p), hi = glm::max(hi, p);
   }
   const float radius = std::max(0.5f * glm::length(hi - lo), 1e-3f);
-  // Farther back keeps every point inside; a little more keeps the nearest off the eye (a
-  // single point, or a plane seen edge-on, would otherwise touch it).
-  const float c_eye = std::min({(vx - ux) / (2 * tan_x), (vy - uy) / (2 * tan_y), nearest - 0.05f * radius});
-  cam.eye = right * (0.5f * (ux + vx)) + up * (0.5f * (uy + vy)) + forward * c_eye;
+  // Farther back keeps every point inside (a_eye - tx_hi c_eye >= ux and a_eye - tx_lo c_eye <= vx);
+  // a little more keeps the nearest off the eye (a single point, or a plane seen edge-on, would
+  // otherwise touch it). The eye then stands midway between the extremes the depth allows.
+  const float c_eye = std::min({(vx - ux) / (tx_hi - tx_lo), (vy - uy) / (ty_hi - ty_lo), nearest - 0.05f * radius});
+  cam.eye = right * (0.5f * (ux + vx + (tx_hi + tx_lo) * c_eye)) + up * (0.5f * (uy + vy + (ty_hi + ty_lo) * c_eye)) + forward * c_eye;
   cam.target = cam.eye + forward * std::max(0.5f * (nearest + farthest) - c_eye, 0.05f * radius);
   float x_lo = 1e30f, x_hi = -1e30f, y_lo = 1e30f, y_hi = -1e30f;
   std::vector<glm::vec2> projected;  // NDC
@@ -140,10 +151,11 @@ Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float f
     projected.push_back({x, y});
   }
   // NDC spans 2 across; the margin keeps the points inside that fraction of it.
-  fit.width = std::clamp(0.5f * (x_hi - x_lo) * margin, 0.0f, 1.0f);
-  fit.height = std::clamp(0.5f * (y_hi - y_lo) * margin, 0.0f, 1.0f);
+  // Measured against the rectangle framed into (the whole image: hx = hy = 1).
+  fit.width = std::clamp(0.5f * (x_hi - x_lo) * margin / hx, 0.0f, 1.0f);
+  fit.height = std::clamp(0.5f * (y_hi - y_lo) * margin / hy, 0.0f, 1.0f);
   // The outline only matters for a view wide enough to be chosen (and costs a sort).
-  if (fit.width >= kCloseWide) fit.area = std::clamp(hull_area(projected) * margin * margin / 4, 0.0f, 1.0f);
+  if (fit.width >= kCloseWide) fit.area = std::clamp(hull_area(projected) * margin * margin / (4 * hx * hy), 0.0f, 1.0f);
   fit.nearness = (nearest - c_eye) / std::max(glm::dot(cam.target - cam.eye, forward), 1e-6f);
   cam.near = std::max(0.5f * (nearest - c_eye), 1e-4f * radius);
   cam.far = 1.5f * (farthest - c_eye) + 0.1f * radius;
@@ -193,17 +205,18 @@ std::vector<View> preset_views(CameraPreset preset) {
 // kArea of the image wins (a line across the image does not); else the one spanning kWide that
 // shows the most of the blocks' faces; else the widest. `closer`: each view short of kWide is
 // tried closer first (the overview's rule).
-Camera choose_view(const std::vector<View>& views, std::span<const glm::vec3> points, float aspect, float fov_y, bool closer) {
+Camera choose_view(const std::vector<View>& views, std::span<const glm::vec3> points, float aspect, float fov_y, bool closer,
+                   FrameInsets clear = {}) {
   constexpr float kArea = 0.25f;
   std::optional<Fit> wide, widest;
   // Blocks are planes across the depth axis: seen edge-on (from the side or above, and far off,
   // as a long line of blocks is) they show as little more than lines.
   auto seen = [](const Fit& f) { return f.area * (0.2f + std::abs(glm::normalize(f.camera.eye - f.camera.target).x)); };
   for (const View& v : views) {
-    const Fit f = fit_view(v, points, aspect, fov_y);
+    const Fit f = fit_view(v, points, aspect, fov_y, kMargin, clear);
     if (f.width >= kWide && f.area >= kArea) return f.camera;
     if (closer && f.width < kWide && f.width >= kCloseWide * kMargin / kCloseMargin) {
-      const Fit close = fit_view(v, points, aspect, fov_y, kCloseMargin);
+      const Fit close = fit_view(v, points, aspect, fov_y, kCloseMargin, clear);
       if (close.width >= kCloseWide && close.area >= kArea) return close.camera;
     }
     if (f.width >= kWide && (!wide || seen(f) > seen(*wide) * 1.05f)) wide = f;
@@ -214,8 +227,80 @@ Camera choose_view(const std::vector<View>& views, std::span<const glm::vec3> po
 
 }  // namespace
 
-Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect, float fov_y) {
-  return choose_view(preset_views(preset), points, aspect, fov_y, preset == CameraPreset::Overview);
+Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect, float fov_y, FrameInsets clear) {
+  return choose_view(preset_views(preset), points, aspect, fov_y, preset == CameraPreset::Overview, clear);
+}
+
+std::vector<glm::vec2> project_points(const Camera& camera, std::span<const glm::vec3> points, glm::vec2 viewport) {
+  const glm::mat4 vp = camera.projection(viewport.x / std::max(viewport.y, 1.0f)) * camera.view();
+  std::vector<glm::vec2> out;
+  out.reserve(points.size());
+  for (const glm::vec3& p : points) {
+    const glm::vec4 c = vp * glm::vec4(p, 1.0f);
+    if (!(c.w > 0)) {
+      out.push_back(glm::vec2(std::numeric_limits<float>::infinity()));
+      continue;
+    }
+    out.push_back({(c.x / c.w + 1) * 0.5f * viewport.x, (c.y / c.w + 1) * 0.5f * viewport.y});
+  }
+  return out;
+}
+
+Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::vec2 viewport, std::span<const ScreenRect> panels,
+                   float fov_y) {
+  const float aspect = viewport.x / std::max(viewport.y, 1.0f);
+  if (panels.empty() || points.empty() || !(viewport.x > 0 && viewport.y > 0)) return frame_points(preset, points, aspect, fov_y);
+  // A panel is cleared by the side it stands against, horizontally (1) or vertically (2), 0: not
+  // yet. A couple of pixels more than the panel keeps the blocks' edges off its border.
+  constexpr float kPad = 2;
+  auto insets_of = [&](const std::vector<uint8_t>& side) {
+    FrameInsets f;
+    for (size_t i = 0; i < panels.size(); ++i) {
+      const ScreenRect& r = panels[i];
+      const glm::vec2 centre = 0.5f * (r.min + r.max);
+      if (side[i] == 1) {
+        if (centre.x < 0.5f * viewport.x) f.left = std::max(f.left, (r.max.x + kPad) / viewport.x);
+        else f.right = std::max(f.right, (viewport.x - r.min.x + kPad) / viewport.x);
+      } else if (side[i] == 2) {
+        if (centre.y < 0.5f * viewport.y) f.top = std::max(f.top, (r.max.y + kPad) / viewport.y);
+        else f.bottom = std::max(f.bottom, (viewport.y - r.min.y + kPad) / viewport.y);
+      }
+    }
+    return f;
+  };
+  struct Result {
+    Camera camera;
+    size_t reached = 0;  // panels some point lands in
+    float size = 0;      // the area of the points' projected bounds, pixels
+  };
+  std::optional<Result> best;
+  auto better = [](const Result& a, const Result& b) { return a.reached != b.reached ? a.reached < b.reached : a.size > b.size; };
+  // Depth first over the choices, the panels taken as they are reached (at most 2^panels framings).
+  std::vector<uint8_t> side(panels.size(), 0);
+  auto search = [&](auto&& self) -> void {
+    const Camera camera = frame_points(preset, points, aspect, fov_y, insets_of(side));
+    const std::vector<glm::vec2> px = project_points(camera, points, viewport);
+    glm::vec2 lo(std::numeric_limits<float>::infinity()), hi(-std::numeric_limits<float>::infinity());
+    for (const glm::vec2& p : px) lo = glm::min(lo, p), hi = glm::max(hi, p);
+    Result r{camera, 0, std::isfinite(lo.x) && std::isfinite(hi.x) ? (hi.x - lo.x) * (hi.y - lo.y) : 0.0f};
+    std::optional<size_t> open;  // the first panel reached that no choice clears yet
+    for (size_t i = 0; i < panels.size(); ++i)
+      if (std::any_of(px.begin(), px.end(), [&](glm::vec2 p) { return panels[i].contains(p); })) {
+        ++r.reached;
+        if (!open && side[i] == 0) open = i;
+      }
+    if (!open || r.reached == 0) {
+      if (!best || better(r, *best)) best = r;
+      return;
+    }
+    for (const uint8_t s : {uint8_t(1), uint8_t(2)}) {
+      side[*open] = s;
+      self(self);
+    }
+    side[*open] = 0;
+  };
+  search(search);
+  return best->camera;
 }
 
 Camera frame_level(std::span<const glm::vec3> points, float aspect, float fov_y) {

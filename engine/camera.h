@@ -50,7 +50,35 @@ Camera frame_bounds(CameraPreset preset, glm::vec3 min, glm::vec3 max, float asp
 // the box has empty corners. `render`, the desktop viewer's home view and the labels' thinning
 // all frame the blocks' corners (block_corners) with it, so that `view` opens on the picture
 // `render` writes at the same aspect.
-Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect, float fov_y = kFrameFovY);
+// `clear`: the framing keeps these fractions of the image clear at each side (the view's corner
+// panels, frame_clear) and frames into the rest, off the image's centre; the
+// width and outline a view must reach are measured against that rest. None: the whole image.
+struct FrameInsets {
+  float left = 0, right = 0, top = 0, bottom = 0;  // of the width (left, right), of the height
+};
+Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect, float fov_y = kFrameFovY,
+                    FrameInsets clear = {});
+// A rectangle of the image in pixels (origin at the top left, y down): a panel drawn over it.
+struct ScreenRect {
+  glm::vec2 min{0}, max{0};
+  bool contains(glm::vec2 p) const { return p.x > min.x && p.x < max.x && p.y > min.y && p.y < max.y; }
+};
+// frame_points for an image of `viewport` pixels over which `panels` are drawn (the corner panels
+// of the desktop's view and of `render`: engine/interaction.h panel_rects): no point lands in a
+// panel. It frames into the whole image first; for each panel some point then lands in, it keeps
+// clear the side of the image the panel stands against across it (FrameInsets: the panel's width
+// at the left or right, or its height at the top or bottom, the panel's nearer edges) and frames
+// again. Of the ways to clear every panel (each panel by its horizontal or its vertical side, as
+// each is reached in turn) it takes the one that shows the points largest (the area of their
+// projected bounds). No panel reached: frame_points itself. A panel no inset clears (one wider
+// or taller than 45% of the image) stays reached, the largest such framing with the fewest
+// panels reached is taken.
+Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::vec2 viewport, std::span<const ScreenRect> panels,
+                   float fov_y = kFrameFovY);
+// Where `points` land in an image of `viewport` pixels through `camera` (origin at the top left, y
+// down; a point behind the eye lands at infinity).
+std::vector<glm::vec2> project_points(const Camera& camera, std::span<const glm::vec3> points, glm::vec2 viewport);
+
 // The overview's rule for a head that looks straight ahead (the headset's start, xr/placement.h):
 // the same directions about the vertical in the same order, the same margins and the same test
 // of width and outline, seen level first (elevation 0), so that the network stands upright at eye

@@ -339,6 +339,12 @@ struct DesktopViewer::Impl {
     if (r != VK_SUBOPTIMAL_KHR) check(r, "vkAcquireNextImageKHR");
     const SceneFrame scene_frame = scene->acquire(++serial);
 
+    // The home view keeps the blocks clear of the panels drawn over the window (the view's text
+    // and the filter menu).
+    const glm::vec2 window_px{static_cast<float>(fb.width), static_cast<float>(fb.height)};
+    const FilterMenu filter_menu{interaction.op_counts().size()};
+    state->frame_home(window_px, panel_rects(scene->screen_areas(), window_px, interaction.op_counts().empty() ? nullptr : &filter_menu));
+
     // Stage: update uniforms.
     FrameParams params = state->frame_params(aspect());
     // The worker re-chooses the focus around what the mouse points at (else the view's centre),
@@ -534,6 +540,9 @@ struct OffscreenViewer::Impl {
     const double cpu_start = thread_cpu_ms();
     const Clock::time_point wall_start = Clock::now();
     state->take_in(aspect());
+    // Clear of the view's text panels as the window's home view (no filter menu here).
+    const glm::vec2 window_px{static_cast<float>(options.width), static_cast<float>(options.height)};
+    state->frame_home(window_px, panel_rects(scene->screen_areas(), window_px));
     const FrameParams params = state->frame_params(aspect());
     state->follow_view(params.view[0], params.projection[0]);
     const uint64_t generation = scene->generation();

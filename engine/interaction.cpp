@@ -90,11 +90,21 @@ void Interaction::set_bounds(glm::vec3 min, glm::vec3 max) {
   reset_view();
 }
 
-void Interaction::set_home(glm::vec3 eye, glm::vec3 target, float fov_y) {
+void Interaction::set_home(glm::vec3 eye, glm::vec3 target, float fov_y, bool move) {
   if (!(glm::length(target - eye) > 0) || !(fov_y > 0 && fov_y < 3.1f)) return;
   home_ = {eye, target};
   home_fov_y_ = fov_y;
-  reset_view();
+  if (move) reset_view();
+}
+
+bool Interaction::at_home() const {
+  if (walk_ || flight_ || !home_) return false;
+  const WorldTransform identity;
+  if (world_.translation != identity.translation || world_.rotation != identity.rotation || world_.scale != identity.scale)
+    return false;
+  const glm::vec3 d = glm::normalize(home_->second - home_->first);
+  return camera_.position == home_->first && camera_.fov_y == home_fov_y_ && camera_.yaw == std::atan2(d.x, -d.z) &&
+         camera_.pitch == std::asin(std::clamp(d.y, -1.0f, 1.0f));
 }
 
 void Interaction::reset_view() {
@@ -304,6 +314,19 @@ FilterMenu::Placement FilterMenu::desktop(float width, float height) const {
   constexpr float kPrediction = 190, kSelection = 170, kMargin = 14;
   const float scale = std::clamp((height - kPrediction - kSelection) / size().y, 0.6f, 1.0f);
   return {{width - kMargin - size().x * scale, std::max(0.0f, height - kSelection - size().y * scale)}, scale};
+}
+
+std::vector<ScreenRect> panel_rects(std::span<const ScreenArea> areas, glm::vec2 window, const FilterMenu* menu) {
+  std::vector<ScreenRect> rects;
+  for (const ScreenArea& a : areas) {
+    const glm::vec2 at{(a.corner & 1u) ? window.x - a.at.x - a.size.x : a.at.x, (a.corner & 2u) ? window.y - a.at.y - a.size.y : a.at.y};
+    rects.push_back({at, at + a.size});
+  }
+  if (menu) {
+    const FilterMenu::Placement placed = menu->desktop(window.x, window.y);
+    rects.push_back({placed.origin, placed.origin + menu->size() * placed.scale});
+  }
+  return rects;
 }
 
 Command press_menu(Interaction& interaction, FilterMenu::Row row, size_t op) {

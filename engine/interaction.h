@@ -21,6 +21,7 @@
 #include <glm/glm.hpp>
 #include <glm/gtc/quaternion.hpp>
 
+#include "engine/camera.h"
 #include "engine/search.h"
 #include "model/scene/scene.h"
 
@@ -120,7 +121,10 @@ class Interaction {
   // The network's bounds in network space; puts the camera at the home view.
   void set_bounds(glm::vec3 min, glm::vec3 max);
   // Where reset_view() puts the camera; by default a three-quarter view of the whole network.
-  void set_home(glm::vec3 eye, glm::vec3 target, float fov_y);
+  // `move`: false keeps the camera where it is (the home changed under a view the user moved).
+  void set_home(glm::vec3 eye, glm::vec3 target, float fov_y, bool move = true);
+  // The camera and the network stand as reset_view() put them (nothing moved them since).
+  bool at_home() const;
   // Home view: identity world transform, camera at the home eye looking at its target.
   void reset_view();
 
@@ -300,6 +304,11 @@ struct ScreenArea {
     return p.x >= x0 && p.x <= x0 + size.x && p.y >= y0 && p.y <= y0 + size.y;
   }
 };
+
+// The pixel rectangles of `areas` in a window of `window` pixels and, when `menu` is given, of the
+// filter menu as FilterMenu::desktop places it there: what the framing of the desktop's home view
+// and of `render` keeps the blocks clear of (engine/camera.h frame_clear).
+std::vector<ScreenRect> panel_rects(std::span<const ScreenArea> areas, glm::vec2 window, const FilterMenu* menu = nullptr);
 
 // Desktop keyboard and mouse bindings (DESIGN.md "Interaction"): WASD (+Q/E down/up, Shift fast)
 // fly, right-drag looks around, scroll scales the network about the point under the cursor, R

@@ -65,6 +65,25 @@ void ViewerState::set_highlight(Highlight highlight) {
   renderer_->set_highlight(highlight_);
 }
 
+void ViewerState::frame_home(glm::vec2 window, std::span<const ScreenRect> panels) {
+  bool changed = window != home_window_;
+  if (changed) home_panels_.clear(), home_window_ = window;
+  for (const ScreenRect& r : panels) {
+    if (!(r.max.x > r.min.x && r.max.y > r.min.y)) continue;
+    auto inside = [&](const ScreenRect& s) { return s.min.x <= r.min.x && s.min.y <= r.min.y && r.max.x <= s.max.x && r.max.y <= s.max.y; };
+    if (std::any_of(home_panels_.begin(), home_panels_.end(), inside)) continue;
+    changed = true;
+    // A panel that grew (fixed to its corner, it holds its smaller self) replaces what it holds.
+    auto held = [&](const ScreenRect& s) { return r.min.x <= s.min.x && r.min.y <= s.min.y && s.max.x <= r.max.x && s.max.y <= r.max.y; };
+    home_panels_.erase(std::remove_if(home_panels_.begin(), home_panels_.end(), held), home_panels_.end());
+    home_panels_.push_back(r);
+  }
+  if (!changed || home_points_.empty() || !(window.x > 0 && window.y > 0)) return;
+  const bool move = interaction_.at_home();
+  const Camera home = frame_clear(CameraPreset::Overview, home_points_, window, home_panels_);
+  interaction_.set_home(home.eye, home.target, home.fov_y, move);
+}
+
 void ViewerState::take_in(float aspect) {
   for (WorkerEvent& event : worker_.take_events()) {
     if (auto* e = std::get_if<ModelLoaded>(&event)) {
@@ -80,8 +99,28 @@ void ViewerState::take_in(float aspect) {
         add_corners(corners_, glm::vec3(t.min[0], t.min[1], t.min[2]), glm::vec3(t.max[0], t.max[1], t.max[2]));
       if (!corners_.empty())
         for (const auto& p : e->frame_words) corners_.push_back({p[0], p[1], p[2]});
-      const Camera home = corners_.empty() ? frame_bounds(CameraPreset::Overview, min, max, aspect)
-                                           : frame_points(CameraPreset::Overview, corners_, aspect);
+      // A hiding filter (from the command line) frames the blocks it shows, as `render` does;
+      // every block when it shows them all or none.
+      const scene::Filter filter = interaction_.filter();
+      auto shown = [&](const TensorPlace& t) {
+        if (t.layer < filter.layer_min || t.layer > filter.layer_max) return false;
+        if (!filter.op_types.empty() && std::find(filter.op_types.begin(), filter.op_types.end(), t.op) == filter.op_types.end())
+          return false;
+        return filter.tensors.empty() || std::find(filter.tensors.begin(), filter.tensors.end(), t.tensor) != filter.tensors.end();
+      };
+      const bool hiding = filter.outside == scene::Filter::Outside::Hide;
+      const size_t n_shown = hiding ? size_t(std::count_if(e->tensors.begin(), e->tensors.end(), shown)) : e->tensors.size();
+      if (n_shown == 0 || n_shown == e->tensors.size()) {
+        home_points_ = corners_;
+      } else {
+        home_points_.clear();
+        for (const TensorPlace& t : e->tensors)
+          if (shown(t)) add_corners(home_points_, glm::vec3(t.min[0], t.min[1], t.min[2]), glm::vec3(t.max[0], t.max[1], t.max[2]));
+      }
+      home_panels_.clear();
+      const Camera home = home_points_.empty() ? frame_bounds(CameraPreset::Overview, min, max, aspect)
+                                               : home_window_.x > 0 ? frame_clear(CameraPreset::Overview, home_points_, home_window_, {})
+                                                                    : frame_points(CameraPreset::Overview, home_points_, aspect);
       interaction_.set_home(home.eye, home.target, home.fov_y);
       interaction_.set_layers(layer_boxes(e->tensors, e->layers));
       std::vector<SearchEntry> entries;

@@ -73,6 +73,21 @@ class ViewerState {
   // Frame stage "take in published results": worker events → interaction, highlight, messages.
   // `aspect` frames the home view of a newly loaded model. Never blocks.
   void take_in(float aspect);
+  // The desktop's home view, clear of the panels drawn over the window (`window` pixels; `panels`:
+  // the view's text panels and the filter menu, engine/interaction.h panel_rects), as `render`
+  // frames clear of its own (engine/camera.h frame_clear). Each frame: the home is framed again
+  // when a panel lies outside every rectangle it was framed clear of since the model came (the
+  // prediction and the legend appear with the first scene; a legend that narrows again does not
+  // move it back; a panel that grew replaces its smaller self) or the window's size changed, and the camera goes there only while it stands at
+  // the home (Interaction::at_home). The headset has no panels over its view and never calls it.
+  void frame_home(glm::vec2 window, std::span<const ScreenRect> panels);
+  // What the home view was last framed clear of (pixels of home_window()).
+  const std::vector<ScreenRect>& home_panels() const { return home_panels_; }
+  glm::vec2 home_window() const { return home_window_; }
+  // What the home view frames: the corners of the blocks a hiding filter shows (every block's
+  // when it shows them all, or dims the rest, or shows none) and, with every block, the words
+  // over them; as `render` frames.
+  const std::vector<glm::vec3>& home_points() const { return home_points_; }
   // Passes a desktop command on (filter change → worker, pick ray → worker).
   void apply(const Command& command);
   // The world-space ray the user points along (desktop: through the mouse; headset: the aim
@@ -139,6 +154,9 @@ class ViewerState {
   std::optional<Pick> last_pick_;
   bool loaded_ = false;  // a model is in: views go to the worker
   std::vector<glm::vec3> corners_;  // of the loaded model's blocks
+  std::vector<glm::vec3> home_points_;  // what the home view frames
+  std::vector<ScreenRect> home_panels_;  // what it was framed clear of, grown as panels grew
+  glm::vec2 home_window_{0};
   std::optional<scene::FocusView> view_sent_;
   std::vector<std::string> focus_;  // of the scene shown (empty: every tensor)
   std::vector<std::string> errors_;

@@ -18,9 +18,12 @@
 #include <gtest/gtest.h>
 
 #include "assets/assets.h"
+#include "engine/annotations.h"
 #include "engine/camera.h"
 #include "engine/desktop.h"
 #include "model/load.h"
+#include "model/runtime/runtime.h"
+#include "model/tensor_io.h"
 #include "model/scene/focus.h"
 #include "model/scene/scene.h"
 #include "tests/engine/desktop_support.h"
@@ -302,9 +305,10 @@ TEST(Desktop, TheFocusFollowsTheMouseCursor) {
   EXPECT_EQ(v.validation_errors(), 0u);
 }
 
-// The window opens on the picture `render` writes at its aspect: the home view is the camera
-// render frames the blocks' corners with (engine/camera.h frame_points, the overview preset),
-// not one of the layout's bounding box.
+// The window opens on the picture `render` writes at its size: the home view is the camera
+// render frames the blocks' corners with (engine/camera.h frame_clear, the overview preset, clear
+// of the panels drawn over the picture: here the window's, with its filter menu), not one of the
+// layout's bounding box.
 TEST(Desktop, TheHomeViewIsRendersCamera) {
   REQUIRE_DISPLAY();
   const model::Graph g = digits();
@@ -315,7 +319,10 @@ TEST(Desktop, TheHomeViewIsRendersCamera) {
   std::vector<glm::vec3> corners;
   for (const scene::Block& b : layout.blocks())
     add_corners(corners, glm::vec3(b.min[0], b.min[1], b.min[2]), glm::vec3(b.max[0], b.max[1], b.max[2]));
-  const Camera render = frame_points(CameraPreset::Overview, corners, 640.0f / 400.0f);
+  // Framed clear of the panels over the window as render frames clear of its own (frame_clear).
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());
+  ASSERT_EQ(v.state().home_window(), glm::vec2(640, 400));
+  const Camera render = frame_clear(CameraPreset::Overview, corners, {640, 400}, v.state().home_panels());
   const FlyCamera& c = v.interaction().camera();
   EXPECT_LT(glm::length(c.position - render.eye), 1e-4f * glm::length(render.target - render.eye));
   EXPECT_LT(glm::length(c.forward() - glm::normalize(render.target - render.eye)), 1e-4f);
@@ -584,6 +591,183 @@ TEST(ViewCli, StatsNeedFrames) {
   const Result r = nnxr("view --stats");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--stats needs --frames"), std::string::npos) << r.err;
+}
+
+
+// ---- the blocks keep clear of the panels drawn over the picture --------------------------------
+
+// The default model and, when present, SqueezeNet 1.1 (a tall first block) and the tiny BERT
+// (1,318 small blocks wrapped into rows).
+struct FramedModel {
+  std::string file;  // the title, as the view's and render's
+  std::function<model::Graph()> load;
+};
+std::vector<FramedModel> framed_models() {
+  std::vector<FramedModel> out{{"digits.onnx", digits}};
+  for (const char* file : {"squeezenet1.1-caffe2-op7-fp32.onnx", "tf-bert-qa-tiny.onnx"}) {
+    const fs::path path = fs::path(NNXR_SHARED_MODELS) / file;
+    if (fs::exists(path)) out.push_back({file, [path] { return model::load_model(path); }});
+  }
+  return out;
+}
+
+// Random inputs of each input's own type (BERT takes integer ids), symbolic dimensions as 1.
+Feeds typed_random_feeds(const model::Graph& g) {
+  Feeds feeds;
+  model::Mulberry32 rng(42);
+  for (const model::TensorId id : g.inputs) {
+    std::vector<int64_t> shape = g.tensors[id].shape;
+    for (int64_t& d : shape) d = std::max<int64_t>(d, 1);
+    feeds[g.tensors[id].name] = model::random_tensor(g.tensors[id].dtype, shape, rng);
+  }
+  return feeds;
+}
+
+// "" when every corner of every block (of `only`, when given) lands inside the window of
+// `window` pixels through `view_projection` and outside every rectangle; else what failed.
+std::string corners_clear(const scene::Layout& layout, const glm::mat4& view_projection, glm::vec2 window,
+                          std::span<const ScreenRect> rects, const std::function<bool(const scene::Block&)>& only = {}) {
+  for (const scene::Block& b : layout.blocks()) {
+    if (only && !only(b)) continue;
+    std::vector<glm::vec3> corners;
+    add_corners(corners, {b.min[0], b.min[1], b.min[2]}, {b.max[0], b.max[1], b.max[2]});
+    for (const glm::vec3& p : corners) {
+      const glm::vec4 c = view_projection * glm::vec4(p, 1.0f);
+      const glm::vec2 px{(c.x / c.w + 1) * 0.5f * window.x, (c.y / c.w + 1) * 0.5f * window.y};
+      std::ostringstream at;
+      at << "tensor " << b.tensor << "'s corner at (" << px.x << ", " << px.y << ")";
+      if (!(c.w > 0) || px.x < 0 || px.x > window.x || px.y < 0 || px.y > window.y) return at.str() + " is off screen";
+      for (const ScreenRect& r : rects)
+        if (r.contains(px))
+          return at.str() + " is under the panel (" + std::to_string(r.min.x) + ", " + std::to_string(r.min.y) + ")-(" +
+                 std::to_string(r.max.x) + ", " + std::to_string(r.max.y) + ")";
+    }
+  }
+  return "";
+}
+
+// `render`'s camera (app/render.cpp): the blocks' corners and the words over a wrapped layout,
+// framed clear of the panels annotate() draws over its picture (title with a note line, the input
+// picture, the prediction and the legend of a real run), at render's default 1600x900 and at a
+// small 800x450, in every preset: every block corner is on screen and under no panel.
+TEST(Desktop, RendersCameraKeepsEveryBlockClearOfThePanels) {
+  for (const FramedModel& m : framed_models()) {
+    auto plan = runtime::Plan::build(m.load());
+    const model::Graph& g = plan->graph();
+    runtime::Session session(plan);
+    for (const auto& [name, t] : typed_random_feeds(g)) session.set_input(name, t.dtype, t.shape, t.bytes);
+    session.run();
+    const scene::Activations values = scene::activations_of(session);
+    const scene::Layout layout = scene::Layout::build(g, {}, &values);
+    std::vector<glm::vec3> points;
+    for (const scene::Block& b : layout.blocks())
+      add_corners(points, {b.min[0], b.min[1], b.min[2]}, {b.max[0], b.max[1], b.max[2]});
+    for (const glm::vec3& p : words_to_frame(g, layout)) points.push_back(p);
+    AnnotationOptions notes;
+    notes.words.title = m.file + "  (random input, seed 42)";
+    notes.words.notes.push_back("image: the model's preprocessing metadata (scale 0.003921, mean 0)");
+    const model::Tensor& input = g.tensors[g.inputs[0]];
+    if (input.shape.size() == 4) notes.words.picture = InputPicture{input.name, {}};
+    for (const glm::vec2 window : {glm::vec2(1600, 900), glm::vec2(800, 450)}) {
+      notes.viewport = window;
+      TextBuilder text(Font::builtin());
+      const std::vector<ScreenRect> rects = panel_rects(annotate(text, g, layout, values, notes), window);
+      ASSERT_GE(rects.size(), 3u) << m.file << ": title, prediction and legend at least";
+      for (const CameraPreset preset : {CameraPreset::Overview, CameraPreset::Front, CameraPreset::Side, CameraPreset::Top}) {
+        const Camera camera = frame_clear(preset, points, window, rects);
+        const float aspect = window.x / window.y;
+        EXPECT_EQ(corners_clear(layout, camera.projection(aspect) * camera.view(), window, rects), "")
+            << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset);
+      }
+    }
+  }
+}
+
+// The desktop's home view (640x400, the filter menu at the right): every block corner is on
+// screen and under none of the panels the window draws: the view's text panels as the worker
+// composed them (what the state framed clear of) and the filter menu where FilterMenu::desktop
+// places it (the same placement clicks use).
+TEST(Desktop, TheHomeViewKeepsEveryBlockClearOfThePanels) {
+  REQUIRE_DISPLAY();
+  for (const FramedModel& m : framed_models()) {
+    ViewerOptions o = test_options();
+    o.worker.words.title = m.file;
+    DesktopViewer v(o);
+    v.load({m.file, m.load}, typed_random_feeds);
+    ASSERT_TRUE(frames_until(v, [&] { return v.state().settled(); })) << m.file;
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());
+    const glm::vec2 window(640, 400);
+    const FilterMenu menu{v.interaction().op_counts().size()};
+    const FilterMenu::Placement placed = menu.desktop(window.x, window.y);
+    std::vector<ScreenRect> rects = v.state().home_panels();
+    // The title (top left), the legend (bottom left) and the filter menu.
+    EXPECT_GE(rects.size(), 3u) << m.file;
+    rects.push_back({placed.origin, placed.origin + menu.size() * placed.scale});
+    EXPECT_EQ(v.state().home_window(), window);
+    EXPECT_TRUE(v.interaction().at_home()) << m.file;
+    const FlyCamera& c = v.interaction().camera();
+    // The blocks as the worker laid them out (their corners: what the home view frames).
+    const std::vector<glm::vec3>& corners = v.state().block_corners();
+    ASSERT_FALSE(corners.empty());
+    const glm::mat4 vp = c.projection(window.x / window.y) * c.view();
+    size_t bad = 0;
+    std::string first;
+    for (size_t i = 0; i < corners.size(); ++i) {
+      const glm::vec4 q = vp * glm::vec4(corners[i], 1.0f);
+      const glm::vec2 px{(q.x / q.w + 1) * 0.5f * window.x, (q.y / q.w + 1) * 0.5f * window.y};
+      const bool off = !(q.w > 0) || px.x < 0 || px.x > window.x || px.y < 0 || px.y > window.y;
+      const bool under = std::any_of(rects.begin(), rects.end(), [&](const ScreenRect& r) { return r.contains(px); });
+      if (off || under) {
+        if (!bad++) first = "(" + std::to_string(px.x) + ", " + std::to_string(px.y) + (off ? ") off screen" : ") under a panel");
+      }
+    }
+    EXPECT_EQ(bad, 0u) << m.file << ": " << first;
+    EXPECT_EQ(v.validation_errors(), 0u);
+  }
+}
+
+
+// A hiding filter given at the start (as `view --layers 0:2` does) frames the blocks it shows, as
+// `render` does: the home view is frame_clear of their corners alone, they are on screen and
+// clear of the panels, and they span a larger part of the width than in the whole network's home.
+TEST(Desktop, AHidingFilterFramesTheBlocksItShows) {
+  REQUIRE_DISPLAY();
+  const model::Graph g = digits();
+  const scene::Layout layout = scene::Layout::build(g, {});
+  ViewerOptions o = test_options();
+  o.filter.layer_min = 0;
+  o.filter.layer_max = 2;
+  o.filter.outside = scene::Filter::Outside::Hide;
+  DesktopViewer v(o);
+  v.load({"digits", digits}, random_feeds);
+  ASSERT_TRUE(frames_until(v, [&] { return v.state().settled(); }));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());
+  auto shown = [](const scene::Block& b) { return b.layer <= 2; };
+  std::vector<glm::vec3> all, some;
+  for (const scene::Block& b : layout.blocks()) {
+    add_corners(all, glm::vec3(b.min[0], b.min[1], b.min[2]), glm::vec3(b.max[0], b.max[1], b.max[2]));
+    if (shown(b)) add_corners(some, glm::vec3(b.min[0], b.min[1], b.min[2]), glm::vec3(b.max[0], b.max[1], b.max[2]));
+  }
+  ASSERT_LT(some.size(), all.size());
+  ASSERT_GT(some.size(), 0u);
+  const glm::vec2 window(640, 400);
+  const std::vector<ScreenRect>& panels = v.state().home_panels();
+  const Camera expected = frame_clear(CameraPreset::Overview, some, window, panels);
+  const FlyCamera& c = v.interaction().camera();
+  EXPECT_LT(glm::length(c.position - expected.eye), 1e-4f * glm::length(expected.target - expected.eye));
+  EXPECT_LT(glm::length(c.forward() - glm::normalize(expected.target - expected.eye)), 1e-4f);
+  const glm::mat4 vp = c.projection(window.x / window.y) * c.view();
+  EXPECT_EQ(corners_clear(layout, vp, window, panels, shown), "");
+  // The shown blocks' width on screen, here and in the home of the whole network.
+  auto span = [&](const Camera& cam) {
+    float lo = 1e30f, hi = -1e30f;
+    for (const glm::vec2& p : project_points(cam, some, window)) lo = std::min(lo, p.x), hi = std::max(hi, p.x);
+    return hi - lo;
+  };
+  const Camera whole = frame_clear(CameraPreset::Overview, all, window, panels);
+  EXPECT_GT(span(expected), 1.3f * span(whole)) << "the shown blocks span " << span(expected) << " px, in the whole network's home "
+                                                << span(whole) << " px";
+  EXPECT_EQ(v.validation_errors(), 0u);
 }
 
 }  // namespace
