@@ -118,6 +118,27 @@ class ScratchPool {
   std::vector<T> free_;
 };
 
+}  // namespace
+
+bool far_side_input(const model::Graph& graph, const Layout& layout, model::TensorId source, const model::Node& consumer) {
+  if (source >= graph.tensors.size()) return false;
+  // The layers of the source's consumers that lay something out (a Shape or a comparison draws no
+  // line), nearest first.
+  std::vector<int> layers;
+  for (model::NodeId c : graph.tensors[source].consumers) {
+    if (c >= graph.nodes.size()) continue;
+    const model::Node& n = graph.nodes[c];
+    if (std::any_of(n.outputs.begin(), n.outputs.end(), [&](model::TensorId o) { return o != model::kNone && layout.block(o); }))
+      layers.push_back(n.layer);
+  }
+  if (layers.empty()) return false;
+  const int nearest = *std::min_element(layers.begin(), layers.end());
+  const auto far = std::count_if(layers.begin(), layers.end(), [&](int l) { return l > nearest + kSideInputReach; });
+  return far > kSideInputFarConsumers && consumer.layer > nearest + kSideInputReach;
+}
+
+namespace {
+
 // Segment indices, largest work first, for balanced parallel loops.
 std::vector<size_t> by_size(const std::vector<uint64_t>& sizes) {
   std::vector<size_t> idx(sizes.size());
@@ -211,6 +232,13 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
             list.push_back(uint32_t(im.segment_of[out]));
         }
     }
+  }
+
+  for (size_t i = 0; i < S; ++i) {
+    const model::Tensor& t = graph.tensors[im.segments[i].tensor];
+    im.data[i].side_input = std::any_of(t.consumers.begin(), t.consumers.end(), [&](model::NodeId c) {
+      return c < graph.nodes.size() && far_side_input(graph, layout, im.segments[i].tensor, graph.nodes[c]);
+    });
   }
 
   // Which segments get connections, and from which node output.
@@ -358,15 +386,18 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     const uint32_t* rank = nullptr;
     int64_t total = 0;
     uint32_t first = 0, resident = 0;
+    bool side = false;  // a side input (SegmentData::side_input): does not set the scale
   };
   std::vector<std::vector<Slot>> slots_of(S);
   for (size_t i = 0; i < S; ++i) {
     if (node_values_of[i] < 0) continue;
     for (model::TensorId in : sources[i].node->inputs) {
       Slot sl;
-      if (in != model::kNone && in < im.segment_of.size() && im.segment_of[in] >= 0) {
+      if (in != model::kNone && in < im.segment_of.size() && im.segment_of[in] >= 0 &&
+          !far_side_input(graph, layout, in, *sources[i].node)) {
         const size_t si = size_t(im.segment_of[in]);
-        sl = {im.data[si].rank.data(), im.segments[si].neuron_total, im.segments[si].neuron_first, im.segments[si].neuron_count};
+        sl = {im.data[si].rank.data(), im.segments[si].neuron_total, im.segments[si].neuron_first, im.segments[si].neuron_count,
+              im.data[si].side_input};
       }
       slots_of[i].push_back(sl);
     }
@@ -430,7 +461,7 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
             const uint32_t rank = sl.rank[size_t(e.src)];
             if (rank >= sl.resident) continue;
             kept[n++] = {sl.first + rank, e.contribution};
-            max_abs = std::max(max_abs, std::fabs(e.contribution));
+            if (!sl.side && !d.side_input) max_abs = std::max(max_abs, std::fabs(e.contribution));
           }
           task_counts[out - task.begin] = uint8_t(n - before);
         }
@@ -470,7 +501,9 @@ Scene SceneBuilder::build(const model::Graph& graph, const Layout& layout, const
     s.connection_first = uint32_t(connection_count);
     s.connection_count = uint32_t(conn_resident[i]);
     connection_count += conn_resident[i];
-    if (conn_resident[i] > 0) max_abs = std::max(max_abs, segment_max[i]);  // a segment's strongest is resident
+    // A segment's strongest is resident (but where a side input's lines took its cap: then the scale
+    // is a little above what is drawn).
+    if (conn_resident[i] > 0) max_abs = std::max(max_abs, segment_max[i]);
   }
   if (connection_count > std::numeric_limits<uint32_t>::max()) throw std::runtime_error("scene: more than 2^32 connections");
   im.max_contribution = max_abs;

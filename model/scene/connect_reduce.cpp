@@ -2,7 +2,8 @@
 // from (score |a|, contribution a unless stated):
 //   Reduce*: the reduced window (ReduceMean: contribution a / n). ArgMax, ArgMin: the line along
 //   the axis. Softmax, LogSoftmax, Hardmax, LpNormalization: the line along the axis (opset < 13
-//   Softmax family: the flattened row from the axis on). LayerNormalization: the normalised row,
+//   Softmax family: the flattened row from the axis on); Softmax: contribution a·p, p the
+//   output at the source's place (the share of the line's mass its logit holds). LayerNormalization: the normalised row,
 //   weight = the scale that multiplies this output. InstanceNormalization: the (n, c) plane,
 //   weight = scale[c]. MeanVarianceNormalization: the elements sharing the output's index on the
 //   kept axes. LRN: the channel window. CumSum: the elements summed into it.
@@ -166,8 +167,21 @@ void offer_lines(TopK& top, const float* X, int64_t n, int64_t inner) {
 }
 
 void connect_softmax(const NodeValues& v, uint32_t output, TopK& top) {
-  const auto io = source_io(v, output, top);
+  auto io = source_io(v, output, top);
   if (!io || io->os != io->xs) return;
+  // Softmax, LogSoftmax, Hardmax: a logit counts as much as the share of the line's mass it holds
+  // (the Softmax of its line, which Softmax's output is): contribution a·p. A masked logit
+  // (BERT's scores plus -10000) holds none, and with contribution a it was the strongest line of
+  // every attention row and set the scene's scale, leaving the rest of the network's lines unseen.
+  if (v.node.op_type == "Softmax" && output < v.outputs.size() && v.outputs[output].data.size() == size_t(numel(io->xs))) {
+    const float* p = v.outputs[output].data.data();
+    NodeMemo& memo = *v.memo;
+    std::call_once(memo.once, [&] {
+      memo.data.resize(v.outputs[output].data.size());
+      for (size_t e = 0; e < memo.data.size(); ++e) memo.data[e] = io->x[e] * p[e];
+    });
+    io->x = memo.data.data();
+  }
   const int64_t rank = int64_t(io->xs.size());
   if (rank == 0) {
     for (int64_t y = top.begin(); y < top.end(); ++y) top.offer(y, 0, 0, std::fabs(io->x[0]), io->x[0]);

@@ -199,7 +199,7 @@ void Scene::refresh(const Layout& layout, const Activations& values, SceneSink& 
       const SegmentData::Link& l = d.links[c];
       const float x = l.factor * values[im.segments[l.src_segment].tensor].data[l.src_element];
       d.contributions[c] = x;
-      if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+      if (std::isfinite(x) && !d.side_input && !im.data[l.src_segment].side_input) m = std::max(m, std::fabs(x));
     }
     segment_max[i] = m;
   });

@@ -306,7 +306,7 @@ class Scene {
 
   const std::vector<Segment>& segments() const;
   const BuildStats& stats() const;
-  float max_contribution() const;  // max |contribution| over kept connections
+  float max_contribution() const;  // max |contribution| over kept connections but those from or into a side input (build.h)
 
   DrawCounts counts(const Filter& filter) const;  // O(segments · log n)
   NeuronInfo neuron(uint32_t index) const;  // throws std::out_of_range for a bad index

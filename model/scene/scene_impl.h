@@ -85,6 +85,11 @@ struct SegmentData {
   // entries (the array may be larger; its memory past them is given back).
   PageArray<Connection> connections;
   std::vector<uint32_t> consumers;        // segments of tensors computed from this one
+  // A side input feeding many far layers (build.h far_side_input): its connections (into its near
+  // consumers only) and those into it are drawn at full strength and do not set the scene's
+  // contribution scale, which its large values (an attention mask's -10000) would leave every
+  // other line far below.
+  bool side_input = false;
   // SceneOptions::refreshable only: per resident connection, in the order of the build's sort,
   // its source and destination elements and weight factor (contribution = factor · a_src), and
   // its contribution as of the last build or refresh (refresh.cpp).

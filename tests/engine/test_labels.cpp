@@ -133,6 +133,56 @@ TEST(Labels, BertReadsAsRowsOfNamedEncoderLayers) {
   }
 }
 
+// BERT's attention mask (bert/mul:0, -10000 where it masks) is added to the scores of all 24
+// encoder layers. Every tensor is in render's focus, so each layer's scores drew their connections
+// from the mask: thick saturated blue bands from the first row to every row, covering the gaps
+// between the rows (side view: 6.9% of their pixels blue, overview 4.2% of all pixels). The mask
+// now draws into its nearest layer only and does not set the lines' scale (scene build.h
+// far_side_input): the gaps keep under 1% blue, and the network's own connections are drawn.
+TEST(Connections, BertsAttentionMaskDrawsNoFanAcrossTheRows) {
+  const fs::path model = fs::path(NNXR_SHARED_MODELS) / "tf-bert-qa-tiny.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "no " << model;
+  for (const std::string preset : {"side", "overview"}) {
+    const fs::path out = fs::temp_directory_path() / ("nnxr-bert-mask-" + preset + ".png");
+    fs::remove(out);
+    const auto r = nnxr::test::run_nnxr("render '" + model.string() + "' --camera " + preset + " --out '" + out.string() +
+                                        "' --width 1600 --height 900");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto shown = r.out.find(" connections shown");
+    ASSERT_NE(shown, std::string::npos) << r.out;
+    const auto comma = r.out.rfind(", ", shown);
+    EXPECT_GT(std::stoll(r.out.substr(comma + 2, shown - comma - 2)), 100000) << "the network's own lines stay: " << r.out;
+    int w = 0, h = 0, n = 0;
+    unsigned char* px = stbi_load(out.c_str(), &w, &h, &n, 3);
+    ASSERT_NE(px, nullptr) << out;
+    auto at = [&](int x, int y) { return Rgb{px[3 * (y * w + x)], px[3 * (y * w + x) + 1], px[3 * (y * w + x) + 2]}; };
+    // Blue: the negative end of the colour map (the lines and the activations below zero); red,
+    // the positive end, marks the rows of blocks.
+    auto blue = [](Rgb c) { return c.b > 140 && c.b > c.r + 70; };
+    auto red = [](Rgb c) { return c.r > 150 && c.r > c.b + 60 && c.r > c.g + 40; };
+    std::vector<int> reds(size_t(h), 0);
+    long blues = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) reds[size_t(y)] += red(at(x, y)), blues += blue(at(x, y));
+    // Between the rows: image lines at least 12 px from any with 8 red pixels or more, below the
+    // title and above the legend.
+    long between = 0, between_blue = 0;
+    for (int y = 60; y < h - 120; ++y) {
+      bool near = false;
+      for (int d = -12; d <= 12 && !near; ++d) near = y + d >= 0 && y + d < h && reds[size_t(y + d)] >= 8;
+      if (near) continue;
+      for (int x = 0; x < w; ++x) ++between, between_blue += blue(at(x, y));
+    }
+    stbi_image_free(px);
+    const double all = double(blues) / double(w * h);
+    EXPECT_LT(all, 0.02) << preset << ": " << out;
+    if (preset == "side") {  // rows across the image, gaps between them
+      ASSERT_GT(between, 100L * w) << out;
+      EXPECT_LT(double(between_blue) / double(between), 0.01) << out;
+    }
+  }
+}
+
 TEST(Labels, SqueezenetNamesBellCote) {
   const fs::path model = fs::path(NNXR_SHARED_MODELS) / "squeezenet1.1-caffe2-op7-fp32.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << "no " << model;

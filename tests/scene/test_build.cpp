@@ -422,6 +422,89 @@ TEST(SceneBuild, InlineModelHandCheckedCounts) {
   }
 }
 
+// A side input feeding many far layers (an attention mask, -10000 where it masks, added to the
+// scores before a Softmax in each of six blocks of a chain, as in BERT) draws its lines into its
+// nearest consumer only, and neither they nor those into it set the scale; the chain's own
+// connections stay in every block, and a skip connection (the chain's first map, added again at
+// the end: one far consumer) keeps its lines.
+TEST(SceneBuild, ASideInputFeedingManyFarLayersDrawsIntoItsNearestConsumerOnly) {
+  std::string text =
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[1,8] X, float[1,8] M) => (float[1,8] Y) <float[1] big = {-10000}> {\n"
+      "  S = Mul(M, big)\n  h0 = Relu(X)\n";
+  std::string h = "h0";
+  for (int b = 0; b < 6; ++b) {
+    const std::string a = "a" + std::to_string(b);
+    text += "  " + a + " = Add(" + h + ", S)\n  p" + std::to_string(b) + " = Softmax(" + a + ")\n";
+    h = "p" + std::to_string(b);
+    for (int i = 0; i < 10; ++i) {  // ten layers to a block: the next Add is far
+      const std::string next = a + "_" + std::to_string(i);
+      text += "  " + next + " = Relu(" + h + ")\n";
+      h = next;
+    }
+  }
+  text += "  Y = Add(" + h + ", h0)\n}\n";
+  ModelRun run(model::load_model_from_text(text));
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8}, m = {0, 1, 0, 1, 1, 0, 1, 0};
+  const std::vector<int64_t> shape = {1, 8};
+  run.session.set_input("X", model::DType::Float, shape, std::as_bytes(std::span(x)));
+  run.session.set_input("M", model::DType::Float, shape, std::as_bytes(std::span(m)));
+  run.session.run();
+  const Graph& g = run.plan->graph();
+  const Layout layout = Layout::build(g, {});
+  const Activations acts = activations_of(run.session);
+  InMemorySink sink;
+  const Scene scene = Scene::build(g, layout, acts, {.top_k = 8, .budget = 100'000}, sink);
+  check_scene(g, layout, acts, scene, sink, 100'000);
+  const auto seg = [&](const std::string& name) {
+    for (const Segment& s : scene.segments())
+      if (s.tensor == g.find(name)) return s;
+    ADD_FAILURE() << name;
+    return Segment{};
+  };
+  // Connections of `into` whose source lies in tensor `from`.
+  auto from = [&](const std::string& into, const std::string& source) {
+    const Segment d = seg(into), s = seg(source);
+    int n = 0;
+    for (uint32_t c = d.connection_first; c < d.connection_first + d.connection_count; ++c)
+      n += sink.connection_data[c].src >= s.neuron_first && sink.connection_data[c].src < s.neuron_first + s.neuron_count;
+    return n;
+  };
+  EXPECT_EQ(from("a0", "S"), 8) << "the nearest consumer keeps the mask's lines";
+  for (int b = 1; b < 6; ++b) {
+    const std::string a = "a" + std::to_string(b);
+    EXPECT_EQ(from(a, "S"), 0) << a << " is far: no line from the mask";
+    EXPECT_EQ(from(a, "a" + std::to_string(b - 1) + "_9"), 8) << a << " keeps the chain's lines";
+  }
+  EXPECT_EQ(from("Y", "h0"), 8) << "a skip connection keeps its lines";
+  // The scale is the chain's (at most 8 plus what the mask's zeros add), not the mask's 10000;
+  // the mask's lines into a0 are drawn at full strength.
+  EXPECT_LT(scene.max_contribution(), 100.f);
+  EXPECT_GT(scene.max_contribution(), 7.f);
+  const Segment a0 = seg("a0");
+  const uint32_t s0 = seg("S").neuron_first;
+  int saturated = 0;
+  for (uint32_t c = a0.connection_first; c < a0.connection_first + a0.connection_count; ++c) {
+    const Connection& conn = sink.connection_data[c];
+    if (conn.src < s0 || conn.src >= s0 + 8 || sink.neuron_data[conn.src].value == 0) continue;
+    EXPECT_EQ(conn.packed >> 24, 0x80u | 127u);
+    ++saturated;
+  }
+  EXPECT_EQ(saturated, 4);  // the mask's four ones
+  // Without the far layers (one block) the mask is an ordinary input and sets the scale.
+  ModelRun one(model::load_model_from_text(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[1,8] X, float[1,8] M) => (float[1,8] Y) <float[1] big = {-10000}> {\n"
+      "  S = Mul(M, big)\n  h0 = Relu(X)\n  Y = Add(h0, S)\n}\n"));
+  one.session.set_input("X", model::DType::Float, shape, std::as_bytes(std::span(x)));
+  one.session.set_input("M", model::DType::Float, shape, std::as_bytes(std::span(m)));
+  one.session.run();
+  InMemorySink sink1;
+  const Layout layout1 = Layout::build(one.plan->graph(), {});
+  const Scene scene1 = Scene::build(one.plan->graph(), layout1, activations_of(one.session), {.budget = 100'000}, sink1);
+  EXPECT_EQ(scene1.max_contribution(), 10000.f);
+}
+
 TEST(SceneBuild, DefaultModel) {
   ModelRun run(model::load_model_from_memory(assets::default_model().bytes, "digits.onnx"));
   const Graph& g = run.plan->graph();

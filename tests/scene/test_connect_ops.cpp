@@ -213,10 +213,12 @@ TEST(Connect, ReduceSoftmaxLayerNorm) {
     for (int64_t e = 0; e < 24; ++e)
       if (e / 4 == o) c.push_back({0, e, X[e]});
   });
+  // Softmax: a logit weighted by its share of the line, a·p (p: the output at its place).
+  const float* P = f.data("P");
   for (int k : {2, 16})
     check(f, "P", [&](int64_t o, std::vector<Cand>& c) {
       for (int64_t e = 0; e < 24; ++e)
-        if (e / 12 == o / 12 && e % 4 == o % 4) c.push_back({0, e, X[e]});
+        if (e / 12 == o / 12 && e % 4 == o % 4) c.push_back({0, e, X[e] * P[e]});
     }, k);
   check(f, "L", [&](int64_t o, std::vector<Cand>& c) {
     for (int64_t e = 0; e < 24; ++e)
