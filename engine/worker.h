@@ -97,7 +97,8 @@ struct ModelLoaded {
 };
 
 // Compare mode: where inputs A and B part ways. `curve` holds, by depth, the largest rel L2
-// ‖a_A − a_B‖/‖a_A‖ of the tensors at each depth (x in network space, metres at scale 1);
+// ‖a_A − a_B‖/‖a_A‖ of the tensors at each depth (x in network space, metres at scale 1; a
+// wrapped layout's rows laid end to end in the chain's order and fitted to the network's X extent);
 // `most_changed` the tensors with the largest rel L2, most first.
 struct CompareSummary {
   std::vector<std::array<float, 2>> curve;

@@ -553,11 +553,70 @@ CompareSummary compare_summary(const model::Graph& g, const scene::Layout& layou
                                const std::vector<std::optional<scene::Divergence>>& div) {
   CompareSummary summary;
   for (model::TensorId id : scene::most_changed(g, div, 8)) summary.most_changed.emplace_back(g.tensors[id].name, div[id]->rel_l2);
-  // The curve: per depth (block centre along x), the largest finite rel L2 of its activations.
-  for (const scene::Block& b : layout.blocks()) {
+  // The curve: per place along the chain, the largest finite rel L2 of its activations. A wrapped
+  // layout's rows (scene.h Layout) each run along X from the same start, so X alone would fold
+  // them onto one another: a block's place is its row's start along the chain (the rows before it
+  // laid end to end, top row first) plus its X within the row, mapped back onto the network's X
+  // extent. One row: its X itself.
+  const auto& blocks = layout.blocks();
+  std::vector<std::array<float, 3>> rows;  // per row: top, bottom, min X; top row first
+  for (const scene::Block& b : blocks) {
+    auto at = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return b.min[1] <= r[0] && b.max[1] >= r[1]; });
+    if (at == rows.end()) rows.push_back({b.max[1], b.min[1], b.min[0]});
+    else (*at) = {std::max((*at)[0], b.max[1]), std::min((*at)[1], b.min[1]), std::min((*at)[2], b.min[0])};
+  }
+  // Blocks of one row overlap in Y (a wrapped row centres its blocks on one height, rows stand a
+  // gap apart); merge rows that came to overlap as blocks widened them.
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t i = 0; i < rows.size() && !merged; ++i)
+      for (size_t j = i + 1; j < rows.size() && !merged; ++j)
+        if (rows[j][1] <= rows[i][0] && rows[j][0] >= rows[i][1]) {
+          rows[i] = {std::max(rows[i][0], rows[j][0]), std::min(rows[i][1], rows[j][1]), std::min(rows[i][2], rows[j][2])};
+          rows.erase(rows.begin() + std::ptrdiff_t(j));
+          merged = true;
+        }
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a[0] > b[0]; });
+  std::vector<float> row_start(rows.size(), 0.f), row_end(rows.size(), -INFINITY);
+  auto row_of = [&](const scene::Block& b) {
+    const float y = 0.5f * (b.min[1] + b.max[1]);
+    for (size_t r = 0; r < rows.size(); ++r)
+      if (y <= rows[r][0] && y >= rows[r][1]) return r;
+    return size_t(0);
+  };
+  std::vector<std::vector<float>> xs(rows.size());  // per row: its blocks' depths
+  for (const scene::Block& b : blocks) {
+    const size_t r = row_of(b);
+    row_end[r] = std::max(row_end[r], b.max[0]);
+    xs[r].push_back(0.5f * (b.min[0] + b.max[0]));
+  }
+  float length = 0;  // the chain's length, rows end to end, each a step longer than its blocks
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::sort(xs[r].begin(), xs[r].end());
+    xs[r].erase(std::unique(xs[r].begin(), xs[r].end()), xs[r].end());
+    const float extent = std::max(row_end[r] - rows[r][2], 0.f);
+    const float step = xs[r].size() > 1 ? extent / float(xs[r].size() - 1) : extent;
+    row_start[r] = length;
+    length += extent + step;
+  }
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  // The last row's step is not drawn: the chain ends at the network's right end.
+  if (!rows.empty() && !xs.back().empty()) {
+    const float extent = std::max(row_end.back() - rows.back()[2], 0.f);
+    length -= xs.back().size() > 1 ? extent / float(xs.back().size() - 1) : extent;
+  }
+  const float scale = rows.size() > 1 && length > 0 ? (hi[0] - lo[0]) / length : 1.f;
+  auto place = [&](const scene::Block& b) {
+    const float x = 0.5f * (b.min[0] + b.max[0]);
+    if (rows.size() <= 1) return x;
+    const size_t r = row_of(b);
+    return lo[0] + (row_start[r] + x - rows[r][2]) * scale;
+  };
+  for (const scene::Block& b : blocks) {
     if (b.tensor >= div.size() || !div[b.tensor] || g.tensors[b.tensor].kind != model::TensorKind::Activation) continue;
     if (!std::isfinite(div[b.tensor]->rel_l2)) continue;
-    const float x = 0.5f * (b.min[0] + b.max[0]), v = static_cast<float>(div[b.tensor]->rel_l2);
+    const float x = place(b), v = static_cast<float>(div[b.tensor]->rel_l2);
     auto& c = summary.curve;
     auto at = std::find_if(c.begin(), c.end(), [&](const std::array<float, 2>& p) { return std::abs(p[0] - x) < 1e-6f; });
     if (at == c.end()) c.push_back({x, v});

@@ -21,6 +21,7 @@
 #include "engine/worker.h"
 #include "model/load.h"
 #include "model/runtime/runtime.h"
+#include "model/scene/compare.h"
 
 namespace nnxr::engine {
 namespace {
@@ -831,6 +832,54 @@ TEST(WorkerScene, APointCapKeepsEachTensorsStrongestPoints) {
   }
   EXPECT_TRUE(seen);
   EXPECT_LT(scene::focus_elements(g, layout, {name}, 8, 0, 37), scene::focus_elements(g, layout, {name}, 8, 0, 0));
+}
+
+// Compare mode's divergence curve follows the chain: a chain long enough to wrap into rows (each
+// row along X from the same start) gives one point per depth, rows laid end to end, not the rows'
+// points merged by their shared X. Divergence rising with depth gives a curve rising from the
+// network's left end to its right end.
+TEST(CompareSummary, AWrappedChainsCurveFollowsItsRowsInOrder) {
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[1,8] t0) => (float[1,8] t150) {\n";
+  for (int i = 1; i <= 150; ++i) text += "  t" + std::to_string(i) + " = Relu(t" + std::to_string(i - 1) + ")\n";
+  text += "}\n";
+  const model::Graph g = model::load_model_from_text(text);
+  const scene::Layout layout = scene::Layout::build(g, {});
+  int rows = 1;
+  for (size_t i = 1; i < layout.blocks().size(); ++i) rows += layout.blocks()[i].min[1] != layout.blocks()[i - 1].min[1];
+  ASSERT_GE(rows, 3) << "the chain wraps";
+  std::vector<std::optional<scene::Divergence>> div(g.tensors.size());
+  int activations = 0;
+  for (const scene::Block& b : layout.blocks())
+    if (g.tensors[b.tensor].kind == model::TensorKind::Activation) {
+      div[b.tensor] = scene::Divergence{.rel_l2 = 0.01 * g.tensors[b.tensor].layer};
+      ++activations;
+    }
+  const CompareSummary summary = compare_summary(g, layout, div);
+  ASSERT_EQ(int(summary.curve.size()), activations) << "a point per depth";
+  for (size_t i = 1; i < summary.curve.size(); ++i) {
+    EXPECT_GT(summary.curve[i][0], summary.curve[i - 1][0]);
+    EXPECT_GT(summary.curve[i][1], summary.curve[i - 1][1]) << "point " << i << ": in the chain's order";
+  }
+  const auto lo = layout.bounds_min(), hi = layout.bounds_max();
+  EXPECT_GE(summary.curve.front()[0], lo[0]);
+  EXPECT_LT(summary.curve.front()[0], lo[0] + 0.05f * (hi[0] - lo[0])) << "the chain starts at the left";
+  EXPECT_LE(summary.curve.back()[0], hi[0]);
+  EXPECT_GT(summary.curve.back()[0], hi[0] - 0.05f * (hi[0] - lo[0])) << "and ends at the right";
+
+  // One line: each point at its block's X, as before.
+  std::string shorter = "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[1,8] t0) => (float[1,8] t10) {\n";
+  for (int i = 1; i <= 10; ++i) shorter += "  t" + std::to_string(i) + " = Relu(t" + std::to_string(i - 1) + ")\n";
+  shorter += "}\n";
+  const model::Graph h = model::load_model_from_text(shorter);
+  const scene::Layout line = scene::Layout::build(h, {});
+  std::vector<std::optional<scene::Divergence>> div1(h.tensors.size());
+  for (const scene::Block& b : line.blocks()) div1[b.tensor] = scene::Divergence{.rel_l2 = 0.5};
+  const CompareSummary one = compare_summary(h, line, div1);
+  ASSERT_EQ(one.curve.size(), 10u);
+  for (size_t i = 0; i < one.curve.size(); ++i) {
+    const scene::Block& b = *line.block(h.find("t" + std::to_string(i + 1)));
+    EXPECT_FLOAT_EQ(one.curve[i][0], 0.5f * (b.min[0] + b.max[0]));
+  }
 }
 
 TEST(WorkerScene, BadModelIsAFailedEventNamingTheFile) {
