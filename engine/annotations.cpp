@@ -38,6 +38,9 @@ struct Pending {
   TextStyle style;
   int importance;
   bool hidden = false;  // overlaps a more important label at any distance the style can say
+  // A second place to try, as an offset from anchor (network space; zero: none): declutter moves
+  // the label there when it overlaps nothing there but would where it is.
+  glm::vec3 lift{0};
 };
 
 // Hides labels that overlap a more important (or larger) one through the camera: they come back
@@ -52,37 +55,57 @@ void declutter(std::vector<Pending>& labels, const Font& font, const glm::mat4& 
     float px;
     Rect rect;  // with the plate: no other label may overlap it
     Rect text;  // the words alone: inside the image (a plate cut by the image's edge does no harm)
+    std::optional<Rect> lifted_rect, lifted_text;  // the same at anchor + lift
   };
   std::vector<Seen> seen;
   // Labels are billboards: an em is as many pixels as text.vert makes it, em · |P11| · h/2 over the
   // distance (clip w), whatever the direction of the world's up on screen. The row of vp that
   // gives clip y is P11 times the camera's unit up vector.
   const float p11 = glm::length(glm::vec3(vp[0][1], vp[1][1], vp[2][1]));
-  for (size_t i = 0; i < labels.size(); ++i) {
-    const Pending& l = labels[i];
-    const glm::vec4 a = vp * glm::vec4(l.anchor, 1);
-    if (a.w <= 1e-6f) continue;
+  struct Placed {
+    float px;
+    Rect rect, text;
+  };
+  auto place = [&](const Pending& l, glm::vec3 anchor) -> std::optional<Placed> {
+    const glm::vec4 a = vp * glm::vec4(anchor, 1);
+    if (a.w <= 1e-6f) return std::nullopt;
     const glm::vec2 pa = (glm::vec2(a) / a.w * 0.5f + 0.5f) * viewport;
     const float px = l.style.em * p11 * 0.5f * viewport.y / a.w;
-    if (px < std::max(l.style.min_px, 1.0f)) continue;  // hidden by distance anyway
     const float em = std::min(px, l.style.max_px);
     const glm::vec2 size = text_size(font, l.text) * em;
     // With the plate behind a tensor label (a quarter em beyond the text at the sides, a tenth
     // above, a fifth below) and a few pixels more.
     const float side = 0.25f * em + 3, top = 0.1f * em + 2, bottom = 0.2f * em + 2;
-    seen.push_back({i, px, {pa.x - 0.5f * size.x - side, pa.y - size.y - top, pa.x + 0.5f * size.x + side, pa.y + bottom},
-                    {pa.x - 0.5f * size.x - 1, pa.y - size.y - 1, pa.x + 0.5f * size.x + 1, pa.y + 1}});
+    return Placed{px,
+                  {pa.x - 0.5f * size.x - side, pa.y - size.y - top, pa.x + 0.5f * size.x + side, pa.y + bottom},
+                  {pa.x - 0.5f * size.x - 1, pa.y - size.y - 1, pa.x + 0.5f * size.x + 1, pa.y + 1}};
+  };
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const Pending& l = labels[i];
+    const auto at = place(l, l.anchor);
+    if (!at) continue;
+    if (at->px < std::max(l.style.min_px, 1.0f)) continue;  // hidden by distance anyway
+    Seen s{i, at->px, at->rect, at->text, std::nullopt, std::nullopt};
+    if (l.lift != glm::vec3(0))
+      if (const auto up = place(l, l.anchor + l.lift)) s.lifted_rect = up->rect, s.lifted_text = up->text;
+    seen.push_back(s);
   }
   std::stable_sort(seen.begin(), seen.end(), [&](const Seen& a, const Seen& b) {
     if (labels[a.index].importance != labels[b.index].importance)
       return labels[a.index].importance < labels[b.index].importance;
     return a.px > b.px;
   });
+  auto fits = [&](const Rect& rect, const Rect& text) {
+    return std::none_of(kept.begin(), kept.end(), [&](const Rect& r) { return r.overlaps(rect); }) && text.x0 >= 0 &&
+           text.y0 >= 0 && text.x1 <= viewport.x && text.y1 <= viewport.y;
+  };
   for (const Seen& s : seen) {
-    const bool clear = std::none_of(kept.begin(), kept.end(), [&](const Rect& r) { return r.overlaps(s.rect); });
-    const bool inside = s.text.x0 >= 0 && s.text.y0 >= 0 && s.text.x1 <= viewport.x && s.text.y1 <= viewport.y;
-    if (clear && inside) kept.push_back(s.rect);
-    else if (s.px * kReveal > 255.0f) labels[s.index].hidden = true;
+    if (fits(s.rect, s.text)) {
+      kept.push_back(s.rect);
+    } else if (s.lifted_rect && fits(*s.lifted_rect, *s.lifted_text)) {
+      kept.push_back(*s.lifted_rect);
+      labels[s.index].anchor += labels[s.index].lift;
+    } else if (s.px * kReveal > 255.0f) labels[s.index].hidden = true;
     else labels[s.index].style.min_px = std::max(labels[s.index].style.min_px, s.px * kReveal);
   }
 }
@@ -351,6 +374,9 @@ namespace {
 // The em of group labels and how far over their row's tallest block they stand, in metres.
 float group_em(float size) { return 0.03f * size; }
 float group_raise(float size) { return 0.1f * size; }
+// Group labels in a row take at most this fraction of the distance between their centres (the
+// rest keeps their plates apart), and shrink to fit it down to kGroupMinEm of group_em.
+constexpr float kGroupFill = 0.85f, kGroupMinEm = 0.4f;
 
 float network_size(const scene::Layout& layout) {
   const auto lo = layout.bounds_min(), hi = layout.bounds_max();
@@ -398,10 +424,20 @@ std::vector<ScreenArea> annotate(TextBuilder& out, const model::Graph& graph, co
   }
   const size_t tensor_labels = world.size();
   for (const scene::GroupLabel& g : labels.groups) {
-    const float em = group_em(size);
+    // As large as group_em, but no larger than lets the name (on its plate) stand clear of its
+    // neighbours in the row: a wrapped BERT has six encoder layers to a row, and at group_em
+    // "encoder.layer.12" was 1.5 times as wide as its layer, so every other one was hidden.
+    float gap = INFINITY;  // to the nearest group label of the same row
+    for (const scene::GroupLabel& h : labels.groups)
+      if (&h != &g && h.anchor[1] == g.anchor[1] && h.anchor[2] == g.anchor[2])
+        gap = std::min(gap, std::abs(h.anchor[0] - g.anchor[0]));
+    const float width = text_size(out.font(), g.name).x + 0.5f;  // in em, with the plate's sides
+    const float em = std::clamp(kGroupFill * gap / width, kGroupMinEm * group_em(size), group_em(size));
     TextStyle style{.em = em, .colour = kGroup, .min_px = 8, .max_px = 34, .centred = true, .above = true};
     // Above the tensor labels of the tallest block of its row.
-    world.push_back({glm::vec3(g.anchor[0], g.anchor[1] + group_raise(size), g.anchor[2]), g.name, style, 0});
+    // Where the view crowds the row (seen at a slant), a label may stand a line higher.
+    const glm::vec3 lift{0, (text_size(out.font(), g.name).y + 0.3f) * em, 0};
+    world.push_back({glm::vec3(g.anchor[0], g.anchor[1] + group_raise(size), g.anchor[2]), g.name, style, 0, false, lift});
   }
   // The input in its true colours beside the network, before its first layer: a world billboard,
   // so that the headset (which draws no corner panels) shows it too.

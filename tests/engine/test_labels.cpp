@@ -103,8 +103,8 @@ TEST(Labels, DefaultModelIsLabelledAndPredicts) {
 }
 
 // The tiny BERT, wrapped into rows of encoder layers, reads as a sequence with words in the overview,
-// side and top views: OCR finds at least four of its encoder layers' group labels and some of its
-// tensor labels whole. (In one 33 m line, the top view's labels stood over one another and each
+// side and top views: OCR finds at least half of its encoder layers' group labels (five in the top
+// view) and some of its tensor labels whole. (In one 33 m line, the top view's labels stood over one another and each
 // plate cut the words before it into fragments such as "nmb".)
 TEST(Labels, BertReadsAsRowsOfNamedEncoderLayers) {
   const fs::path model = fs::path(NNXR_SHARED_MODELS) / "tf-bert-qa-tiny.onnx";
@@ -127,7 +127,10 @@ TEST(Labels, BertReadsAsRowsOfNamedEncoderLayers) {
     // Tensor labels: the op is cyan, the name and shape white; tesseract often reads ":0" as ":o".
     const int tensors = count_found(text, {"tensordot/matmul", "self/matmul", "self/softmax", "dense/tensordot",
                                            "dense/biasadd", "activation/erf", "2x7x7", "7x32"});
-    EXPECT_GE(groups, 4) << preset << ": OCR read: " << text << "\nimage: " << out;
+    // Every group label fits its layer's width (they shrink to it, or stand a line higher where a
+    // slanted view crowds them): OCR read 18 of 24 in the overview, 19 in the side view, 8 in the
+    // top view (where lines cross the words); every other one was hidden before (4, 10, 6).
+    EXPECT_GE(groups, preset == "top" ? 5 : 12) << preset << ": OCR read: " << text << "\nimage: " << out;
     EXPECT_GE(tensors, 1) << preset << ": OCR read: " << text << "\nimage: " << out;
     EXPECT_GE(groups + tensors, 5) << preset << ": OCR read: " << text << "\nimage: " << out;
   }
