@@ -423,21 +423,32 @@ std::vector<ScreenArea> annotate(TextBuilder& out, const model::Graph& graph, co
                      style, l.importance});
   }
   const size_t tensor_labels = world.size();
-  for (const scene::GroupLabel& g : labels.groups) {
-    // As large as group_em, but no larger than lets the name (on its plate) stand clear of its
-    // neighbours in the row: a wrapped BERT has six encoder layers to a row, and at group_em
-    // "encoder.layer.12" was 1.5 times as wide as its layer, so every other one was hidden.
-    float gap = INFINITY;  // to the nearest group label of the same row
-    for (const scene::GroupLabel& h : labels.groups)
-      if (&h != &g && h.anchor[1] == g.anchor[1] && h.anchor[2] == g.anchor[2])
-        gap = std::min(gap, std::abs(h.anchor[0] - g.anchor[0]));
-    const float width = text_size(out.font(), g.name).x + 0.5f;  // in em, with the plate's sides
-    const float em = std::clamp(kGroupFill * gap / width, kGroupMinEm * group_em(size), group_em(size));
+  // Group labels as large as group_em, but no larger than lets each name (on its plate) stand clear
+  // of its neighbours in the row: a wrapped BERT has six encoder layers to a row, and at group_em
+  // "encoder.layer.12" was 1.5 times as wide as its layer, so every other one was hidden. A name
+  // too long to fit even at kGroupMinEm (BERT's 'tf_bert_for_question_answering', the few blocks
+  // before its first encoder layer) gives way to its neighbours: they fit without it.
+  const float em_max = group_em(size), em_min = kGroupMinEm * em_max;
+  std::vector<float> widths;  // in em, with the plate's sides
+  for (const scene::GroupLabel& g : labels.groups) widths.push_back(text_size(out.font(), g.name).x + 0.5f);
+  auto fit_of = [&](size_t i, const std::vector<bool>& gives_way) {
+    float gap = INFINITY;  // to the nearest group label of the same row that stands
+    for (size_t j = 0; j < labels.groups.size(); ++j)
+      if (j != i && !gives_way[j] && labels.groups[j].anchor[1] == labels.groups[i].anchor[1])
+        gap = std::min(gap, std::abs(labels.groups[j].anchor[0] - labels.groups[i].anchor[0]));
+    return kGroupFill * gap / widths[i];
+  };
+  std::vector<bool> gives_way(labels.groups.size(), false);
+  for (size_t i = 0; i < labels.groups.size(); ++i) gives_way[i] = fit_of(i, std::vector<bool>(labels.groups.size(), false)) < em_min;
+  for (size_t i = 0; i < labels.groups.size(); ++i) {
+    const scene::GroupLabel& g = labels.groups[i];
+    const float em = std::clamp(fit_of(i, gives_way), em_min, em_max);
     TextStyle style{.em = em, .colour = kGroup, .min_px = 8, .max_px = 34, .centred = true, .above = true};
+    const int importance = gives_way[i] ? 1 : 0;
     // Above the tensor labels of the tallest block of its row.
     // Where the view crowds the row (seen at a slant), a label may stand a line higher.
     const glm::vec3 lift{0, (text_size(out.font(), g.name).y + 0.3f) * em, 0};
-    world.push_back({glm::vec3(g.anchor[0], g.anchor[1] + group_raise(size), g.anchor[2]), g.name, style, 0, false, lift});
+    world.push_back({glm::vec3(g.anchor[0], g.anchor[1] + group_raise(size), g.anchor[2]), g.name, style, importance, false, lift});
   }
   // The input in its true colours beside the network, before its first layer: a world billboard,
   // so that the headset (which draws no corner panels) shows it too.
