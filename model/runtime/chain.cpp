@@ -1,5 +1,5 @@
-// Element-wise chains: several float Add/Sub/Mul/Div/Erf/Pow(2) nodes computed in one pass over
-// their common shape, every output still written (compute.h, chain_run).
+// Element-wise chains: several float Add/Sub/Mul/Div/Erf/Pow(2)/Relu/Softmax nodes computed in one
+// pass over their common shape, every output still written (compute.h, chain_run, chain_block).
 #include <algorithm>
 
 #include "model/runtime/compute.h"
@@ -22,6 +22,7 @@ template <Op O, bool SA, bool SB>
     else if constexpr (O == Op::Sub) o[i] = x - y;
     else if constexpr (O == Op::Mul) o[i] = x * y;
     else if constexpr (O == Op::Div) o[i] = x / y;
+    else if constexpr (O == Op::Relu) o[i] = x > 0.f ? x : 0.f;  // (the Relu kernel's comparison: NaN gives 0)
     else o[i] = x * x;  // Square
   }
 }
@@ -41,7 +42,9 @@ template <Op O>
     case Op::Mul: return binary_strided<Op::Mul>(a, sa, b, sb, o, n);
     case Op::Div: return binary_strided<Op::Div>(a, sa, b, sb, o, n);
     case Op::Square: return binary_strided<Op::Square>(a, sa, a, sa, o, n);
-    case Op::Erf: return;
+    case Op::Relu: return binary_strided<Op::Relu>(a, sa, a, sa, o, n);
+    case Op::Erf:
+    case Op::Softmax: return;
   }
 }
 
@@ -68,59 +71,97 @@ const float* at(const ChainArg& x, int64_t r, int64_t c0, int64_t n, bool& strid
   return x.p;
 }
 
+using BinaryFn = void (*)(Op, const float*, bool, const float*, bool, float*, int64_t);
+
+BinaryFn binary_fn() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx512()) return binary_avx512;
+  if (cpu_has_avx2_fma()) return binary_avx2;
+#endif
+  return binary_portable;
+}
+
+// Blocks of about 2K elements (8 KB a tensor): every step of a block reads what the steps before
+// it wrote while that is still in the first-level cache. Rows longer than that are split into
+// blocks of columns, unless a step works on whole rows (Softmax).
+constexpr int64_t kBlock = 2048;
+struct Blocking {
+  int64_t cols, col_blocks, block_rows;
+};
+Blocking blocking(std::span<const ChainStep> steps, int64_t n) {
+  const bool whole_rows = chain_whole_rows(steps);
+  const int64_t cols = whole_rows ? n : std::min(n, kBlock);
+  return {cols, (n + cols - 1) / cols, std::max<int64_t>(1, kBlock / n)};
+}
+
+// Every step on rows [r0, r1) and columns [c0, c1).
+void run_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t n, BinaryFn binary) {
+  for (const ChainStep& s : steps) {
+    if (s.op == Op::Erf && c0 == 0 && c1 == n) {  // whole rows: one contiguous span
+      erf_f32(s.a.p + r0 * n, s.out + r0 * n, (r1 - r0) * n);
+      continue;
+    }
+    if (s.op == Op::Softmax) {  // whole rows (blocking): the Softmax kernel's rows of more than 8
+      for (int64_t r = r0; r < r1; ++r) softmax_row_f32(s.a.p + r * n, s.out + r * n, n);
+      continue;
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      float* o = s.out + r * n + c0;
+      bool sa = false, sb = false;
+      const float* a = at(s.a, r, c0, n, sa);
+      if (s.op == Op::Erf) {
+        erf_f32(a, o, c1 - c0);
+        continue;
+      }
+      const bool unary = s.op == Op::Square || s.op == Op::Relu;
+      const float* b = unary ? a : at(s.b, r, c0, n, sb);
+      if (unary) sb = sa;
+      binary(s.op, a, sa, b, sb, o, c1 - c0);
+    }
+  }
+}
+
 }  // namespace
+
+bool chain_whole_rows(std::span<const ChainStep> steps) {
+  return std::any_of(steps.begin(), steps.end(), [](const ChainStep& s) { return s.op == Op::Softmax; });
+}
+
+void chain_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t n) {
+  if (r1 <= r0 || c1 <= c0 || steps.empty()) return;
+  const BinaryFn binary = binary_fn();
+  const Blocking b = blocking(steps, n);
+  if (c0 == 0 && c1 == n && b.col_blocks == 1) {
+    for (int64_t r = r0; r < r1; r += b.block_rows) run_block(steps, r, std::min(r1, r + b.block_rows), 0, n, n, binary);
+    return;
+  }
+  // a block of columns (no step takes whole rows): rows of it, about 2K elements a block
+  const int64_t w = std::min(c1 - c0, b.cols), rows = std::max<int64_t>(1, kBlock / w);
+  for (int64_t c = c0; c < c1; c += w)
+    for (int64_t r = r0; r < r1; r += rows) run_block(steps, r, std::min(r1, r + rows), c, std::min(c1, c + w), n, binary);
+}
 
 void chain_run(std::span<const ChainStep> steps, int64_t rows, int64_t n, ThreadPool* pool) {
   if (rows <= 0 || n <= 0 || steps.empty()) return;
-  auto binary = binary_portable;
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx512()) binary = binary_avx512;
-  else if (cpu_has_avx2_fma()) binary = binary_avx2;
-#endif
-  // Blocks of about 2K elements (8 KB a tensor): every step of a block reads what the steps before
-  // it wrote while that is still in the first-level cache.
-  constexpr int64_t kBlock = 2048;
-  const int64_t cols = std::min(n, kBlock), col_blocks = (n + cols - 1) / cols;
-  const int64_t block_rows = std::max<int64_t>(1, kBlock / n);
+  const BinaryFn binary = binary_fn();
+  const Blocking bk = blocking(steps, n);
+  const int64_t cols = bk.cols, col_blocks = bk.col_blocks, block_rows = bk.block_rows;
   const int64_t blocks = col_blocks > 1 ? rows * col_blocks : (rows + block_rows - 1) / block_rows;
   auto body = [&](int64_t b0, int64_t b1) {
     for (int64_t blk = b0; blk < b1; ++blk) {
       // rows [r0, r1) and columns [c0, c1) of this block
-      int64_t r0, r1, c0, c1;
       if (col_blocks > 1) {
-        r0 = blk / col_blocks;
-        r1 = r0 + 1;
-        c0 = (blk % col_blocks) * cols;
-        c1 = std::min(n, c0 + cols);
+        const int64_t r0 = blk / col_blocks, c0 = (blk % col_blocks) * cols;
+        run_block(steps, r0, r0 + 1, c0, std::min(n, c0 + cols), n, binary);
       } else {
-        r0 = blk * block_rows;
-        r1 = std::min(rows, r0 + block_rows);
-        c0 = 0;
-        c1 = n;
-      }
-      for (const ChainStep& s : steps) {
-        if (s.op == Op::Erf && c0 == 0 && c1 == n) {  // whole rows: one contiguous span
-          erf_f32(s.a.p + r0 * n, s.out + r0 * n, (r1 - r0) * n);
-          continue;
-        }
-        for (int64_t r = r0; r < r1; ++r) {
-          float* o = s.out + r * n + c0;
-          bool sa = false, sb = false;
-          const float* a = at(s.a, r, c0, n, sa);
-          if (s.op == Op::Erf) {
-            erf_f32(a, o, c1 - c0);
-            continue;
-          }
-          const float* b = s.op == Op::Square ? a : at(s.b, r, c0, n, sb);
-          if (s.op == Op::Square) sb = sa;
-          binary(s.op, a, sa, b, sb, o, c1 - c0);
-        }
+        const int64_t r0 = blk * block_rows;
+        run_block(steps, r0, std::min(rows, r0 + block_rows), 0, n, n, binary);
       }
     }
   };
   // Split over the pool from 64K elements, as the separate element-wise kernels are.
   if (pool && pool->threads() > 1 && rows * n >= (int64_t{1} << 16))
-    pool->parallel_for(blocks, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, std::min(n, kBlock) * (col_blocks > 1 ? 1 : block_rows))), body);
+    pool->parallel_for(blocks, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, cols * (col_blocks > 1 ? 1 : block_rows))), body);
   else
     body(0, blocks);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -86,8 +87,10 @@ struct ChainArg {
   const float* p = nullptr;
 };
 struct ChainStep {
-  // out = a op b; Erf: erf(a) (a Full); Square: a * a (Pow with the constant exponent 2).
-  enum class Op { Add, Sub, Mul, Div, Erf, Square };
+  // out = a op b; Erf: erf(a) (a Full); Square: a * a (Pow with the constant exponent 2); Relu:
+  // max(a, 0) as the Relu kernel; Softmax: each row of a (the last axis, n > 8) by softmax_row_f32
+  // as the Softmax kernel (a chain with a Softmax works on whole rows).
+  enum class Op { Add, Sub, Mul, Div, Erf, Square, Relu, Softmax };
   Op op = Op::Add;
   ChainArg a, b;
   float* out = nullptr;  // [rows, n]
@@ -95,11 +98,23 @@ struct ChainStep {
 // Runs `steps` in order on each block of [rows, n], split over `pool` (null: this thread) when
 // large. A step's Full arguments may be the outputs of the steps before it.
 void chain_run(std::span<const ChainStep> steps, int64_t rows, int64_t n, ThreadPool* pool);
+// The same on rows [r0, r1) and columns [c0, c1) only, on this thread (a product's block as it is
+// computed). Columns [0, n) unless no step takes whole rows (Softmax).
+void chain_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t n);
+// Whether a step of the chain works on whole rows (Softmax).
+bool chain_whole_rows(std::span<const ChainStep> steps);
 
 // Batched broadcasting MatMul of float tensors with numpy semantics (1-D operands promoted).
 // Returns the output shape; `out` is resized. Throws std::invalid_argument on bad shapes.
 std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
+// matmul_blas with a hook: done(r0, r1, c0, c1) runs on the thread that computed rows [r0, r1)
+// and columns [c0, c1) of the output seen as [rows, N], right after it wrote them (while they are
+// in its cache), each element once; the calls are serial work, spread over the pool as the
+// product is. Blocks of whole rows unless `columns`. The product's bits are matmul_blas's.
+using ProductDone = std::function<void(int64_t, int64_t, int64_t, int64_t)>;
+void matmul_blas_done(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out,
+                      const ProductDone& done, bool columns);
 void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
 
 // An activation computed in the output pass of the node that produces its input (the Plan fuses

@@ -141,12 +141,25 @@ std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vect
 
 namespace {
 
+// done over rows [r0, r1) of n floats (whole rows), split over the pool as the element-wise
+// kernels are (from 64K elements).
+void rows_over_pool(ThreadPool* pool, int64_t r0, int64_t r1, int64_t n, const ProductDone& done) {
+  if (r1 <= r0) return;
+  if (!pool || pool->threads() == 1 || (r1 - r0) * n < (int64_t{1} << 16)) return done(r0, r1, 0, n);
+  pool->parallel_for(r1 - r0, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, n)),
+                     [&](int64_t b, int64_t e) { done(r0 + b, r0 + e, 0, n); });
+}
+
 // Drives a batched broadcasting matmul: mm(A, B, C, M, N, K) multiplies one [M,K] x [K,N]. With
 // `batches` (a pool of more than one thread), the products of a batch run over it, one product
 // per call of mm (which must then be serial and thread-safe); without, one after another.
+// With `done` (float only), done(r0, r1, 0, N) follows each product on the thread that computed
+// it (rows of the output seen as [nb * M, N]); `whole` computes the one big product of a shared B
+// and calls done itself.
 template <class T, class MM>
 void matmul_driver(const std::vector<int64_t>& as, const T* a, const std::vector<int64_t>& bs, const T* b, T* out, MM mm,
-                   ThreadPool* batches = nullptr) {
+                   ThreadPool* batches = nullptr, const ProductDone* done = nullptr,
+                   const std::function<void(const T*, const T*, T*, int64_t, int64_t, int64_t)>* whole = nullptr) {
   std::vector<int64_t> a2 = as, b2 = bs;
   if (a2.size() == 1) a2.insert(a2.begin(), 1);
   if (b2.size() == 1) b2.push_back(1);
@@ -163,7 +176,8 @@ void matmul_driver(const std::vector<int64_t>& as, const T* a, const std::vector
   if (nb == 0 || M == 0 || N == 0) return;
   // B shared by every batch and A contiguous: one big [nb*M, K] x [K, N].
   if (product(bbatch) == 1 && product(abatch) == nb) {
-    mm(a, b, out, nb * M, N, K);
+    if (whole) (*whole)(a, b, out, nb * M, N, K);
+    else mm(a, b, out, nb * M, N, K);
     return;
   }
   const auto sa = broadcast_strides(abatch, batch), sb = broadcast_strides(bbatch, batch);
@@ -179,11 +193,17 @@ void matmul_driver(const std::vector<int64_t>& as, const T* a, const std::vector
   };
   if (batches && batches->threads() > 1 && nb > 1) {
     batches->parallel_for(nb, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) product_of(i);
+      for (int64_t i = lo; i < hi; ++i) {
+        product_of(i);
+        if (done) (*done)(i * M, (i + 1) * M, 0, N);
+      }
     });
     return;
   }
-  for (int64_t i = 0; i < nb; ++i) product_of(i);
+  for (int64_t i = 0; i < nb; ++i) {
+    product_of(i);
+    if (done) rows_over_pool(gemm_pool, i * M, (i + 1) * M, N, *done);
+  }
 }
 
 template <class T>
@@ -203,9 +223,40 @@ void mm_naive(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K) {
     }
 }
 
+// The product [R, K] x [K, N] of a shared B in blocks of columns, done(0, R, c0, c1) after each:
+// about 256 KB of output a block, in multiples of 64 columns, so that done reads it back from the
+// cache. Each block is its own sgemm, which packs the block's columns of B (B is still packed once
+// in all) and A again (A is the smaller: R x K against K x N). Split over the pool by columns.
+// Without `columns` (done takes whole rows), the whole product, then done over the pool.
+void gemm_done(const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K, bool columns, const ProductDone& done) {
+  ThreadPool* pool = gemm_pool;
+  if (K == 0 || N == 1 || R == 1 || !columns || N < 128) {
+    if (K == 0) std::fill(C, C + R * N, 0.f);
+    else if (N == 1)
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(R), static_cast<blasint>(K), 1.f, A, static_cast<blasint>(K), B, 1, 0.f, C, 1);
+    else gemm_blas(false, false, R, N, K, 1.f, A, K, B, N, 0.f, C, N);
+    return rows_over_pool(pool, 0, R, N, done);
+  }
+  const int64_t cb = std::max<int64_t>(64, (int64_t{1} << 16) / R / 64 * 64);
+  auto cols = [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; c += cb) {
+      const int64_t e = std::min(hi, c + cb);
+      sgemm(false, false, R, e - c, K, 1.f, A, K, B + c, N, 0.f, C + c, N);
+      done(0, R, c, e);
+    }
+  };
+  if (!pool || pool->threads() == 1 || R * N * K < 2 * kMinFlopsPerThread) return cols(0, N);
+  pool->parallel_for((N + 63) / 64, 1, [&](int64_t b, int64_t e) { cols(b * 64, std::min(N, e * 64)); });
+}
+
 }  // namespace
 
 void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out) {
+  matmul_blas_done(as, a, bs, b, out, nullptr, false);
+}
+
+void matmul_blas_done(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out,
+                      const ProductDone& done, bool columns) {
   // A batch of products that are each too small to be split over the pool (an attention's
   // per-head [197, 64] x [64, 197]) runs its products over it instead, each on one thread.
   const int64_t M = as.size() > 1 ? as[as.size() - 2] : 1, K = as.back(), N = bs.size() > 1 ? bs.back() : 1;
@@ -213,6 +264,8 @@ void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vect
   const int64_t nb = product(matmul_shape(as, bs)) / std::max<int64_t>(1, M * N);
   const bool small = M * N * K < kMinFlopsPerThread * 2 && nb * M * N * K >= kMinFlopsPerThread;
   ThreadPool* batches = !shared_b && small ? gemm_pool : nullptr;
+  const std::function<void(const float*, const float*, float*, int64_t, int64_t, int64_t)> whole =
+      [&done, columns](const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K) { gemm_done(A, B, C, R, N, K, columns, done); };
   matmul_driver<float>(
       as, a, bs, b, out,
       [batches](const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K) {
@@ -230,7 +283,7 @@ void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vect
         else
           gemm_blas(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
       },
-      batches);
+      batches, done ? &done : nullptr, done ? &whole : nullptr);
 }
 
 void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out) {

@@ -41,6 +41,12 @@ struct PlanNode {
     ChainIn a, b;
   };
   std::vector<ChainNode> chain;
+  // A MatMul whose output the chain of node `after` reads: the chain runs on each block of the
+  // product's rows or columns right after they are computed (matmul_blas_done), at this node; that chain's
+  // first node is then `by_product` and runs only when the MatMul could not take it.
+  static constexpr size_t kNoNode = static_cast<size_t>(-1);
+  size_t after = kNoNode;
+  bool by_product = false;
 };
 
 // A tensor written in place in a part of a Concat's output (Value::view): bytes [offset, offset +
@@ -253,6 +259,18 @@ void plan_chains(Plan::Impl& impl) {
   auto op_of = [&](const model::Node& n) -> std::optional<Op> {
     if (!n.domain.empty() || n.outputs.size() != 1 || n.outputs[0] == model::kNone) return std::nullopt;
     if (n.op_type == "Erf") return n.inputs.size() == 1 && n.inputs[0] != model::kNone ? std::optional(Op::Erf) : std::nullopt;
+    if (n.op_type == "Relu") return n.inputs.size() == 1 && n.inputs[0] != model::kNone ? std::optional(Op::Relu) : std::nullopt;
+    if (n.op_type == "Softmax") {
+      // Over the last axis only (rows of the chain's [rows, n]; before opset 13 the axis flattens
+      // what follows it, the same rows when it is the last), and rows of more than 8, which the
+      // Softmax kernel takes one at a time.
+      const auto* os = static_shape(n.outputs[0]);
+      if (n.inputs.size() != 1 || n.inputs[0] == model::kNone || !os || os->empty() || os->back() <= 8) return std::nullopt;
+      const int64_t opset = n.opset > 0 ? n.opset : g.opset_version(n.domain), rank = static_cast<int64_t>(os->size());
+      int64_t axis = n.attributes.get_int("axis", opset < 13 ? 1 : -1);
+      if (axis < 0) axis += rank;
+      return axis == rank - 1 ? std::optional(Op::Softmax) : std::nullopt;
+    }
     if (n.inputs.size() != 2 || n.inputs[0] == model::kNone || n.inputs[1] == model::kNone) return std::nullopt;
     if (n.op_type == "Add") return Op::Add;
     if (n.op_type == "Sub") return Op::Sub;
@@ -313,7 +331,7 @@ void plan_chains(Plan::Impl& impl) {
       step.node = j;
       step.op = *op;
       if (!operand(n.inputs[0], step.a)) return false;
-      if (*op == Op::Erf || *op == Op::Square) return step.a.kind == Kind::Full;
+      if (*op == Op::Erf || *op == Op::Square || *op == Op::Relu || *op == Op::Softmax) return step.a.kind == Kind::Full;
       return operand(n.inputs[1], step.b) && (step.a.kind == Kind::Full || step.b.kind == Kind::Full);
     };
     std::vector<PlanNode::ChainNode> chain(1);
@@ -333,9 +351,39 @@ void plan_chains(Plan::Impl& impl) {
       }
       if (!grown) break;
     }
-    if (chain.size() < 2) continue;
+    // A float MatMul of the chain's shape whose output the first node reads, when every other
+    // tensor the chain reads from before it has its value before that MatMul runs.
+    auto product_of = [&](model::TensorId t) -> std::optional<size_t> {
+      if (t == model::kNone || std::find(made.begin(), made.end(), t) != made.end()) return std::nullopt;
+      const model::NodeId m = g.tensors[t].producer;
+      if (m == model::kNone || static_cast<size_t>(m) >= h) return std::nullopt;
+      const model::Node& mn = g.nodes[m];
+      const PlanNode& pm = impl.nodes[m];
+      if (mn.op_type != "MatMul" || !mn.domain.empty() || mn.inputs.size() != 2 || mn.outputs.size() != 1 || mn.outputs[0] != t ||
+          !is_float(g, mn.inputs[0]) || !is_float(g, mn.inputs[1]) || pm.blocked || pm.fused_away || pm.epilogue || !pm.chain.empty() ||
+          pm.after != PlanNode::kNoNode)
+        return std::nullopt;
+      const auto* ms = static_shape(t);
+      if (!ms || *ms != *shape) return std::nullopt;
+      for (const auto& c : chain)
+        for (const auto* in : {&c.a, &c.b}) {
+          if (in->t == model::kNone || in->t == t || std::find(made.begin(), made.end(), in->t) != made.end()) continue;
+          const model::Tensor& x = g.tensors[in->t];
+          const bool before = x.producer == model::kNone || x.producer < m ||
+                              ((x.kind == model::TensorKind::Initializer || x.kind == model::TensorKind::Constant) && x.data);
+          if (!before) return std::nullopt;
+        }
+      return static_cast<size_t>(m);
+    };
+    std::optional<size_t> product = product_of(chain[0].a.kind == Kind::Full ? chain[0].a.t : model::kNone);
+    if (!product && chain[0].b.kind == Kind::Full) product = product_of(chain[0].b.t);
+    if (chain.size() < 2 && !product) continue;
     for (size_t k = 1; k < chain.size(); ++k) impl.nodes[chain[k].node].fused_away = true;
     impl.nodes[h].chain = std::move(chain);
+    if (product) {
+      impl.nodes[*product].after = h;
+      impl.nodes[h].by_product = true;
+    }
   }
 }
 
@@ -508,14 +556,17 @@ void convert_on_pool(const Value& src, Value& dst, DType to, ThreadPool& pool, v
 void to_float(const Value& src, Value& dst, ThreadPool& pool) { convert_on_pool<uint16_t, float>(src, dst, DType::Float, pool, model::half_to_float); }
 void to_half(const Value& src, Value& dst, ThreadPool& pool) { convert_on_pool<float, uint16_t>(src, dst, DType::Float16, pool, model::float_to_half); }
 
-// Runs the element-wise chain that starts at node `pn` (every output written and made ready), or
-// returns false, having changed nothing, when a tensor it reads is not there as planned (the
-// nodes then run one by one).
-bool run_chain(const model::Graph& g, const PlanNode& pn, std::vector<Value>& values, std::vector<uint8_t>& ready, ThreadPool& pool) {
+// The steps of the element-wise chain that starts at node `pn`, its outputs allocated, or false,
+// having changed nothing, when a tensor it reads is not there as planned (the nodes then run one
+// by one). `pending` (a MatMul's output the chain follows) is taken as computed.
+bool prepare_chain(const model::Graph& g, const PlanNode& pn, std::vector<Value>& values, const std::vector<uint8_t>& ready,
+                   model::TensorId pending, std::vector<ChainStep>& steps, int64_t& rows, int64_t& n) {
   const std::vector<int64_t>& shape = g.tensors[g.nodes[pn.chain[0].node].outputs[0]].shape;
-  const int64_t n = shape.back(), elements = product(shape), rows = elements / n;
+  const int64_t elements = product(shape);
+  n = shape.back();
+  rows = elements / n;
   auto fits = [&](const PlanNode::ChainIn& in) {
-    if (in.t == model::kNone) return true;
+    if (in.t == model::kNone || in.t == pending) return true;
     const Value& v = values[in.t];
     if (!ready[in.t] || v.dtype() != DType::Float) return false;
     switch (in.kind) {
@@ -533,7 +584,7 @@ bool run_chain(const model::Graph& g, const PlanNode& pn, std::vector<Value>& va
       if (std::find(made.begin(), made.end(), in->t) == made.end() && !fits(*in)) return false;
     made.push_back(g.nodes[c.node].outputs[0]);
   }
-  std::vector<ChainStep> steps(pn.chain.size());
+  steps.assign(pn.chain.size(), ChainStep{});
   for (size_t k = 0; k < pn.chain.size(); ++k) {
     const auto& c = pn.chain[k];
     Value& out = values[g.nodes[c.node].outputs[0]];
@@ -544,11 +595,52 @@ bool run_chain(const model::Graph& g, const PlanNode& pn, std::vector<Value>& va
     steps[k].a = {c.a.kind, values[c.a.t].as<float>().data()};
     if (c.b.t != model::kNone) steps[k].b = {c.b.kind, values[c.b.t].as<float>().data()};
   }
+  return true;
+}
+
+// Runs the element-wise chain that starts at node `pn` (every output written and checked), or
+// returns false as prepare_chain.
+bool run_chain(const model::Graph& g, const PlanNode& pn, std::vector<Value>& values, const std::vector<uint8_t>& ready, ThreadPool& pool) {
+  std::vector<ChainStep> steps;
+  int64_t rows = 0, n = 0;
+  if (!prepare_chain(g, pn, values, ready, model::kNone, steps, rows, n)) return false;
   chain_run(steps, rows, n, &pool);
   for (const auto& c : pn.chain) {
     const model::Node& node = g.nodes[c.node];
     check_output(g, node, node.outputs[0], values[node.outputs[0]]);
-    ready[node.outputs[0]] = 1;
+  }
+  return true;
+}
+
+// Runs MatMul node `i` and the chain of node `after` on each block of its rows as it is computed
+// (matmul_blas_done; every output written and checked), or returns false when an input is not as
+// planned (the MatMul then runs alone, and the chain at its own node).
+bool run_product(const model::Graph& g, const Plan::Impl& p, size_t i, std::vector<Value>& values, const std::vector<uint8_t>& ready) {
+  const model::Node& mn = g.nodes[i];
+  const PlanNode& chain = p.nodes[p.nodes[i].after];
+  const Value &a = values[mn.inputs[0]], &b = values[mn.inputs[1]];
+  if (!ready[mn.inputs[0]] || !ready[mn.inputs[1]] || a.dtype() != DType::Float || b.dtype() != DType::Float || a.rank() == 0 || b.rank() == 0)
+    return false;
+  std::vector<int64_t> os;
+  try {
+    os = matmul_shape(a.dims(), b.dims());
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+  const model::TensorId mo = mn.outputs[0];
+  if (os != g.tensors[g.nodes[chain.chain[0].node].outputs[0]].shape) return false;
+  Value& out = values[mo];
+  out.clear();
+  out.reset(DType::Float, os);
+  std::vector<ChainStep> steps;
+  int64_t rows = 0, n = 0;
+  if (!prepare_chain(g, chain, values, ready, mo, steps, rows, n)) return false;
+  matmul_blas_done(a.dims(), a.as<float>().data(), b.dims(), b.as<float>().data(), out.mutable_as<float>().data(),
+                   [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) { chain_block(steps, r0, r1, c0, c1, n); }, !chain_whole_rows(steps));
+  check_output(g, mn, mo, out);
+  for (const auto& c : chain.chain) {
+    const model::Node& node = g.nodes[c.node];
+    check_output(g, node, node.outputs[0], values[node.outputs[0]]);
   }
   return true;
 }
@@ -627,8 +719,8 @@ RunStats Session::run(const RunOptions& options) {
       ++stats.nodes_skipped;
       continue;
     }
-    if (pn.fused_away && std::all_of(n.outputs.begin(), n.outputs.end(), [&](auto t) { return t == model::kNone || s.ready[t]; })) {
-      ++stats.nodes_run;  // written by the Conv it follows
+    if ((pn.fused_away || pn.by_product) && std::all_of(n.outputs.begin(), n.outputs.end(), [&](auto t) { return t == model::kNone || s.ready[t]; })) {
+      ++stats.nodes_run;  // written by the Conv it follows, or with the rows of the MatMul it follows
       ++stats.nodes_fused;
       continue;
     }
@@ -668,9 +760,19 @@ RunStats Session::run(const RunOptions& options) {
     if (!pn.chain.empty() && !upcast) {
       const auto chain_t0 = std::chrono::steady_clock::now();
       if (run_chain(g, pn, s.values, s.ready, *s.pool)) {
-        if (options.on_ready)
-          for (const auto& c : pn.chain) options.on_ready(g.nodes[c.node].outputs[0], s.values[g.nodes[c.node].outputs[0]]);
+        for (const auto& c : pn.chain) made_ready(g.nodes[c.node].outputs[0]);
         if (s.profile) stats.node_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - chain_t0).count();
+        ++stats.nodes_run;
+        continue;
+      }
+    }
+    // A MatMul with the chain that follows it computed on its rows.
+    if (pn.after != PlanNode::kNoNode && !upcast) {
+      const auto product_t0 = std::chrono::steady_clock::now();
+      if (run_product(g, p, i, s.values, s.ready)) {
+        made_ready(n.outputs[0]);
+        for (const auto& c : p.nodes[pn.after].chain) made_ready(g.nodes[c.node].outputs[0]);
+        if (s.profile) stats.node_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - product_t0).count();
         ++stats.nodes_run;
         continue;
       }

@@ -207,7 +207,7 @@ TEST(RuntimeSession, FusedConvActivationsMatchSeparateKernels) {
     const RunStats stats = sf.run();
     EXPECT_EQ(stats.nodes_run, 15);
     EXPECT_EQ(stats.nodes_fused, 6);  // a1, a2, g3 and a3, a4, a5
-    EXPECT_EQ(ss.run().nodes_fused, 0);
+    EXPECT_EQ(ss.run().nodes_fused, 1);  // s2 in the element-wise chain a2, s2
     for (const char* name : {"c1", "a1", "c2", "a2", "s2", "c3", "g3", "a3", "c4", "a4", "c5", "a5", "Y"}) {
       const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
       ASSERT_EQ(f.size(), r.size()) << name;
@@ -267,8 +267,8 @@ TEST(RuntimeSession, FusedConvAddMatchesSeparateKernels) {
     }
     const RunStats stats = sf.run();
     EXPECT_EQ(stats.nodes_run, 14);
-    EXPECT_EQ(stats.nodes_fused, 5);  // a1 to a4, and Y in the element-wise chain a6, Y
-    EXPECT_EQ(ss.run().nodes_fused, 1);  // Y
+    EXPECT_EQ(stats.nodes_fused, 6);  // a1 to a4, and a6 and Y in the element-wise chain late, a6, Y
+    EXPECT_EQ(ss.run().nodes_fused, 1);  // Y (a6 reads i6, made after late: the chain starts at a6)
     for (const char* name : {"c1", "a1", "c2", "a2", "c3", "a3", "c4", "a4", "c5", "a5", "c6", "late", "a6", "Y"}) {
       const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
       ASSERT_EQ(f.size(), r.size()) << name;
@@ -409,7 +409,7 @@ TEST_P(ElementwiseChains, MatchSeparateKernels) {
       z2 = Sub(R, z1)
       z3 = Erf(z2)
       Z3 = Div(z3, z1) })";
-  const std::string separate = through_identities(text, {"a", "d", "e", "p", "q", "gelu", "a2", "r", "c", "sq", "nrm", "sc", "z1", "z2", "z3"});
+  const std::string separate = through_identities(text, {"m", "a", "d", "e", "p", "q", "gelu", "m2", "a2", "r", "c", "sq", "nrm", "sc", "z1", "z2", "z3"});
   const auto x = test::random_floats(2 * 50 * 24, 1), w1 = test::random_floats(24 * 700, 2, -0.3f, 0.3f), b1 = test::random_floats(700, 3),
              w2 = test::random_floats(700 * 24, 4, -0.1f, 0.1f), b2 = test::random_floats(24, 5), gm = test::random_floats(24, 6),
              bt = test::random_floats(24, 7), z = test::random_floats(3 * 5000, 8, -2.f, 2.f), cz = test::random_floats(5000, 9),
@@ -430,8 +430,9 @@ TEST_P(ElementwiseChains, MatchSeparateKernels) {
     }
     for (int run = 0; run < 2; ++run) {
       const RunStats stats = sf.run();
-      // chains: a..gelu (5 fused after a), a2 r (1), c sq (1), nrm sc Y (2), z1 z2 z3 Z3 (3)
-      EXPECT_EQ(stats.nodes_fused, 12);
+      // chains: a..gelu (5 fused after a), a2 r (1), c sq (1), nrm sc Y (2), z1 z2 z3 Z3 (3); a and
+      // a2 computed on the rows of the MatMuls m and m2 (2)
+      EXPECT_EQ(stats.nodes_fused, 14);
       EXPECT_EQ(ss.run().nodes_fused, 0);
       for (const char* name : {"m", "a", "d", "e", "p", "q", "gelu", "m2", "a2", "r", "mu", "c", "sq", "v", "ve", "sd", "nrm", "sc", "Y", "z1", "z2", "z3", "Z3"}) {
         const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
@@ -446,6 +447,93 @@ TEST_P(ElementwiseChains, MatchSeparateKernels) {
   }
 }
 NNXR_INSTANTIATE_PER_ISA(ElementwiseChains);
+
+// A MatMul with the chain that reads its output computed on each block of the product as it is
+// made (matmul_blas_done): a bias + GELU after a product split by columns (over the pool at two
+// threads), a bias + Relu after a product of few columns (whole, then by rows), an attention's
+// scores scaled, masked and Softmax-ed per head (the heads over the pool at two threads), the
+// same for heads each split over the pool, and one Softmax after a product of 2-D operands.
+// Every tensor equals, bit for bit, that of the graph with an Identity after each MatMul and chain
+// node, on each instruction set, at one and two threads, in two runs of the session.
+class ProductEpilogues : public test::PerIsa {};
+
+TEST_P(ProductEpilogues, MatchSeparateKernels) {
+  const char* text = R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,200,64] X, float[64,1536] W1, float[1536] B1, float[64,40] W3, float[40] B3, float[1,8,128,32] Q, float[1,8,32,128] K,
+       float[1,1,1,128] Mask, float[1,2,300,64] Q2, float[1,2,64,300] K2, float[30,20] P, float[20,50] V)
+      => (float[1,200,1536] Y, float[1,200,40] Y3, float[1,8,128,128] S, float[1,2,300,300] S2, float[30,50] S3) {
+      sq2 = Constant <value = float {1.41421354}> ()
+      one = Constant <value = float {1.0}> ()
+      half = Constant <value = float {0.5}> ()
+      scale = Constant <value = float {5.65685415}> ()
+      m = MatMul(X, W1)
+      a = Add(m, B1)
+      d = Div(a, sq2)
+      e = Erf(d)
+      p = Add(e, one)
+      q = Mul(a, p)
+      Y = Mul(q, half)
+      m3 = MatMul(X, W3)
+      a3 = Add(B3, m3)
+      Y3 = Relu(a3)
+      qk = MatMul(Q, K)
+      sc = Div(qk, scale)
+      mk = Add(sc, Mask)
+      S = Softmax <axis = -1> (mk)
+      qk2 = MatMul(Q2, K2)
+      sc2 = Mul(qk2, half)
+      S2 = Softmax <axis = 3> (sc2)
+      pv = MatMul(P, V)
+      S3 = Softmax <axis = 1> (pv) })";
+  const std::string separate = through_identities(text, {"m", "a", "d", "e", "p", "q", "m3", "a3", "qk", "sc", "mk", "qk2", "sc2", "pv"});
+  const auto x = test::random_floats(200 * 64, 1), w1 = test::random_floats(64 * 1536, 2, -0.3f, 0.3f), b1 = test::random_floats(1536, 3),
+             w3 = test::random_floats(64 * 40, 4, -0.3f, 0.3f), b3 = test::random_floats(40, 5), qv = test::random_floats(8 * 128 * 32, 6),
+             kv = test::random_floats(8 * 32 * 128, 7), mask = test::random_floats(128, 8, -3.f, 0.f), q2 = test::random_floats(2 * 300 * 64, 9),
+             k2 = test::random_floats(2 * 64 * 300, 10, -0.5f, 0.5f), pm = test::random_floats(30 * 20, 11), vm = test::random_floats(20 * 50, 12);
+  for (int threads : {1, 2}) {
+    Session sf(test::plan_from_text(text), {.threads = threads}), ss(test::plan_from_text(separate), {.threads = threads});
+    for (Session* ses : {&sf, &ss}) {
+      test::feed_f(*ses, "X", {1, 200, 64}, x);
+      test::feed_f(*ses, "W1", {64, 1536}, w1);
+      test::feed_f(*ses, "B1", {1536}, b1);
+      test::feed_f(*ses, "W3", {64, 40}, w3);
+      test::feed_f(*ses, "B3", {40}, b3);
+      test::feed_f(*ses, "Q", {1, 8, 128, 32}, qv);
+      test::feed_f(*ses, "K", {1, 8, 32, 128}, kv);
+      test::feed_f(*ses, "Mask", {1, 1, 1, 128}, mask);
+      test::feed_f(*ses, "Q2", {1, 2, 300, 64}, q2);
+      test::feed_f(*ses, "K2", {1, 2, 64, 300}, k2);
+      test::feed_f(*ses, "P", {30, 20}, pm);
+      test::feed_f(*ses, "V", {20, 50}, vm);
+    }
+    for (int run = 0; run < 2; ++run) {
+      const RunStats stats = sf.run();
+      // with the products: a..Y (6), a3 Y3 (2), sc mk S (3), sc2 S2 (2), S3 (1)
+      EXPECT_EQ(stats.nodes_fused, 14);
+      EXPECT_EQ(ss.run().nodes_fused, 0);
+      for (const char* name : {"m", "a", "d", "e", "p", "q", "Y", "m3", "a3", "Y3", "qk", "sc", "mk", "S", "qk2", "sc2", "S2", "pv", "S3"}) {
+        const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
+        ASSERT_FALSE(f.empty()) << name;
+        ASSERT_EQ(f.size(), r.size()) << name;
+        size_t differ = 0;
+        for (size_t i = 0; i < f.size(); ++i) differ += std::memcmp(&f[i], &r[i], sizeof(float)) != 0;
+        EXPECT_EQ(differ, 0u) << name << " (" << threads << " threads, run " << run << ")";
+        EXPECT_EQ(sf.find(name)->dims(), ss.find(name)->dims()) << name;
+      }
+      // and the fused Softmax is a softmax: each row of S3 within 1e-6 of exp(pv - max) / sum in double
+      const auto pv = test::values<float>(sf, "pv"), s3 = test::values<float>(sf, "S3");
+      ASSERT_EQ(pv.size(), 30u * 50u);
+      ASSERT_EQ(s3.size(), pv.size());
+      for (size_t r = 0; r < 30; ++r) {
+        double mx = -1e30, sum = 0;
+        for (size_t c = 0; c < 50; ++c) mx = std::max(mx, double(pv[r * 50 + c]));
+        for (size_t c = 0; c < 50; ++c) sum += std::exp(double(pv[r * 50 + c]) - mx);
+        for (size_t c = 0; c < 50; ++c) EXPECT_NEAR(s3[r * 50 + c], std::exp(double(pv[r * 50 + c]) - mx) / sum, 1e-6) << r << ", " << c;
+      }
+    }
+  }
+}
+NNXR_INSTANTIATE_PER_ISA(ProductEpilogues);
 
 namespace nnxr::runtime {
 namespace {
