@@ -96,7 +96,10 @@ void ThreadPool::worker(int /*index*/) {
       spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }, std::chrono::microseconds(200));
       lock.lock();
     }
-    wake_.wait(lock, [&] { return stop_ || (generation_ != seen && body_ && next_chunk_ < chunks_); });
+    // Any new call counts as seen, even one whose chunks the caller has already taken: waiting
+    // for one with chunks left would sleep through the next calls (each over before the futex
+    // wake), and the caller would run every chunk alone.
+    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
     if (stop_) return;
     seen = generation_;
     while (body_ && next_chunk_ < chunks_) {
