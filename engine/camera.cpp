@@ -270,36 +270,89 @@ Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::
   };
   struct Result {
     Camera camera;
+    FrameInsets insets;
     size_t reached = 0;  // panels some point lands in
     float size = 0;      // the area of the points' projected bounds, pixels
+    bool wide = false;   // they span half the image's width or more
+    std::optional<size_t> open;  // the first panel reached that `side` does not clear yet
   };
-  std::optional<Result> best;
-  auto better = [](const Result& a, const Result& b) { return a.reached != b.reached ? a.reached < b.reached : a.size > b.size; };
-  // Depth first over the choices, the panels taken as they are reached (at most 2^panels framings).
   std::vector<uint8_t> side(panels.size(), 0);
-  auto search = [&](auto&& self) -> void {
-    const Camera camera = frame_points(preset, points, aspect, fov_y, insets_of(side));
-    const std::vector<glm::vec2> px = project_points(camera, points, viewport);
+  auto evaluate = [&](FrameInsets insets) {
+    Result r{frame_points(preset, points, aspect, fov_y, insets), insets};
+    const std::vector<glm::vec2> px = project_points(r.camera, points, viewport);
     glm::vec2 lo(std::numeric_limits<float>::infinity()), hi(-std::numeric_limits<float>::infinity());
     for (const glm::vec2& p : px) lo = glm::min(lo, p), hi = glm::max(hi, p);
-    Result r{camera, 0, std::isfinite(lo.x) && std::isfinite(hi.x) ? (hi.x - lo.x) * (hi.y - lo.y) : 0.0f};
-    std::optional<size_t> open;  // the first panel reached that no choice clears yet
+    r.size = std::isfinite(lo.x) && std::isfinite(hi.x) ? (hi.x - lo.x) * (hi.y - lo.y) : 0.0f;
+    r.wide = std::isfinite(lo.x) && std::isfinite(hi.x) && hi.x - lo.x >= 0.5f * viewport.x;
     for (size_t i = 0; i < panels.size(); ++i)
       if (std::any_of(px.begin(), px.end(), [&](glm::vec2 p) { return panels[i].contains(p); })) {
         ++r.reached;
-        if (!open && side[i] == 0) open = i;
+        if (!r.open && side[i] == 0) r.open = i;
       }
-    if (!open || r.reached == 0) {
-      if (!best || better(r, *best)) best = r;
+    return r;
+  };
+  auto same_view = [](const Camera& a, const Camera& b) {
+    return glm::dot(glm::normalize(a.target - a.eye), glm::normalize(b.target - b.eye)) > 0.9999f;
+  };
+  // How far off the depth axis (X) a camera looks, radians.
+  auto off_axis = [](const Camera& c) { return std::acos(std::min(std::abs(glm::normalize(c.target - c.eye).x), 1.0f)); };
+  // Fewest panels reached first; then a view no nearer the depth axis than the one the preset
+  // takes for the whole image (a narrower part may fail the preset's width test and turn it, e.g.
+  // SqueezeNet's overview down the depth axis, its later blocks hidden behind the first); then
+  // spanning half the image's width (the presets' promise); then the largest.
+  std::optional<Camera> whole;
+  auto keeps = [&](const Result& r) { return off_axis(r.camera) >= off_axis(*whole) - 0.02f; };
+  auto better = [&](const Result& a, const Result& b) {
+    if (a.reached != b.reached) return a.reached < b.reached;
+    if (keeps(a) != keeps(b)) return keeps(a);
+    if (a.wide != b.wide) return a.wide;
+    return a.size > b.size;
+  };
+  // Depth first over the choices, the panels taken as they are reached (at most 2^panels framings):
+  // of each kind (keeps, wide), the largest framing that reaches the fewest panels.
+  std::optional<Result> kinds[2][2];
+  auto search = [&](auto&& self) -> void {
+    const Result r = evaluate(insets_of(side));
+    if (!whole) whole = r.camera;
+    if (!r.open || r.reached == 0) {
+      std::optional<Result>& best = kinds[keeps(r)][r.wide];
+      if (!best || r.reached < best->reached || (r.reached == best->reached && r.size > best->size)) best = r;
       return;
     }
     for (const uint8_t s : {uint8_t(1), uint8_t(2)}) {
-      side[*open] = s;
+      side[r.open.value()] = s;
       self(self);
     }
-    side[*open] = 0;
+    side[r.open.value()] = 0;
   };
   search(search);
+  // A side kept clear across a whole panel may be more than the points need (the network's
+  // outline need not reach that panel's corner): each inset is narrowed while no panel is reached
+  // and the points show larger from the same direction (halving the interval a few times). Then
+  // the best of them.
+  auto narrow = [&](Result best) {
+    if (best.reached == 0)
+      for (int pass = 0; pass < 2; ++pass)
+        for (float FrameInsets::*field : {&FrameInsets::left, &FrameInsets::right, &FrameInsets::top, &FrameInsets::bottom}) {
+          float lo = 0, hi = best.insets.*field;
+          for (int step = 0; step < 6 && hi - lo > 1e-3f; ++step) {
+            const float mid = 0.5f * (lo + hi);
+            FrameInsets insets = best.insets;
+            insets.*field = mid;
+            const Result r = evaluate(insets);
+            if (r.reached == 0 && r.size >= best.size && same_view(r.camera, best.camera)) best = r, hi = mid;
+            else lo = mid;
+          }
+        }
+    return best;
+  };
+  std::optional<Result> best;
+  for (auto& by_width : kinds)
+    for (const std::optional<Result>& c : by_width)
+      if (c) {
+        const Result r = narrow(*c);
+        if (!best || better(r, *best)) best = r;
+      }
   return best->camera;
 }
 

@@ -69,10 +69,12 @@ struct ScreenRect {
 // clear the side of the image the panel stands against across it (FrameInsets: the panel's width
 // at the left or right, or its height at the top or bottom, the panel's nearer edges) and frames
 // again. Of the ways to clear every panel (each panel by its horizontal or its vertical side, as
-// each is reached in turn) it takes the one that shows the points largest (the area of their
-// projected bounds). No panel reached: frame_points itself. A panel no inset clears (one wider
-// or taller than 45% of the image) stays reached, the largest such framing with the fewest
-// panels reached is taken.
+// each is reached in turn) it prefers one that looks no nearer the depth axis than the preset
+// does for the whole image (a narrower part may fail the preset's width test and turn it), then
+// one whose points span half the image's width, and of those the one that shows them largest (the area of their projected bounds); each of its insets
+// is then narrowed as far as the points stay clear and show larger from that direction. No panel
+// reached: frame_points itself. A panel no inset clears (one wider or taller than 45% of the
+// image) stays reached: the framing with the fewest panels reached is taken.
 Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::vec2 viewport, std::span<const ScreenRect> panels,
                    float fov_y = kFrameFovY);
 // Where `points` land in an image of `viewport` pixels through `camera` (origin at the top left, y
