@@ -17,7 +17,9 @@
 #include <cstring>
 
 #include "model/half.h"
+#include "model/runtime/compute.h"
 #include "model/runtime/exp_lanes.h"
+#include "model/runtime/thread_pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include "model/runtime/avx512.h"
@@ -155,5 +157,64 @@ struct HalfAvx512 {
   NNXR_HALF_LOOPS(NNXR_AVX512)
 };
 #endif
+
+// A float function applied lane by lane, as the float kernel applies it to each element (libm's
+// std::tanh, std::exp, ... on a float): map() of every policy takes it, so each float16 is widened
+// in registers, fn computed in float and the result rounded once.
+template <class Fn>
+struct HalfScalar {
+  static constexpr bool kSigmoid = false;
+  Fn fn;
+  template <class V>
+  [[gnu::always_inline]] void apply(V& v) const {
+    constexpr size_t W = sizeof(V) / sizeof(float);
+    float t[W];
+    std::memcpy(t, &v, sizeof v);
+    for (size_t k = 0; k < W; ++k) t[k] = fn(t[k]);
+    std::memcpy(&v, t, sizeof v);
+  }
+};
+template <class Fn>
+HalfScalar<Fn> half_scalar(Fn fn) {
+  return HalfScalar<Fn>{fn};
+}
+// erf_f32 (the float Erf kernel's) on the lanes.
+struct HalfErf {
+  static constexpr bool kSigmoid = false;
+  template <class V>
+  [[gnu::always_inline]] void apply(V& v) const {
+    constexpr int64_t W = sizeof(V) / sizeof(float);
+    float t[W];
+    std::memcpy(t, &v, sizeof v);
+    erf_f32(t, t, W);
+    std::memcpy(&v, t, sizeof v);
+  }
+};
+
+// tanh_f32 (the float Tanh kernel's) on the lanes.
+struct HalfTanh {
+  static constexpr bool kSigmoid = false;
+  template <class V>
+  [[gnu::always_inline]] void apply(V& v) const {
+    constexpr int64_t W = sizeof(V) / sizeof(float);
+    float t[W];
+    std::memcpy(t, &v, sizeof v);
+    tanh_f32(t, t, W);
+    std::memcpy(&v, t, sizeof v);
+  }
+};
+
+// y[i] = f(x[i]) for n float16 by the map() of the active set's policy (y may be x), split over
+// `pool` (null: this thread) in blocks of 16K from 64K elements, as the float kernels split.
+template <class F>
+void half_map(ThreadPool* pool, const uint16_t* x, uint16_t* y, int64_t n, const F& f) {
+#if defined(__x86_64__) || defined(__i386__)
+  const auto row = cpu_has_avx512() ? &HalfAvx512::map<F> : cpu_has_avx2_fma() ? &HalfAvx2::map<F> : &HalfPortable::map<F>;
+#else
+  const auto row = &HalfPortable::map<F>;
+#endif
+  if (pool && pool->threads() > 1 && n >= (1 << 16)) pool->parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) { row(x + b, y + b, e - b, f); });
+  else row(x, y, n, f);
+}
 
 }  // namespace nnxr::runtime

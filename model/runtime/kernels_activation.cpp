@@ -481,7 +481,30 @@ void register_activation(Registry& r) {
       ctx.pool().parallel_for(x.elements(), 1 << 14, [&](int64_t b, int64_t e) { sigmoid_f32(px + b, py + b, e - b); });
     });
   }, false);  // float16 by half_unary
-  r.add("Tanh", act("", 0, nullptr, 0, [](auto x, auto, auto) { return std::tanh(x); }));
+  r.add("Tanh", [](const KernelInit&) {
+    return make_kernel([](KernelContext& ctx) {
+      const Value& x = ctx.in(0);
+      Value& y = ctx.out(0);
+      if (x.dtype() == DType::Float16) {  // tanh_f32 on each widened value, in registers
+        y.reset(DType::Float16, x.dims());
+        return half_map(&ctx.pool(), x.as<uint16_t>().data(), y.mutable_as<uint16_t>().data(), x.elements(), HalfTanh{});
+      }
+      if (x.dtype() == DType::Float) {  // tanh_f32 (a few ulp), in blocks of 16K over the pool
+        y.reset(DType::Float, x.dims());
+        const float* px = x.as<float>().data();
+        float* py = y.mutable_as<float>().data();
+        const int64_t n = x.elements(), block = int64_t{1} << 14;
+        if (n < (int64_t{1} << 16)) return tanh_f32(px, py, n);
+        return ctx.pool().parallel_for((n + block - 1) / block, 1, [&](int64_t b, int64_t e) {
+          tanh_f32(px + b * block, py + b * block, std::min(n, e * block) - b * block);
+        });
+      }
+      dispatch_float(ctx, x.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        unary_loop<T>(ctx, x, ctx.out(0), [](T v) { return std::tanh(v); });
+      });
+    });
+  }, false);  // float16 by half_map
   r.add("LeakyRelu", [](const KernelInit& init) {
     const float alpha = static_cast<float>(init.attrs().get_float("alpha", 0.01f));
     auto generic = act("alpha", 0.01f, nullptr, 0, [](auto x, auto a, auto) { return x >= 0 ? x : a * x; })(init);
@@ -540,15 +563,24 @@ void register_activation(Registry& r) {
   r.add("Gelu", [](const KernelInit& init) {
     const bool tanh_approx = init.attrs().get_string("approximate", "none") == "tanh";
     return make_kernel([tanh_approx](KernelContext& ctx) {
-      dispatch_float(ctx, ctx.in(0).dtype(), [&](auto tag) {
+      const auto gelu = [tanh_approx](auto x) {
+        using T = decltype(x);
+        if (tanh_approx) return static_cast<T>(0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
+        return static_cast<T>(0.5 * x * (1 + std::erf(x * 0.7071067811865476)));
+      };
+      const Value& x = ctx.in(0);
+      if (x.dtype() == DType::Float16) {  // the float expression on each widened value, in registers
+        Value& y = ctx.out(0);
+        y.reset(DType::Float16, x.dims());
+        return half_map(&ctx.pool(), x.as<uint16_t>().data(), y.mutable_as<uint16_t>().data(), x.elements(),
+                        half_scalar([gelu](float v) { return gelu(v); }));
+      }
+      dispatch_float(ctx, x.dtype(), [&](auto tag) {
         using T = decltype(tag);
-        unary_loop<T>(ctx, ctx.in(0), ctx.out(0), [tanh_approx](T x) {
-          if (tanh_approx) return static_cast<T>(0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
-          return static_cast<T>(0.5 * x * (1 + std::erf(x * 0.7071067811865476)));
-        });
+        unary_loop<T>(ctx, x, ctx.out(0), [gelu](T v) { return gelu(v); });
       });
     });
-  });
+  }, false);  // float16 by half_map
 
   // Clip: min/max attributes before opset 11, optional inputs from 11. Float16 by half_unary, the
   // bounds taken as the float kernel takes them from the widened inputs.

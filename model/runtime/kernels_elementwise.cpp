@@ -421,16 +421,23 @@ KernelFactory where_kernel() {
 
 
 // Float-only unary ops.
+// Float16: EXPR in float on each value widened in registers, rounded once (half_map).
 #define NNXR_FLOAT_UNARY(NAME, EXPR)                                             \
   r.add(NAME, [](const KernelInit&) {                                            \
     return make_kernel([](KernelContext& ctx) {                                  \
       const Value& a = ctx.in(0);                                                \
+      if (a.dtype() == DType::Float16) {                                         \
+        Value& y = ctx.out(0);                                                   \
+        y.reset(DType::Float16, a.dims());                                       \
+        return half_map(&ctx.pool(), a.as<uint16_t>().data(), y.mutable_as<uint16_t>().data(), a.elements(), \
+                        half_scalar([](float x) { using T = float; return static_cast<T>(EXPR); })); \
+      }                                                                          \
       dispatch_float(ctx, a.dtype(), [&](auto tag) {                             \
         using T = decltype(tag);                                                 \
         unary_loop<T>(ctx, a, ctx.out(0), [](T x) { return static_cast<T>(EXPR); }); \
       });                                                                        \
     });                                                                          \
-  })
+  }, false)
 
 template <class T>
 T sign_of(T x) {
@@ -519,12 +526,17 @@ void register_elementwise(Registry& r) {
         const int64_t n = a.elements(), block = int64_t{1} << 14;
         return ctx.pool().parallel_for((n + block - 1) / block, 1, [&](int64_t b, int64_t e) { erf_f32(x + b * block, y + b * block, std::min(n, e * block) - b * block); });
       }
+      if (a.dtype() == DType::Float16) {  // erf_f32 on each widened value, in registers
+        Value& y = ctx.out(0);
+        y.reset(DType::Float16, a.dims());
+        return half_map(&ctx.pool(), a.as<uint16_t>().data(), y.mutable_as<uint16_t>().data(), a.elements(), HalfErf{});
+      }
       dispatch_float(ctx, a.dtype(), [&](auto tag) {
         using T = decltype(tag);
         unary_loop<T>(ctx, a, ctx.out(0), [](T x) { return static_cast<T>(std::erf(x)); });
       });
     });
-  });
+  }, false);  // float16 by half_map
   NNXR_FLOAT_UNARY("Sin", std::sin(x));
   NNXR_FLOAT_UNARY("Cos", std::cos(x));
   NNXR_FLOAT_UNARY("Tan", std::tan(x));

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "model/half.h"
 #include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 
@@ -21,34 +23,10 @@ const float* channel_param(const KernelContext& ctx, size_t i, int64_t C, const 
 // Softmax family over a [outer, axis, inner] view.
 enum class SoftKind { Softmax, LogSoftmax, Hardmax };
 
-std::unique_ptr<Kernel> softmax_factory(const KernelInit& init, SoftKind kind) {
-  const bool legacy = init.opset < 13;
-  const int64_t axis_attr = init.attrs().get_int("axis", legacy ? 1 : -1);
-  return make_kernel([=](KernelContext& ctx) {
-    ctx.expect_dtype(0, {DType::Float});
-    const Value& x = ctx.in(0);
-    const int64_t rank = static_cast<int64_t>(x.rank());
-    int64_t outer, n, inner;
-    if (rank == 0) {
-      outer = n = inner = 1;
-    } else {
-      const int64_t axis = norm_axis(ctx, axis_attr, rank);
-      const auto d = x.dims();
-      if (legacy) {  // flatten to 2-D at axis, normalise each row
-        outer = product(std::span<const int64_t>(d).subspan(0, static_cast<size_t>(axis)));
-        n = product(std::span<const int64_t>(d).subspan(static_cast<size_t>(axis)));
-        inner = 1;
-      } else {
-        outer = product(std::span<const int64_t>(d).subspan(0, static_cast<size_t>(axis)));
-        n = d[static_cast<size_t>(axis)];
-        inner = product(std::span<const int64_t>(d).subspan(static_cast<size_t>(axis) + 1));
-      }
-    }
-    Value& y = ctx.out(0);
-    y.reset(DType::Float, x.dims());
-    const float* px = x.as<float>().data();
-    float* py = y.mutable_as<float>().data();
-    ctx.pool().parallel_for(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)), [&](int64_t b, int64_t e) {
+// The Softmax family on float rows [outer, n, inner] (see softmax_factory).
+void soft_rows(KernelContext& ctx, SoftKind kind, const float* px, float* py, int64_t outer, int64_t n, int64_t inner, int64_t grain) {
+  {
+    ctx.pool().parallel_for(outer * inner, grain, [&](int64_t b, int64_t e) {
       if (kind == SoftKind::Softmax && inner == 1) {  // contiguous rows: the vector kernel
         softmax_rows_f32(px + b * n, py + b * n, e - b, n);
         return;
@@ -83,15 +61,75 @@ std::unique_ptr<Kernel> softmax_factory(const KernelInit& init, SoftKind kind) {
         }
       }
     });
+  }
+}
+
+std::unique_ptr<Kernel> softmax_factory(const KernelInit& init, SoftKind kind) {
+  const bool legacy = init.opset < 13;
+  const int64_t axis_attr = init.attrs().get_int("axis", legacy ? 1 : -1);
+  return make_kernel([=](KernelContext& ctx) {
+    ctx.expect_dtype(0, {DType::Float, DType::Float16});
+    const Value& x = ctx.in(0);
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    int64_t outer, n, inner;
+    if (rank == 0) {
+      outer = n = inner = 1;
+    } else {
+      const int64_t axis = norm_axis(ctx, axis_attr, rank);
+      const auto d = x.dims();
+      if (legacy) {  // flatten to 2-D at axis, normalise each row
+        outer = product(std::span<const int64_t>(d).subspan(0, static_cast<size_t>(axis)));
+        n = product(std::span<const int64_t>(d).subspan(static_cast<size_t>(axis)));
+        inner = 1;
+      } else {
+        outer = product(std::span<const int64_t>(d).subspan(0, static_cast<size_t>(axis)));
+        n = d[static_cast<size_t>(axis)];
+        inner = product(std::span<const int64_t>(d).subspan(static_cast<size_t>(axis) + 1));
+      }
+    }
+    Value& y = ctx.out(0);
+    const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n));
+    if (x.dtype() == DType::Float16) {
+      y.reset(DType::Float16, x.dims());
+      const uint16_t* hx = x.as<uint16_t>().data();
+      uint16_t* hy = y.mutable_as<uint16_t>().data();
+      if (kind == SoftKind::Softmax && inner == 1) {
+        // Rows widened a block at a time into float scratch (in the first-level cache), the float
+        // kernel's softmax_rows_f32 on them and each result rounded once: the same bits as the
+        // float kernel on the widened tensor. Blocks of a multiple of 16 rows from the start of
+        // each part, so that short rows share vector lanes as they do there.
+        ctx.pool().parallel_for(outer, grain, [&](int64_t b, int64_t e) {
+          const int64_t block = std::max<int64_t>(16, (int64_t{1} << 12) / std::max<int64_t>(1, n) / 16 * 16);
+          std::vector<float> in(static_cast<size_t>(std::min(e - b, block) * n)), out(in.size());
+          for (int64_t r = b; r < e; r += block) {
+            const int64_t rows = std::min(block, e - r);
+            const size_t count = static_cast<size_t>(rows * n);
+            model::half_to_float(hx + r * n, in.data(), count);
+            softmax_rows_f32(in.data(), out.data(), rows, n);
+            model::float_to_half(out.data(), hy + r * n, count);
+          }
+        });
+        return;
+      }
+      // LogSoftmax, Hardmax and strided axes: through float copies of the whole tensor.
+      std::vector<float> fx(static_cast<size_t>(x.elements())), fy(fx.size());
+      model::half_to_float(hx, fx.data(), fx.size());
+      soft_rows(ctx, kind, fx.data(), fy.data(), outer, n, inner, grain);
+      model::float_to_half(fy.data(), hy, fy.size());
+      return;
+    }
+    y.reset(DType::Float, x.dims());
+    soft_rows(ctx, kind, x.as<float>().data(), y.mutable_as<float>().data(), outer, n, inner, grain);
   });
 }
 
 }  // namespace
 
 void register_norm(Registry& r) {
-  r.add("Softmax", [](const KernelInit& i) { return softmax_factory(i, SoftKind::Softmax); });
-  r.add("LogSoftmax", [](const KernelInit& i) { return softmax_factory(i, SoftKind::LogSoftmax); });
-  r.add("Hardmax", [](const KernelInit& i) { return softmax_factory(i, SoftKind::Hardmax); });
+  // float16 read and written by the kernels themselves
+  r.add("Softmax", [](const KernelInit& i) { return softmax_factory(i, SoftKind::Softmax); }, false);
+  r.add("LogSoftmax", [](const KernelInit& i) { return softmax_factory(i, SoftKind::LogSoftmax); }, false);
+  r.add("Hardmax", [](const KernelInit& i) { return softmax_factory(i, SoftKind::Hardmax); }, false);
 
   r.add("BatchNormalization", [](const KernelInit& init) {
     const float eps = init.attrs().get_float("epsilon", 1e-5f);

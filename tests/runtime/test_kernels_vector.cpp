@@ -402,8 +402,8 @@ TEST_P(RuntimeVectorKernels, Float16ArithmeticMatchesRoundedFloat) {
 TEST_P(RuntimeVectorKernels, Float16ActivationsMatchRoundedFloat) {
   const char* body =
       "  G = Sigmoid(X)\n  C = Clip(X, LO, HI)\n  S = HardSigmoid <alpha = 0.3, beta = 0.4> (X)\n  W = HardSwish(X)\n"
-      "  L = LeakyRelu <alpha = 0.2> (X)\n  R = Relu(X) }";
-  const char* names[] = {"G", "C", "S", "W", "L", "R"};
+      "  L = LeakyRelu <alpha = 0.2> (X)\n  R = Relu(X)\n  T = Tanh(X)\n  E = Exp(X)\n  F = Erf(X)\n  M = Softmax(X)\n  Q = Sqrt(X) }";
+  const char* names[] = {"G", "C", "S", "W", "L", "R", "T", "E", "F", "M", "Q"};
   auto graph = [&](const std::string& t, int64_t n) {
     const std::string shape = t + "[" + std::to_string(n) + "]";
     std::string b = body;
@@ -442,6 +442,41 @@ TEST_P(RuntimeVectorKernels, Float16ActivationsMatchRoundedFloat) {
         if (!ok && ++bad <= 3) ADD_FAILURE() << nm << " n=" << n << " x=" << xf[i] << ": " << std::hex << y[i] << " want " << want;
       }
       EXPECT_EQ(bad, 0u) << nm << " n=" << n;
+    }
+  }
+}
+
+// Gelu (exact and tanh forms) and Softmax over rows of 3 and of 40 (rows of up to 8
+// share vector lanes in the float kernel) on float16: the float kernel's result on the widened
+// inputs rounded once, bit for bit, at one and two threads.
+TEST_P(RuntimeVectorKernels, Float16GeluSoftmaxMatchRoundedFloat) {
+  auto graph = [](const char* t, int64_t rows, int64_t n) {
+    const std::string sh = std::string(t) + "[" + std::to_string(rows) + "," + std::to_string(n) + "]";
+    return "<ir_version: 8, opset_import: [\"\" : 17]> g (" + sh + " X) => (" + sh + " A, " + sh + " B, " + sh + " S, " + sh +
+           " L) {\n  A = Gelu(X)\n  B = Gelu <approximate = \"tanh\"> (X)\n  S = Softmax(X)\n  L = LogSoftmax(X) }";
+  };
+  for (const auto& [rows, n] : {std::pair<int64_t, int64_t>{1000, 3}, {37, 40}, {3, 3000}}) {
+    const auto x = random_halves(static_cast<size_t>(rows * n), 77 + static_cast<uint32_t>(n), -6.f, 6.f);
+    std::vector<float> xf(x.size());
+    nnxr::model::half_to_float(x.data(), xf.data(), x.size());
+    for (int threads : {1, 2}) {
+      Session sh(test::plan_from_text(graph("float16", rows, n)), {.threads = threads});
+      test::feed(sh, "X", DType::Float16, {rows, n}, x);
+      sh.run();
+      Session sf(test::plan_from_text(graph("float", rows, n)), {.threads = threads});
+      test::feed_f(sf, "X", {rows, n}, xf);
+      sf.run();
+      for (const char* nm : {"A", "B", "S", "L"}) {
+        ASSERT_EQ(sh.find(nm)->dtype(), DType::Float16) << nm;
+        const auto y = test::values<uint16_t>(sh, nm);
+        const auto yf = test::values<float>(sf, nm);
+        ASSERT_EQ(y.size(), x.size()) << nm;
+        size_t bad = 0;
+        for (size_t i = 0; i < x.size(); ++i)
+          if (!same_half(y[i], nnxr::model::float_to_half(yf[i])) && ++bad <= 3)
+            ADD_FAILURE() << nm << " n=" << n << " x=" << xf[i] << ": " << std::hex << y[i] << " want " << nnxr::model::float_to_half(yf[i]);
+        EXPECT_EQ(bad, 0u) << nm << " rows " << rows << " n=" << n << ", " << threads << " threads";
+      }
     }
   }
 }
