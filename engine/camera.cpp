@@ -328,8 +328,8 @@ Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::
   search(search);
   // A side kept clear across a whole panel may be more than the points need (the network's
   // outline need not reach that panel's corner): each inset is narrowed while no panel is reached
-  // and the points show larger from the same direction (halving the interval a few times). Then
-  // the best of them.
+  // and the points show larger from the same direction (halving the interval a few times), for
+  // the best of them (narrowing only makes it larger: wide it may become, its view it keeps).
   auto narrow = [&](Result best) {
     if (best.reached == 0)
       for (int pass = 0; pass < 2; ++pass)
@@ -349,10 +349,8 @@ Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::
   std::optional<Result> best;
   for (auto& by_width : kinds)
     for (const std::optional<Result>& c : by_width)
-      if (c) {
-        const Result r = narrow(*c);
-        if (!best || better(r, *best)) best = r;
-      }
+      if (c && (!best || better(*c, *best))) best = c;
+  best = narrow(*best);
   return best->camera;
 }
 
