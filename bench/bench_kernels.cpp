@@ -14,6 +14,9 @@
 //                         so that time the thread spends descheduled on a loaded machine is left out)
 //   squeezenet/...        the same for SqueezeNet 1.1's heaviest convolutions
 //   ultraface/...         the same for UltraFace-RFB-320's (dwKxK: depthwise)
+//   mobilenet/...         the same for MobileNet v2's stem and its thin (K = 16, 24) 1x1 layers
+//   .../ISA/im2col        the layers that take the few-channel direct or the thin pointwise kernel,
+//                         through the im2col + GEMM path instead (the one those kernels replace)
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -26,7 +29,9 @@
 #include <ctime>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/runtime/compute.h"
@@ -198,8 +203,10 @@ void run_peak(benchmark::State& state, Isa isa) {
   state.counters["flop/s"] = benchmark::Counter(fma_flop_per_iter(isa) * static_cast<double>(iters), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// One big layer at one thread on `isa`: flop/s and its fraction of that set's FMA peak.
-void run_big(benchmark::State& state, ConvGeom g, Isa isa) {
+// One big layer at one thread on `isa`: flop/s and its fraction of that set's FMA peak. With
+// `im2col`, conv_im2col whatever conv_auto would take (the GEMM path the direct and thin kernels
+// replace).
+void run_big(benchmark::State& state, ConvGeom g, Isa isa, bool im2col = false) {
   if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
   const Isa previous = active_isa();
   set_active_isa(isa);
@@ -219,7 +226,8 @@ void run_big(benchmark::State& state, ConvGeom g, Isa isa) {
   double seconds = 0;
   for (auto _ : state) {
     const double t0 = thread_seconds();
-    conv_auto(g, x.data(), w.data(), b.data(), y.data(), pool, act, packed.empty() ? nullptr : &packed);
+    if (im2col) conv_im2col(g, x.data(), w.data(), b.data(), y.data(), pool, act, packed.empty() ? nullptr : &packed);
+    else conv_auto(g, x.data(), w.data(), b.data(), y.data(), pool, act, packed.empty() ? nullptr : &packed);
     seconds += thread_seconds() - t0;
     benchmark::DoNotOptimize(z.data());
   }
@@ -227,6 +235,17 @@ void run_big(benchmark::State& state, ConvGeom g, Isa isa) {
   const double flop = 2.0 * static_cast<double>(n * Kdim);
   state.counters["flop/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
   if (seconds > 0 && peak > 0) state.counters["peak"] = flop * static_cast<double>(state.iterations()) / seconds / peak;
+}
+
+// Whether conv_auto takes the few-channel direct or the thin pointwise kernel for g on some
+// instruction set (those layers also get an /im2col row: the GEMM path they replace).
+bool takes_thin_kernel(const ConvGeom& g) {
+  if (cpu_isa() < Isa::Avx2) return false;
+  const Isa previous = active_isa();
+  set_active_isa(Isa::Avx2);
+  const bool applies = conv_direct_applies(g) || conv_pointwise_thin_applies(g);
+  set_active_isa(previous);
+  return applies;
 }
 
 void register_all() {
@@ -260,34 +279,43 @@ void register_all() {
       {256, 56, 64, 1, 1, 1},    {512, 28, 128, 1, 1, 1},  {128, 28, 512, 1, 1, 1},   {1024, 14, 256, 1, 1, 1},
       {256, 14, 1024, 1, 1, 1},  {2048, 7, 512, 1, 1, 1},  {512, 7, 2048, 1, 1, 1},
   };
+  // MobileNet v2's stem (K = 27) and its 1x1 expands of 16 and 24 channels (224x224 input).
+  const Layer mobilenet[] = {{3, 224, 32, 3, 2, 1}, {16, 112, 96, 1, 1, 1}, {24, 56, 144, 1, 1, 1}};
   // SqueezeNet 1.1's heaviest convolutions (224x224 input): the stem (K = 27), the 3x3 and 1x1
   // expands of the first fire modules (K = 144 and 16) and the classifier (512 -> 1000 on 13x13).
   const Layer squeeze[] = {{3, 224, 64, 3, 2, 1}, {16, 55, 64, 3, 1, 1}, {16, 55, 64, 1, 1, 1}, {32, 27, 128, 3, 1, 1}, {64, 13, 256, 3, 1, 1}, {512, 13, 1000, 1, 1, 1}};
-  for (Isa isa : {Isa::Avx2, Isa::Avx512})
-    for (const Layer& l : squeeze) {
-      const std::string name = "squeezenet/" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" +
-                               std::to_string(l.H) + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
-      benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, 1), isa)->Unit(benchmark::kMillisecond);
-    }
+  const std::pair<const char*, std::span<const Layer>> nets[] = {{"squeezenet/", squeeze}, {"mobilenet/", mobilenet}};
+  for (const auto& [net, net_layers] : nets)
+    for (Isa isa : {Isa::Avx2, Isa::Avx512})
+      for (const Layer& l : net_layers) {
+        const ConvGeom g = geom(l.C, l.H, l.M, l.k, l.s, 1);
+        const std::string name = net + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) +
+                                 "x" + std::to_string(l.H) + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
+        benchmark::RegisterBenchmark(name.c_str(), run_big, g, isa, false)->Unit(benchmark::kMillisecond);
+        if (takes_thin_kernel(g)) benchmark::RegisterBenchmark((name + "/im2col").c_str(), run_big, g, isa, true)->Unit(benchmark::kMillisecond);
+      }
   // UltraFace-RFB-320's heaviest convolutions (240x320 input): the stem (K = 27, stride 2), the
-  // 16 -> 32 1x1 (K = 16) and the 3x3 depthwise layers on 120x160, all with their Relu.
+  // 16 -> 32 1x1 (K = 16) and the 3x3 depthwise layers on 120x160, and its other 1x1 layers of 32
+  // input channels, all with their Relu.
   struct Wide {
     int64_t C, H, W, M, k, s, group;
   };
   const Wide ultraface[] = {{3, 240, 320, 16, 3, 2, 1}, {16, 120, 160, 32, 1, 1, 1}, {16, 120, 160, 16, 3, 1, 16}, {32, 120, 160, 32, 3, 2, 32},
-                            {32, 60, 80, 32, 3, 1, 32}, {32, 60, 80, 64, 1, 1, 1}};
+                            {32, 60, 80, 32, 3, 1, 32}, {32, 60, 80, 64, 1, 1, 1},  {32, 60, 80, 32, 1, 1, 1},   {32, 30, 40, 64, 1, 1, 1}};
   for (Isa isa : {Isa::Avx2, Isa::Avx512})
     for (const Wide& l : ultraface) {
       const std::string name = "ultraface/" + std::string(l.group > 1 ? "dw" : "") + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" +
                                std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.W) + "->" + std::to_string(l.M) + "/s" +
                                std::to_string(l.s) + "/" + isa_name(isa);
-      benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, l.group, l.W), isa)->Unit(benchmark::kMicrosecond);
+      const ConvGeom g = geom(l.C, l.H, l.M, l.k, l.s, l.group, l.W);
+      benchmark::RegisterBenchmark(name.c_str(), run_big, g, isa, false)->Unit(benchmark::kMicrosecond);
+      if (takes_thin_kernel(g)) benchmark::RegisterBenchmark((name + "/im2col").c_str(), run_big, g, isa, true)->Unit(benchmark::kMicrosecond);
     }
   for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512})
     for (const Layer& l : big) {
       const std::string name = "big/" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" +
                                std::to_string(l.H) + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
-      benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, 1), isa)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, 1), isa, false)->Unit(benchmark::kMillisecond);
     }
   for (int threads : {1, 2})
     benchmark::RegisterBenchmark(("memory/keep-all/t" + std::to_string(threads)).c_str(), run_keep_all, threads)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -1,8 +1,9 @@
 // Internal: helpers on 8-float AVX2 registers for the kernels built for AVX2 + FMA (functions
 // with target("avx2,fma"); callers check cpu_has_avx2_fma()): the piecewise-linear epilogues for
 // kernels that apply the activation while their output is still in registers (gemm_packed, the
-// 3x3 depthwise kernel), partial stores and loads, and even and odd columns (im2col, depthwise and
-// pooling with stride 2).
+// 3x3 depthwise kernel), partial stores and loads, even and odd columns (im2col, depthwise and
+// pooling with stride 2), and input rows copied into zero-padded rows (the depthwise and the
+// few-channel direct convolutions).
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -131,6 +132,29 @@ __attribute__((target("avx2,fma"), always_inline)) inline void split_even_odd(co
     const __m256 v0 = _mm256_loadu_ps(p + 2 * i), v1 = _mm256_loadu_ps(p + 2 * i + 8);
     if (even) _mm256_storeu_ps(even + i, even_lanes(v0, v1));
     if (odd) _mm256_storeu_ps(odd + i, odd_lanes(v0, v1));
+  }
+}
+
+// Input row x (W floats) into dst: the columns of a zero-padded row that hold data. The vector
+// past the last full one is read with a mask and stored whole (zeros past W: the padding stays 0).
+__attribute__((target("avx2,fma"))) inline void copy_row(const float* x, int64_t W, float* dst) {
+  int64_t i = 0;
+  for (; i + 8 <= W; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(x + i));
+  if (i < W) _mm256_storeu_ps(dst + i, _mm256_maskload_ps(x + i, avx2::tail_mask(W - i)));
+}
+
+// Input row x (W floats) split straight into the even and odd columns of its zero-padded row
+// p[c] = x[c - pw] (no padded copy in between: loads spanning two recent stores of that copy
+// stall). Only data columns are written; the padding stays 0.
+__attribute__((target("avx2,fma"))) inline void split_row(const float* x, int64_t W, int64_t pw, float* even, float* odd) {
+  // x[2i] is padded column 2i + pw, x[2i + 1] column 2i + 1 + pw.
+  float* to_even_x = (pw % 2 == 0 ? even : odd) + pw / 2;
+  float* to_odd_x = (pw % 2 == 0 ? odd : even) + (pw + 1) / 2;
+  const int64_t whole = W / 16 * 8;  // pairs split with vectors (reading x[0, 2 whole))
+  avx2::split_even_odd(x, whole, to_even_x, to_odd_x);
+  for (int64_t i = whole; 2 * i < W; ++i) {
+    to_even_x[i] = x[2 * i];
+    if (2 * i + 1 < W) to_odd_x[i] = x[2 * i + 1];
   }
 }
 

@@ -229,17 +229,21 @@ bool conv_depthwise3x3_applies(const ConvGeom& g);
 void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                        const EpilogueOut& act = {});
 // Spatial rank 2, group 1, C <= 4 input channels, a 3x3 kernel with dilation 1 and stride 1 or 2
-// (both dims), at least 8 output columns, on AVX-512: direct, 16 outputs x 16 output channels in
-// registers (the RGB stems of image networks, where im2col + GEMM is bound by the column matrix).
+// (both dims), at least 8 output columns, on AVX2 + FMA or AVX-512: direct, 16 outputs x 16
+// output channels in registers on AVX-512, 16 x 6 on AVX2 (conv_direct_avx2) (the RGB stems of
+// image networks, where im2col + GEMM is bound by the column matrix).
 bool conv_direct_applies(const ConvGeom& g);
 void conv_direct(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act = {});
+void conv_direct_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act);
 // Pointwise (1x1, stride 1, no padding), group 1, C <= 32 input channels, M >= 8, planes of 256
-// or more, on AVX-512: 16 columns x 16 output channels in registers, x read in place (thin-K
-// layers, where the 6-row GEMM panels fill 16 or 32 channels poorly and each short tile's stores
-// dominate).
+// or more, on AVX2 + FMA or AVX-512: 16 columns x 16 output channels in registers on AVX-512, 16
+// x 6 on AVX2 (conv_pointwise_thin_avx2), x read in place (thin-K layers, where the 6-row GEMM
+// panels fill 16 or 32 channels poorly and each short tile's stores dominate).
 bool conv_pointwise_thin_applies(const ConvGeom& g);
 void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                          const EpilogueOut& act = {});
+void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                              const EpilogueOut& act);
 // Spatial rank 2, group 1, stride 1, dilation 1, kernels up to 7x7 (not 1x1) with C x kh x kw <=
 // 1152, output rows of 56 columns or more in nearly whole tiles of 32, on AVX-512: from
 // zero-padded copies of each band's input rows, R output channels x 32 columns in registers

@@ -99,29 +99,6 @@ inline int64_t row_length(const Plane& p, int64_t K, int64_t step, int64_t vec, 
   return (need + vec - 1) / vec * vec;
 }
 
-// Input row x (W floats) into dst: the columns of a zero-padded row that hold data. The vector
-// past the last full one is read with a mask and stored whole (zeros past W: the padding stays 0).
-__attribute__((target("avx2,fma"))) inline void copy_row(const float* x, int64_t W, float* dst) {
-  int64_t i = 0;
-  for (; i + 8 <= W; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(x + i));
-  if (i < W) _mm256_storeu_ps(dst + i, _mm256_maskload_ps(x + i, avx2::tail_mask(W - i)));
-}
-
-// Input row x (W floats) split straight into the even and odd columns of its zero-padded row
-// p[c] = x[c - pw] (no padded copy in between: loads spanning two recent stores of that copy
-// stall). Only data columns are written; the padding stays 0.
-__attribute__((target("avx2,fma"))) inline void split_row(const float* x, int64_t W, int64_t pw, float* even, float* odd) {
-  // x[2i] is padded column 2i + pw, x[2i + 1] column 2i + 1 + pw.
-  float* to_even_x = (pw % 2 == 0 ? even : odd) + pw / 2;
-  float* to_odd_x = (pw % 2 == 0 ? odd : even) + (pw + 1) / 2;
-  const int64_t whole = W / 16 * 8;  // pairs split with vectors (reading x[0, 2 whole))
-  avx2::split_even_odd(x, whole, to_even_x, to_odd_x);
-  for (int64_t i = whole; 2 * i < W; ++i) {
-    to_even_x[i] = x[2 * i];
-    if (2 * i + 1 < W) to_odd_x[i] = x[2 * i + 1];
-  }
-}
-
 // Outputs [ow, ow + 8 V) of one output row into r[0, V): the bias plus the taps of the three
 // prepared input rows src (stride 2: their even halves, the odd ones L floats further).
 template <int Stride, int V>
@@ -153,9 +130,9 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
   float* const rows = prepared.rows;
   for (int64_t r = 0; r < g.H; ++r) {
     if constexpr (Stride == 1) {
-      copy_row(x + r * g.W, g.W, rows + r * L + g.pw);
+      avx2::copy_row(x + r * g.W, g.W, rows + r * L + g.pw);
     } else {
-      split_row(x + r * g.W, g.W, g.pw, rows + 2 * r * L, rows + (2 * r + 1) * L);
+      avx2::split_row(x + r * g.W, g.W, g.pw, rows + 2 * r * L, rows + (2 * r + 1) * L);
     }
   }
   __m256 wv[9];

@@ -1,5 +1,6 @@
 // Direct 3x3 convolution with few input channels (C <= 4: the RGB stems of image networks,
-// stride 1 or 2), on AVX-512. With K = C x 9 <= 36 the im2col + packed GEMM path is bound by
+// stride 1 or 2), and thin pointwise convolution (C <= 32), on AVX-512 (on AVX2 + FMA: the same
+// kernels with 8-float vectors, conv_direct_avx2.cpp). With K = C x 9 <= 36 the im2col + packed GEMM path is bound by
 // writing and reading back its column matrix (a third of UltraFace's 3 -> 16 stem) and fills
 // 6-row panels poorly for 16 or 32 output channels. Here each output row's input rows are copied
 // into zero-padded rows (stride 2: split into their even and odd columns), 16 outputs x 16
@@ -18,14 +19,14 @@
 namespace nnxr::runtime {
 
 bool conv_direct_applies(const ConvGeom& g) {
-  if (!cpu_has_avx512() || g.spatial() != 2 || g.group != 1 || g.C > 4 || g.C < 1) return false;
+  if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group != 1 || g.C > 4 || g.C < 1) return false;
   const int64_t s = g.stride[0];
   return g.kernel[0] == 3 && g.kernel[1] == 3 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.stride[1] == s && (s == 1 || s == 2) &&
          g.pad_begin[0] < 3 && g.pad_begin[1] < 3 && g.out[1] >= 8;
 }
 
 bool conv_pointwise_thin_applies(const ConvGeom& g) {
-  if (!cpu_has_avx512() || g.spatial() < 1 || g.spatial() > 2 || g.group != 1 || g.C > 32 || g.C < 1 || g.M < 8) return false;
+  if (!cpu_has_avx2_fma() || g.spatial() < 1 || g.spatial() > 2 || g.group != 1 || g.C > 32 || g.C < 1 || g.M < 8) return false;
   for (size_t d = 0; d < g.in.size(); ++d)
     if (g.kernel[d] != 1 || g.stride[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0 || g.out[d] != g.in[d]) return false;
   return product(g.out) >= 256;
@@ -174,6 +175,7 @@ void pack_blocks(const float* W, const float* B, int64_t M, int64_t taps, std::v
 }  // namespace
 
 void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+  if (!cpu_has_avx512()) return conv_pointwise_thin_avx2(g, X, W, B, Y, pool, act);
   const int64_t P = product(g.out), C = g.C, M = g.M;
   if (P == 0) return;
   std::vector<float> wp, bias;
@@ -195,6 +197,7 @@ void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, cons
 }
 
 void conv_direct(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+  if (!cpu_has_avx512()) return conv_direct_avx2(g, X, W, B, Y, pool, act);
   Direct d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.pad_begin[0], g.pad_begin[1], 0};
   const int64_t s = g.stride[0];
   if (d.OH * d.OW == 0 || d.M == 0) return;

@@ -688,21 +688,22 @@ void expect_conv_auto_matches_naive(const ConvGeom& g, int iter, uint32_t seed_b
 }  // namespace
 
 // The direct few-channel 3x3 convolution (conv_direct: RGB stems): C 1-4, output channels around
-// the blocks of 16 (1, 5, 16, 17, 32, 40), rows of 8-70 outputs (partial last steps), paddings
-// 0-2 on each side (rows and columns wholly in the padding), strides 1 and 2, batch 1-2, 1 and 2
-// threads, each epilogue and none, through conv_auto against the naive Conv and activation. It
-// applies only with AVX-512; on the other sets conv_auto takes im2col, checked the same way.
+// the blocks (1, 2, 3, 16, 17, 32, 40: AVX-512's blocks of 16, AVX2's of 1-6), rows of 8-70
+// outputs (partial last steps), paddings 0-2 on each side (rows and columns wholly in the
+// padding), strides 1 and 2, batch 1-2, 1 and 2 threads, each epilogue and none, through conv_auto
+// against the naive Conv and activation. It applies with AVX-512 and AVX2; on the portable set
+// conv_auto takes im2col, checked the same way.
 TEST_P(RuntimeKernels, ConvDirectFewChannelsMatchesNaive) {
   std::mt19937 rng(77);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   ThreadPool pool(2), one(1);
-  const int64_t Ms[] = {1, 5, 16, 17, 32, 40};
-  for (int iter = 0; iter < 48; ++iter) {
+  const int64_t Ms[] = {1, 2, 3, 16, 17, 32, 40};
+  for (int iter = 0; iter < 56; ++iter) {
     ConvGeom g;
     g.N = r(1, 2);
     g.group = 1;
     g.C = r(1, 4);
-    g.M = Ms[iter % 6];
+    g.M = Ms[iter % 7];
     const int64_t s = 1 + iter % 2;
     const int64_t ph0 = r(0, 2), pw0 = r(0, 2), ph1 = r(0, 2), pw1 = r(0, 2);
     const int64_t H = r(1, 20), W = r(s * 8 + 2, 2 * 70);
@@ -714,7 +715,7 @@ TEST_P(RuntimeKernels, ConvDirectFewChannelsMatchesNaive) {
     g.pad_end = {ph1, pw1};
     g.out = {conv_out_dim(H, 3, s, 1, ph0 + ph1), conv_out_dim(W, 3, s, 1, pw0 + pw1)};
     if (g.out[0] <= 0 || g.out[1] < 8) continue;
-    EXPECT_EQ(conv_direct_applies(g), GetParam() == Isa::Avx512) << geom_str(g);
+    EXPECT_EQ(conv_direct_applies(g), GetParam() >= Isa::Avx2) << geom_str(g);
     expect_conv_auto_matches_naive(g, iter, 800, iter % 4 < 2 ? pool : one, "direct");
   }
   // Not taken: 5 input channels, a 5x5 kernel.
@@ -728,8 +729,8 @@ TEST_P(RuntimeKernels, ConvDirectFewChannelsMatchesNaive) {
 // The thin pointwise convolution (conv_pointwise_thin: 1x1 with C <= 32): C 1-32, output channels
 // around the blocks of 16 (8, 15, 16, 17, 32, 40, 64), planes of 256-700 (1-D and 2-D, partial
 // last steps and chunks), batch 1-2, 1 and 2 threads, each epilogue and none, through conv_auto
-// against the naive Conv and activation. It applies only with AVX-512; on the other sets
-// conv_auto takes the GEMM path, checked the same way.
+// against the naive Conv and activation. It applies with AVX-512 and AVX2 (x's last partial step
+// copied there); on the portable set conv_auto takes the GEMM path, checked the same way.
 TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
   std::mt19937 rng(78);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -753,7 +754,7 @@ TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
     g.pad_begin.assign(S, 0);
     g.pad_end.assign(S, 0);
     g.out = g.in;
-    EXPECT_EQ(conv_pointwise_thin_applies(g), GetParam() == Isa::Avx512) << geom_str(g);
+    EXPECT_EQ(conv_pointwise_thin_applies(g), GetParam() >= Isa::Avx2) << geom_str(g);
     expect_conv_auto_matches_naive(g, iter, 1200, iter % 4 < 2 ? pool : one, "thin pointwise");
   }
   // Not taken: 33 input channels, a plane of 255, a padded or strided 1x1, fewer than 8 outputs.
@@ -763,7 +764,7 @@ TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
   g.in = g.out = {15, 17};
   EXPECT_FALSE(conv_pointwise_thin_applies(g));
   g.in = g.out = {16, 16};
-  EXPECT_EQ(conv_pointwise_thin_applies(g), GetParam() == Isa::Avx512);
+  EXPECT_EQ(conv_pointwise_thin_applies(g), GetParam() >= Isa::Avx2);
   g.stride = {2, 2};
   g.out = {8, 8};
   EXPECT_FALSE(conv_pointwise_thin_applies(g));
