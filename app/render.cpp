@@ -432,7 +432,11 @@ int render_command(Args& args) {
     engine::TextBuilder panels_only(engine::Font::builtin());
     const auto areas = engine::annotate(panels_only, g, *layout, values, notes);
     const auto rects = engine::panel_rects(areas, notes.viewport);
-    camera = engine::frame_clear(*preset, frame_corners, notes.viewport, rects);
+    // The input picture beside the network (a world billboard) is framed clear of them too.
+    std::vector<glm::vec3> points = frame_corners;
+    if (const auto billboard = engine::picture_billboard(g, *layout, values, notes.words))
+      for (const glm::vec3& p : engine::picture_to_frame(*billboard)) points.push_back(p);
+    camera = engine::frame_clear(*preset, points, notes.viewport, rects);
   }
   progress.stage("rendering " + std::to_string(width) + "x" + std::to_string(height));
   const engine::RendererConfig config{.frames_in_flight = 1};

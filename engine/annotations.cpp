@@ -399,6 +399,31 @@ std::vector<glm::vec3> words_to_frame(const model::Graph& graph, const scene::La
   return points;
 }
 
+std::optional<PictureBillboard> picture_billboard(const model::Graph& graph, const scene::Layout& layout,
+                                                  const scene::Activations& values, const ViewWords& words) {
+  if (!words.picture) return std::nullopt;
+  const model::TensorId input = graph.find(words.picture->input);
+  const scene::Block* b = input != model::kNone ? layout.block(input) : nullptr;
+  if (!b || input >= values.size()) return std::nullopt;
+  const auto shape = scene::image_shape(values[input].shape);
+  if (!shape) return std::nullopt;
+  PictureBillboard p;
+  p.aspect = float(shape->width) / float(std::max<int64_t>(shape->height, 1));
+  // Its height: twice the input's block, within 4..8% of the network's size (on screen at most
+  // 160 px tall however near, annotate()).
+  const float size = network_size(layout);
+  p.em = std::clamp(2 * (b->max[1] - b->min[1]), 0.04f * size, 0.08f * size);
+  p.centre = {b->min[0] - 0.7f * p.em * std::max(p.aspect, 1.0f), 0.5f * (b->min[1] + b->max[1]), 0.5f * (b->min[2] + b->max[2])};
+  return p;
+}
+
+std::vector<glm::vec3> picture_to_frame(const PictureBillboard& picture) {
+  const float r = 0.5f * picture.em * std::sqrt(picture.aspect * picture.aspect + 1.0f);
+  std::vector<glm::vec3> points;
+  add_corners(points, picture.centre - glm::vec3(r), picture.centre + glm::vec3(r));
+  return points;
+}
+
 std::vector<ScreenArea> annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
                                  const scene::Activations& values, const AnnotationOptions& options) {
   const scene::Labels labels = scene::make_labels(graph, layout);
@@ -452,18 +477,13 @@ std::vector<ScreenArea> annotate(TextBuilder& out, const model::Graph& graph, co
   }
   // The input in its true colours beside the network, before its first layer: a world billboard,
   // so that the headset (which draws no corner panels) shows it too.
-  if (options.words.picture) {
+  if (const auto billboard = picture_billboard(graph, layout, values, options.words)) {
     const model::TensorId input = graph.find(options.words.picture->input);
-    const scene::Block* b = input != model::kNone ? layout.block(input) : nullptr;
-    if (b && input < values.size())
-      if (auto p = scene::picture_of(values[input], options.words.picture->mapping, 160)) {
-        const float aspect = float(p->width) / float(std::max<uint32_t>(p->height, 1));
-        // Its height: twice the input's block, within 4..8% of the network's size; on screen at
-        // most 160 px tall however near.
-        const float em = std::clamp(2 * (b->max[1] - b->min[1]), 0.04f * size, 0.08f * size);
-        const glm::vec3 at{b->min[0] - 0.7f * em * std::max(aspect, 1.0f), 0.5f * (b->min[1] + b->max[1]), 0.5f * (b->min[2] + b->max[2])};
-        out.world_image(at, {-0.5f * aspect, -0.5f}, {aspect, 1.0f}, {.em = em, .min_px = 0, .max_px = 160}, p->width, p->height, p->rgba);
-      }
+    if (auto p = scene::picture_of(values[input], options.words.picture->mapping, 160)) {
+      const float aspect = billboard->aspect;
+      out.world_image(billboard->centre, {-0.5f * aspect, -0.5f}, {aspect, 1.0f}, {.em = billboard->em, .min_px = 0, .max_px = 160},
+                      p->width, p->height, p->rgba);
+    }
   }
   if (options.view_projection) declutter(world, out.font(), *options.view_projection, options.viewport, covered);
   // The panels always fit: world labels take what glyphs are left, the most important first.

@@ -44,6 +44,20 @@ void compose_menu(TextBuilder& out, const MenuState& menu);
 // layout in one line.
 std::vector<glm::vec3> words_to_frame(const model::Graph& graph, const scene::Layout& layout);
 
+// Where annotate() stands the input picture (ViewWords::picture): a world billboard beside the
+// input's block, before its first layer, `em` tall and `aspect` (w/h) times as wide, centred at
+// `centre` (network space). nullopt when annotate() draws none (no picture asked for, the input
+// has no block, or its value is no image: scene::image_shape).
+struct PictureBillboard {
+  glm::vec3 centre{0};
+  float em = 0, aspect = 1;
+};
+std::optional<PictureBillboard> picture_billboard(const model::Graph& graph, const scene::Layout& layout,
+                                                  const scene::Activations& values, const ViewWords& words);
+// Points a camera should frame to hold the billboard seen from any direction: the corners of the
+// cube around the sphere its quad turns in (8 points).
+std::vector<glm::vec3> picture_to_frame(const PictureBillboard& picture);
+
 // Appends the view's text to `out`. Returns where its panels lie (fixed to the view's corners).
 std::vector<ScreenArea> annotate(TextBuilder& out, const model::Graph& graph, const scene::Layout& layout,
                                  const scene::Activations& values, const AnnotationOptions& options);

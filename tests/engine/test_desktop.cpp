@@ -668,6 +668,11 @@ TEST(Desktop, RendersCameraKeepsEveryBlockClearOfThePanels) {
     notes.words.notes.push_back("image: the model's preprocessing metadata (scale 0.003921, mean 0)");
     const model::Tensor& input = g.tensors[g.inputs[0]];
     if (input.shape.size() == 4) notes.words.picture = InputPicture{input.name, {}};
+    // The input picture beside the network (annotate()'s billboard), framed as render frames it.
+    const auto billboard = picture_billboard(g, layout, values, notes.words);
+    EXPECT_EQ(billboard.has_value(), input.shape.size() == 4) << m.file;
+    if (billboard)
+      for (const glm::vec3& p : picture_to_frame(*billboard)) points.push_back(p);
     for (const glm::vec2 window : {glm::vec2(1600, 900), glm::vec2(800, 450)}) {
       notes.viewport = window;
       TextBuilder text(Font::builtin());
@@ -678,6 +683,31 @@ TEST(Desktop, RendersCameraKeepsEveryBlockClearOfThePanels) {
         const float aspect = window.x / window.y;
         EXPECT_EQ(corners_clear(layout, camera.projection(aspect) * camera.view(), window, rects), "")
             << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset);
+        if (!billboard) continue;
+        // The picture's quad (eye-space right and up, its full size: the 160 px cap only shrinks it
+        // about its centre) lands on screen and under no panel.
+        const glm::mat4 view = camera.view();
+        const glm::vec3 right{view[0][0], view[1][0], view[2][0]}, up{view[0][1], view[1][1], view[2][1]};
+        const glm::mat4 vp = camera.projection(aspect) * view;
+        glm::vec2 lo(1e9f), hi(-1e9f);
+        for (const float sx : {-0.5f, 0.5f})
+          for (const float sy : {-0.5f, 0.5f}) {
+            const glm::vec3 p = billboard->centre + billboard->em * (sx * billboard->aspect * right + sy * up);
+            const glm::vec4 c = vp * glm::vec4(p, 1.0f);
+            ASSERT_GT(c.w, 0.0f);
+            const glm::vec2 px{(c.x / c.w + 1) * 0.5f * window.x, (c.y / c.w + 1) * 0.5f * window.y};
+            lo = glm::min(lo, px), hi = glm::max(hi, px);
+          }
+        EXPECT_GE(lo.x, 0.0f) << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset);
+        EXPECT_GE(lo.y, 0.0f) << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset);
+        EXPECT_LE(hi.x, window.x) << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset);
+        EXPECT_LE(hi.y, window.y) << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset);
+        EXPECT_GT(hi.x - lo.x, 10.0f) << m.file << ": the picture shows";
+        for (const ScreenRect& r : rects)
+          EXPECT_FALSE(lo.x < r.max.x && hi.x > r.min.x && lo.y < r.max.y && hi.y > r.min.y)
+              << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset) << ": the picture (" << lo.x
+              << ", " << lo.y << ")-(" << hi.x << ", " << hi.y << ") overlaps the panel (" << r.min.x << ", " << r.min.y
+              << ")-(" << r.max.x << ", " << r.max.y << ")";
       }
     }
   }
