@@ -1,6 +1,7 @@
 #include "engine/camera.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -94,8 +95,11 @@ constexpr float kCloseWide = 0.52f;
 // `clear` insets the rectangle framed into (an off-centre part of the image: in NDC [xl, xr] ×
 // [yb, yt], centre and half-extent per axis); the margin shrinks it about its own centre, and the
 // width and outline are measured against it. No insets: the whole image, as before.
-Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float fov_y, float margin = kMargin,
-             FrameInsets clear = {}) {
+// A view's unit vectors: right and up on the image, forward into it.
+struct Axes {
+  glm::vec3 right, up, forward;
+};
+Axes view_axes(View view) {
   const float az = glm::radians(view.azimuth), el = glm::radians(view.elevation);
   const glm::vec3 dir = glm::normalize(glm::vec3(-std::cos(el) * std::cos(az), std::sin(el), std::cos(el) * std::sin(az)));
   const glm::vec3 forward = -dir;
@@ -106,6 +110,13 @@ Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float f
     up = -right;
     right = r;
   }
+  return {right, up, forward};
+}
+
+Fit fit_view(View view, std::span<const glm::vec3> points, float aspect, float fov_y, float margin = kMargin,
+             FrameInsets clear = {}) {
+  const auto [right, up, forward] = view_axes(view);
+  const glm::vec3 dir = -forward;
   Fit fit;
   Camera& cam = fit.camera;
   cam.up = up;
@@ -225,6 +236,93 @@ Camera choose_view(const std::vector<View>& views, std::span<const glm::vec3> po
   return wide ? wide->camera : widest->camera;
 }
 
+// Marks in `keep` the vertices of the 2-D convex hull of `q` at the indices `order` (sorted by x,
+// then y): the monotone chain.
+void mark_hull(const std::vector<glm::vec2>& q, const std::vector<uint32_t>& order, std::vector<uint32_t>& hull,
+               std::vector<bool>& keep) {
+  if (order.empty()) return;
+  hull.resize(2 * order.size() + 1);
+  size_t k = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    while (k >= 2 && cross2(q[hull[k - 2]], q[hull[k - 1]], q[order[i]]) <= 0) --k;
+    hull[k++] = order[i];
+  }
+  for (size_t i = order.size() - 1, lower = k + 1; i-- > 0;) {
+    while (k >= lower && cross2(q[hull[k - 2]], q[hull[k - 1]], q[order[i]]) <= 0) --k;
+    hull[k++] = order[i];
+  }
+  for (size_t i = 0; i < k; ++i) keep[hull[i]] = true;
+}
+
+// Whether p lies strictly inside the quadrilateral of the points with the least x, least y,
+// greatest x and greatest y (counter-clockwise): then it is no vertex of their hull.
+bool inside_extremes(const std::array<glm::vec2, 4>& quad, glm::vec2 p) {
+  for (size_t i = 0; i < 4; ++i)
+    if (!(cross2(quad[i], quad[(i + 1) % 4], p) > 0)) return false;
+  return true;
+}
+
+// The points that decide fit_view in each of the preset's views: its extremes across and up the
+// image over depth (x = (a - a_eye) / (c - c_eye) and the eye's bounds are largest at a vertex of
+// the 2-D hull of (c, a), likewise (c, b)), the nearest and farthest (the same hulls) and the
+// bounding box; and, for the outline's area (the hull of the projected points, whose vertices are
+// on the 3-D hull), the farthest point in each of 162 directions. Frames as the whole set does
+// but for that area, which the 3-D hull's vertices missed between the directions can change a
+// little (a large layout of many small blocks keeps a few hundred of its thousands of corners).
+// The points inside the quadrilateral of a plane's four extremes are left out before the hull
+// (Akl and Toussaint's test).
+std::vector<glm::vec3> deciding_points(CameraPreset preset, std::span<const glm::vec3> points) {
+  std::vector<bool> keep(points.size(), false);
+  std::vector<glm::vec2> qa(points.size()), qb(points.size());
+  std::vector<uint32_t> order, hull;
+  for (const View& v : preset_views(preset)) {
+    const Axes axes = view_axes(v);
+    size_t lo_c = 0, hi_c = 0, lo_a = 0, hi_a = 0, lo_b = 0, hi_b = 0;
+    auto before = [](glm::vec2 p, glm::vec2 q) { return p.x < q.x || (p.x == q.x && p.y < q.y); };
+    auto below = [](glm::vec2 p, glm::vec2 q) { return p.y < q.y || (p.y == q.y && p.x > q.x); };
+    for (size_t i = 0; i < points.size(); ++i) {
+      const float c = glm::dot(points[i], axes.forward);
+      qa[i] = {c, glm::dot(points[i], axes.right)}, qb[i] = {c, glm::dot(points[i], axes.up)};
+      if (before(qa[i], qa[lo_c])) lo_c = i;
+      if (before(qa[hi_c], qa[i])) hi_c = i;
+      if (below(qa[i], qa[lo_a])) lo_a = i;
+      if (below(qa[hi_a], qa[i])) hi_a = i;
+      if (below(qb[i], qb[lo_b])) lo_b = i;
+      if (below(qb[hi_b], qb[i])) hi_b = i;
+    }
+    const std::array<glm::vec2, 4> quad_a{qa[lo_c], qa[lo_a], qa[hi_c], qa[hi_a]};
+    const std::array<glm::vec2, 4> quad_b{qb[lo_c], qb[lo_b], qb[hi_c], qb[hi_b]};
+    std::vector<uint32_t> in_a, in_b;
+    for (uint32_t i = 0; i < points.size(); ++i) {
+      if (!inside_extremes(quad_a, qa[i])) in_a.push_back(i);
+      if (!inside_extremes(quad_b, qb[i])) in_b.push_back(i);
+    }
+    std::sort(in_a.begin(), in_a.end(), [&](uint32_t a, uint32_t b) { return before(qa[a], qa[b]); });
+    std::sort(in_b.begin(), in_b.end(), [&](uint32_t a, uint32_t b) { return before(qb[a], qb[b]); });
+    mark_hull(qa, in_a, hull, keep);
+    mark_hull(qb, in_b, hull, keep);
+  }
+  // Directions over the sphere (a Fibonacci lattice) and the six axes.
+  std::vector<glm::vec3> directions{{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+  constexpr int kDirections = 156;
+  for (int i = 0; i < kDirections; ++i) {
+    const float y = 1 - 2 * (float(i) + 0.5f) / kDirections, r = std::sqrt(std::max(0.0f, 1 - y * y));
+    const float phi = float(i) * 2.39996323f;
+    directions.push_back({r * std::cos(phi), y, r * std::sin(phi)});
+  }
+  for (const glm::vec3& d : directions) {
+    size_t best = 0;
+    float most = -std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < points.size(); ++i)
+      if (const float v = glm::dot(points[i], d); v > most) most = v, best = i;
+    keep[best] = true;
+  }
+  std::vector<glm::vec3> out;
+  for (size_t i = 0; i < points.size(); ++i)
+    if (keep[i]) out.push_back(points[i]);
+  return out;
+}
+
 }  // namespace
 
 Camera frame_points(CameraPreset preset, std::span<const glm::vec3> points, float aspect, float fov_y, FrameInsets clear) {
@@ -247,7 +345,8 @@ std::vector<glm::vec2> project_points(const Camera& camera, std::span<const glm:
 }
 
 Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::vec2 viewport, std::span<const ScreenRect> panels,
-                   float fov_y) {
+                   float fov_y, bool reduce) {
+  constexpr size_t kDecidingFrom = 256;  // fewer points are framed as they are
   const float aspect = viewport.x / std::max(viewport.y, 1.0f);
   if (panels.empty() || points.empty() || !(viewport.x > 0 && viewport.y > 0)) return frame_points(preset, points, aspect, fov_y);
   // A panel is cleared by the side it stands against, horizontally (1) or vertically (2), 0: not
@@ -277,8 +376,19 @@ Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::
     std::optional<size_t> open;  // the first panel reached that `side` does not clear yet
   };
   std::vector<uint8_t> side(panels.size(), 0);
+  // Once the whole image's framing reaches a panel, framed again from the points that decide it (a
+  // large layout: a few hundred of its thousands of corners); every point is still checked
+  // against the panels.
+  std::vector<glm::vec3> deciding;
+  std::span<const glm::vec3> framed = points;
+  auto narrow_points = [&] {
+    if (reduce && points.size() > kDecidingFrom && deciding.empty()) {
+      deciding = deciding_points(preset, points);
+      framed = deciding;
+    }
+  };
   auto evaluate = [&](FrameInsets insets) {
-    Result r{frame_points(preset, points, aspect, fov_y, insets), insets};
+    Result r{frame_points(preset, framed, aspect, fov_y, insets), insets};
     const std::vector<glm::vec2> px = project_points(r.camera, points, viewport);
     glm::vec2 lo(std::numeric_limits<float>::infinity()), hi(-std::numeric_limits<float>::infinity());
     for (const glm::vec2& p : px) lo = glm::min(lo, p), hi = glm::max(hi, p);
@@ -319,6 +429,7 @@ Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::
       if (!best || r.reached < best->reached || (r.reached == best->reached && r.size > best->size)) best = r;
       return;
     }
+    narrow_points();
     for (const uint8_t s : {uint8_t(1), uint8_t(2)}) {
       side[r.open.value()] = s;
       self(self);

@@ -75,8 +75,12 @@ struct ScreenRect {
 // is then narrowed as far as the points stay clear and show larger from that direction. No panel
 // reached: frame_points itself. A panel no inset clears (one wider or taller than 45% of the
 // image) stays reached: the framing with the fewest panels reached is taken.
+// `reduce`: more than 256 points are framed from those that decide each preset view's framing (its
+// extremes and the outline's vertices in many directions: BERT's 13,279 block corners as a few
+// hundred), every point still checked against the panels; false: from every point (the same
+// camera within a pixel, tests/engine/test_desktop.cpp).
 Camera frame_clear(CameraPreset preset, std::span<const glm::vec3> points, glm::vec2 viewport, std::span<const ScreenRect> panels,
-                   float fov_y = kFrameFovY);
+                   float fov_y = kFrameFovY, bool reduce = true);
 // Where `points` land in an image of `viewport` pixels through `camera` (origin at the top left, y
 // down; a point behind the eye lands at infinity).
 std::vector<glm::vec2> project_points(const Camera& camera, std::span<const glm::vec3> points, glm::vec2 viewport);

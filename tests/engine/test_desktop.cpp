@@ -649,7 +649,10 @@ std::string corners_clear(const scene::Layout& layout, const glm::mat4& view_pro
 // `render`'s camera (app/render.cpp): the blocks' corners and the words over a wrapped layout,
 // framed clear of the panels annotate() draws over its picture (title with a note line, the input
 // picture, the prediction and the legend of a real run), at render's default 1600x900 and at a
-// small 800x450, in every preset: every block corner is on screen and under no panel.
+// small 800x450, in every preset: every block corner is on screen and under no panel, and so is
+// the input picture's billboard where annotate() draws one; the camera framed from the deciding
+// points (frame_clear's default) puts every point within a pixel of where the camera framed from
+// all of them does.
 TEST(Desktop, RendersCameraKeepsEveryBlockClearOfThePanels) {
   for (const FramedModel& m : framed_models()) {
     auto plan = runtime::Plan::build(m.load());
@@ -681,6 +684,12 @@ TEST(Desktop, RendersCameraKeepsEveryBlockClearOfThePanels) {
       for (const CameraPreset preset : {CameraPreset::Overview, CameraPreset::Front, CameraPreset::Side, CameraPreset::Top}) {
         const Camera camera = frame_clear(preset, points, window, rects);
         const float aspect = window.x / window.y;
+        // Framed from the points that decide it, as from every point within a pixel.
+        const Camera whole = frame_clear(preset, points, window, rects, kFrameFovY, false);
+        const std::vector<glm::vec2> a = project_points(camera, points, window), b = project_points(whole, points, window);
+        float apart = 0;
+        for (size_t i = 0; i < a.size(); ++i) apart = std::max(apart, glm::length(a[i] - b[i]));
+        EXPECT_LE(apart, 1.0f) << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset);
         EXPECT_EQ(corners_clear(layout, camera.projection(aspect) * camera.view(), window, rects), "")
             << m.file << " at " << window.x << "x" << window.y << ", preset " << int(preset);
         if (!billboard) continue;
