@@ -551,10 +551,13 @@ void SceneBuffers::publish_words(const WordsContext& c) {
   }
   TextBuilder text(Font::builtin());
   auto areas = annotate(text, c.graph, c.layout, c.values, o);
+  const auto billboard = picture_billboard(c.graph, c.layout, c.values, o.words);
+  std::vector<glm::vec3> picture = billboard ? picture_to_frame(*billboard) : std::vector<glm::vec3>();
   if (o.words.menu && c.menu && !c.menu->ops.empty()) compose_menu(text, *c.menu);
   text_.publish(text);
   std::lock_guard lock(areas_mutex_);
   screen_areas_ = std::move(areas);
+  picture_points_ = std::move(picture);
 }
 
 }  // namespace nnxr::engine

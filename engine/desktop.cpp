@@ -343,7 +343,8 @@ struct DesktopViewer::Impl {
     // and the filter menu).
     const glm::vec2 window_px{static_cast<float>(fb.width), static_cast<float>(fb.height)};
     const FilterMenu filter_menu{interaction.op_counts().size()};
-    state->frame_home(window_px, panel_rects(scene->screen_areas(), window_px, interaction.op_counts().empty() ? nullptr : &filter_menu));
+    state->frame_home(window_px, panel_rects(scene->screen_areas(), window_px, interaction.op_counts().empty() ? nullptr : &filter_menu),
+                      scene->picture_points());
 
     // Stage: update uniforms.
     FrameParams params = state->frame_params(aspect());
@@ -542,7 +543,7 @@ struct OffscreenViewer::Impl {
     state->take_in(aspect());
     // Clear of the view's text panels as the window's home view (no filter menu here).
     const glm::vec2 window_px{static_cast<float>(options.width), static_cast<float>(options.height)};
-    state->frame_home(window_px, panel_rects(scene->screen_areas(), window_px));
+    state->frame_home(window_px, panel_rects(scene->screen_areas(), window_px), scene->picture_points());
     const FrameParams params = state->frame_params(aspect());
     state->follow_view(params.view[0], params.projection[0]);
     const uint64_t generation = scene->generation();

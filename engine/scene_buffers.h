@@ -157,6 +157,12 @@ class SceneBuffers final : public scene::SceneSink, public WordsSink {
     std::lock_guard lock(areas_mutex_);
     return screen_areas_;
   }
+  // What the last published text's input picture (a world billboard, annotate()) needs framed
+  // (engine/annotations.h picture_to_frame); none without a picture (any thread).
+  std::vector<glm::vec3> picture_points() const {
+    std::lock_guard lock(areas_mutex_);
+    return picture_points_;
+  }
 
   // ---- any thread ----
   struct Region {
@@ -226,6 +232,7 @@ class SceneBuffers final : public scene::SceneSink, public WordsSink {
   TextBuffer text_;
   mutable std::mutex areas_mutex_;
   std::vector<ScreenArea> screen_areas_;  // of the last publish_words(); guarded by areas_mutex_
+  std::vector<glm::vec3> picture_points_;  // likewise
 };
 
 }  // namespace nnxr::engine

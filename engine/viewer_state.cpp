@@ -65,9 +65,13 @@ void ViewerState::set_highlight(Highlight highlight) {
   renderer_->set_highlight(highlight_);
 }
 
-void ViewerState::frame_home(glm::vec2 window, std::span<const ScreenRect> panels) {
+void ViewerState::frame_home(glm::vec2 window, std::span<const ScreenRect> panels, std::span<const glm::vec3> picture) {
   bool changed = window != home_window_;
   if (changed) home_panels_.clear(), home_window_ = window;
+  if (!std::equal(picture.begin(), picture.end(), home_picture_.begin(), home_picture_.end())) {
+    home_picture_.assign(picture.begin(), picture.end());
+    changed = true;
+  }
   for (const ScreenRect& r : panels) {
     if (!(r.max.x > r.min.x && r.max.y > r.min.y)) continue;
     auto inside = [&](const ScreenRect& s) { return s.min.x <= r.min.x && s.min.y <= r.min.y && r.max.x <= s.max.x && r.max.y <= s.max.y; };
@@ -80,7 +84,9 @@ void ViewerState::frame_home(glm::vec2 window, std::span<const ScreenRect> panel
   }
   if (!changed || home_points_.empty() || !(window.x > 0 && window.y > 0)) return;
   const bool move = interaction_.at_home();
-  const Camera home = frame_clear(CameraPreset::Overview, home_points_, window, home_panels_);
+  std::vector<glm::vec3> points = home_points_;
+  points.insert(points.end(), home_picture_.begin(), home_picture_.end());
+  const Camera home = frame_clear(CameraPreset::Overview, points, window, home_panels_);
   interaction_.set_home(home.eye, home.target, home.fov_y, move);
 }
 
@@ -118,6 +124,7 @@ void ViewerState::take_in(float aspect) {
           if (shown(t)) add_corners(home_points_, glm::vec3(t.min[0], t.min[1], t.min[2]), glm::vec3(t.max[0], t.max[1], t.max[2]));
       }
       home_panels_.clear();
+      home_picture_.clear();
       const Camera home = home_points_.empty() ? frame_bounds(CameraPreset::Overview, min, max, aspect)
                                                : home_window_.x > 0 ? frame_clear(CameraPreset::Overview, home_points_, home_window_, {})
                                                                     : frame_points(CameraPreset::Overview, home_points_, aspect);

@@ -80,7 +80,9 @@ class ViewerState {
   // prediction and the legend appear with the first scene; a legend that narrows again does not
   // move it back; a panel that grew replaces its smaller self) or the window's size changed, and the camera goes there only while it stands at
   // the home (Interaction::at_home). The headset has no panels over its view and never calls it.
-  void frame_home(glm::vec2 window, std::span<const ScreenRect> panels);
+  // `picture`: what the input picture beside the network needs framed (SceneBuffers::
+  // picture_points, as `render` frames it; a new one frames the home again).
+  void frame_home(glm::vec2 window, std::span<const ScreenRect> panels, std::span<const glm::vec3> picture = {});
   // What the home view was last framed clear of (pixels of home_window()).
   const std::vector<ScreenRect>& home_panels() const { return home_panels_; }
   glm::vec2 home_window() const { return home_window_; }
@@ -88,6 +90,8 @@ class ViewerState {
   // when it shows them all, or dims the rest, or shows none) and, with every block, the words
   // over them; as `render` frames.
   const std::vector<glm::vec3>& home_points() const { return home_points_; }
+  // The input picture's points the home was last framed with (frame_home), besides home_points().
+  const std::vector<glm::vec3>& home_picture() const { return home_picture_; }
   // Passes a desktop command on (filter change → worker, pick ray → worker).
   void apply(const Command& command);
   // The world-space ray the user points along (desktop: through the mouse; headset: the aim
@@ -156,6 +160,7 @@ class ViewerState {
   std::vector<glm::vec3> corners_;  // of the loaded model's blocks
   std::vector<glm::vec3> home_points_;  // what the home view frames
   std::vector<ScreenRect> home_panels_;  // what it was framed clear of, grown as panels grew
+  std::vector<glm::vec3> home_picture_;  // the input picture's points it frames too
   glm::vec2 home_window_{0};
   std::optional<scene::FocusView> view_sent_;
   std::vector<std::string> focus_;  // of the scene shown (empty: every tensor)

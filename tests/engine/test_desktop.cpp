@@ -313,15 +313,29 @@ TEST(Desktop, TheHomeViewIsRendersCamera) {
   REQUIRE_DISPLAY();
   const model::Graph g = digits();
   const scene::Layout layout = scene::Layout::build(g, {});
-  DesktopViewer v(test_options());
+  ViewerOptions o = test_options();
+  // The digit beside the network, as the view shows an image input (app/view.cpp).
+  o.worker.words.complete = [](const model::Graph& graph, int64_t, ViewWords& w) {
+    w.picture = InputPicture{graph.tensors[graph.inputs[0]].name, {}};
+  };
+  DesktopViewer v(o);
   v.load({"digits", digits}, random_feeds);
   ASSERT_TRUE(frames_until(v, [&] { return v.state().settled(); }));
   std::vector<glm::vec3> corners;
   for (const scene::Block& b : layout.blocks())
     add_corners(corners, glm::vec3(b.min[0], b.min[1], b.min[2]), glm::vec3(b.max[0], b.max[1], b.max[2]));
-  // Framed clear of the panels over the window as render frames clear of its own (frame_clear).
+  // Framed clear of the panels over the window as render frames clear of its own (frame_clear),
+  // with the input picture's points when the view shows one.
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(v.frame());
   ASSERT_EQ(v.state().home_window(), glm::vec2(640, 400));
+  // The picture's points are annotate()'s billboard's (picture_to_frame), as render frames them.
+  ASSERT_EQ(v.state().home_picture().size(), 8u);
+  const scene::Block* input = layout.block(g.inputs[0]);
+  ASSERT_NE(input, nullptr);
+  const glm::vec3 centre = 0.5f * (v.state().home_picture().front() + v.state().home_picture().back());
+  EXPECT_LT(centre.x, input->min[0]);  // before the input's block
+  EXPECT_NEAR(centre.y, 0.5f * (input->min[1] + input->max[1]), 1e-4f);
+  corners.insert(corners.end(), v.state().home_picture().begin(), v.state().home_picture().end());
   const Camera render = frame_clear(CameraPreset::Overview, corners, {640, 400}, v.state().home_panels());
   const FlyCamera& c = v.interaction().camera();
   EXPECT_LT(glm::length(c.position - render.eye), 1e-4f * glm::length(render.target - render.eye));
