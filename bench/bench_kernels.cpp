@@ -15,8 +15,10 @@
 //   squeezenet/...        the same for SqueezeNet 1.1's heaviest convolutions
 //   ultraface/...         the same for UltraFace-RFB-320's (dwKxK: depthwise)
 //   mobilenet/...         the same for MobileNet v2's stem and its thin (K = 16, 24) 1x1 layers
-//   .../ISA/im2col        the layers that take the few-channel direct or the thin pointwise kernel,
-//                         through the im2col + GEMM path instead (the one those kernels replace)
+//   superres/...          the same for super-resolution-core-op11's four convolutions (224x224)
+//   .../ISA/im2col        the layers that take the few-channel direct, the thin pointwise or the
+//                         row-band (conv_rows) kernel, through the im2col + GEMM path instead (the
+//                         one those kernels replace)
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -237,13 +239,13 @@ void run_big(benchmark::State& state, ConvGeom g, Isa isa, bool im2col = false) 
   if (seconds > 0 && peak > 0) state.counters["peak"] = flop * static_cast<double>(state.iterations()) / seconds / peak;
 }
 
-// Whether conv_auto takes the few-channel direct or the thin pointwise kernel for g on some
-// instruction set (those layers also get an /im2col row: the GEMM path they replace).
+// Whether conv_auto takes the few-channel direct, the thin pointwise or the row-band kernel for g
+// on some instruction set (those layers also get an /im2col row: the GEMM path they replace).
 bool takes_thin_kernel(const ConvGeom& g) {
   if (cpu_isa() < Isa::Avx2) return false;
   const Isa previous = active_isa();
   set_active_isa(Isa::Avx2);
-  const bool applies = conv_direct_applies(g) || conv_pointwise_thin_applies(g);
+  const bool applies = conv_direct_applies(g) || conv_pointwise_thin_applies(g) || conv_rows_applies(g);
   set_active_isa(previous);
   return applies;
 }
@@ -284,7 +286,9 @@ void register_all() {
   // SqueezeNet 1.1's heaviest convolutions (224x224 input): the stem (K = 27), the 3x3 and 1x1
   // expands of the first fire modules (K = 144 and 16) and the classifier (512 -> 1000 on 13x13).
   const Layer squeeze[] = {{3, 224, 64, 3, 2, 1}, {16, 55, 64, 3, 1, 1}, {16, 55, 64, 1, 1, 1}, {32, 27, 128, 3, 1, 1}, {64, 13, 256, 3, 1, 1}, {512, 13, 1000, 1, 1, 1}};
-  const std::pair<const char*, std::span<const Layer>> nets[] = {{"squeezenet/", squeeze}, {"mobilenet/", mobilenet}};
+  // super-resolution-core-op11's convolutions (224x224, 1 -> 64 5x5, then 3x3 64 -> 64 -> 32 -> 9).
+  const Layer superres[] = {{1, 224, 64, 5, 1, 1}, {64, 224, 64, 3, 1, 1}, {64, 224, 32, 3, 1, 1}, {32, 224, 9, 3, 1, 1}};
+  const std::pair<const char*, std::span<const Layer>> nets[] = {{"squeezenet/", squeeze}, {"mobilenet/", mobilenet}, {"superres/", superres}};
   for (const auto& [net, net_layers] : nets)
     for (Isa isa : {Isa::Avx2, Isa::Avx512})
       for (const Layer& l : net_layers) {

@@ -245,11 +245,12 @@ void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, cons
 void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                               const EpilogueOut& act);
 // Spatial rank 2, group 1, stride 1, dilation 1, kernels up to 7x7 (not 1x1) with C x kh x kw <=
-// 1152, output rows of 56 columns or more in nearly whole tiles of 32, on AVX-512: from
-// zero-padded copies of each band's input rows, R output channels x 32 columns in registers
-// (no im2col matrix).
+// 1152, output rows of 56 columns or more in nearly whole tiles of 32, on AVX2 + FMA or AVX-512:
+// from zero-padded copies of each band's input rows, R output channels x 32 columns in registers
+// on AVX-512, up to 6 x 16 on AVX2 (conv_rows_avx2) (no im2col matrix).
 bool conv_rows_applies(const ConvGeom& g);
 void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act = {});
+void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act);
 // dst[i] = src[2 i] for i < n (reads no further than src[2 (n - 1)]): the stride-2 gather of im2col.
 void copy_every_other(const float* src, float* dst, int64_t n);
 // Picks one of the above.

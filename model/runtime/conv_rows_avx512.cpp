@@ -5,7 +5,8 @@
 // taps of 32 outputs straight from them. A tile holds R output channels x 32 columns of one
 // output row in 2R accumulators (R from 4, 6, 8, 9 and 12, the one that wastes fewest rows of
 // M), starting at the bias; the sum runs over (c, ki, kj) in the weights' order, as im2col's
-// product does, and the bias and the epilogue are applied on the way out.
+// product does, and the bias and the epilogue are applied on the way out. On AVX2 + FMA,
+// conv_rows runs conv_rows_avx2 (conv_rows_avx2.cpp): the same bands, tiles of up to 6 x 16.
 //
 // On super-resolution's 64 -> 64 and 64 -> 32 3x3 layers at 224x224, im2col wrote and read back
 // a 576-row column matrix per block (16% of the model's time) and the 32 and 9 channel layers
@@ -28,7 +29,7 @@ constexpr int64_t kBandBytes = int64_t{1} << 19;  // a band's padded rows: half 
 }  // namespace
 
 bool conv_rows_applies(const ConvGeom& g) {
-  if (!cpu_has_avx512() || g.spatial() != 2 || g.group != 1 || g.C < 1 || g.M < 1) return false;
+  if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group != 1 || g.C < 1 || g.M < 1) return false;
   if (g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] != 1 || g.dilation[1] != 1) return false;
   const int64_t kh = g.kernel[0], kw = g.kernel[1], OW = g.out[1];
   if (kh * kw < 2 || kh > 7 || kw > 7 || g.C * kh * kw > 1152) return false;
@@ -167,6 +168,7 @@ void with_rows(int R, F&& f) {
 }  // namespace
 
 void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
+  if (!cpu_has_avx512()) return conv_rows_avx2(g, X, W, B, Y, pool, act);
   Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], 0};
   d.Wp = d.OW + d.kw - 1;
   const int64_t P = d.OH * d.OW, K = d.C * d.kh * d.kw;

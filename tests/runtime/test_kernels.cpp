@@ -778,19 +778,20 @@ TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
 // 2 rows up to whole planes), output channels around each panel height (1, 4, 6, 8, 9, 12, 13,
 // 17, 32, 64), kernels 1x2 to 7x7 (square and not), paddings 0 to kernel - 1 on each side, rows
 // of 56-224 outputs (whole and partial last tiles), batch 1-2, 1 and 2 threads, each epilogue and
-// none, through conv_auto against the naive Conv and activation. It applies only with AVX-512; on
-// the other sets conv_auto takes im2col, checked the same way.
+// none, through conv_auto against the naive Conv and activation. It applies with AVX-512 (panels
+// of 4-12 x 32 columns) and AVX2 + FMA (blocks of 1-6 x 16 columns: M of 2 and 3 for the sizes
+// the others do not make); on the portable set conv_auto takes im2col, checked the same way.
 TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   std::mt19937 rng(79);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   ThreadPool pool(2), one(1);
-  const int64_t Ms[] = {1, 4, 6, 8, 9, 12, 13, 17, 32, 64};
+  const int64_t Ms[] = {1, 2, 3, 4, 6, 8, 9, 12, 13, 17, 32, 64};
   const int64_t OWs[] = {56, 60, 64, 90, 124, 128, 224};
-  for (int iter = 0; iter < 40; ++iter) {
+  for (int iter = 0; iter < 48; ++iter) {
     ConvGeom g;
     g.N = r(1, 2);
     g.group = 1;
-    g.M = Ms[iter % 10];
+    g.M = Ms[iter % 12];
     const bool wide = iter % 8 == 7;  // K = 1152 (kernels at least 2 wide, to fit the band)
     const int64_t kh = iter % 5 == 4 ? 1 : r(1, 7), kw = iter % 5 == 4 ? 2 : r(kh == 1 || wide ? 2 : 1, 7);
     g.C = wide ? 1152 / (kh * kw) : r(1, 24);
@@ -806,14 +807,14 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
     g.out = {conv_out_dim(g.in[0], kh, 1, 1, ph0 + ph1), conv_out_dim(g.in[1], kw, 1, 1, pw0 + pw1)};
     if (g.out[0] <= 0) continue;
     const bool direct = conv_direct_applies(g);  // 3x3 with C <= 4 goes there first
-    EXPECT_EQ(conv_rows_applies(g), GetParam() == Isa::Avx512) << geom_str(g);
+    EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2) << geom_str(g);
     expect_conv_auto_matches_naive(g, iter, 1600, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows");
   }
   // Not taken: 1x1, stride 2, dilation 2, rows of 55 or of tiles under 7/8 full, K over 1152.
   ConvGeom g = dense_geom(16, 16, {4, 64}, 1);
   EXPECT_FALSE(conv_rows_applies(g));
   g = dense_geom(16, 16, {4, 64}, 3);
-  EXPECT_EQ(conv_rows_applies(g), GetParam() == Isa::Avx512);
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g.stride = {2, 2};
   g.out = {2, 32};
   EXPECT_FALSE(conv_rows_applies(g));
