@@ -360,6 +360,7 @@ int render_command(Args& args) {
   scene::Activations values = scene::activations_of(session);
   for (size_t id = 0; id < shapes.size(); ++id)
     if (values[id].data.empty() && !shapes[id].empty()) values[id].shape = shapes[id];  // let go by the run
+  scene::Activations ran_a, ran_b;  // drawing the difference: the two runs, for the panels
   if (!streamed) {
     layout.emplace(scene::Layout::build(g, {.constants = show_constants}, &values));  // shapes as run
     if (session_b) {
@@ -374,7 +375,11 @@ int render_command(Args& args) {
       }
       std::cerr << "render: most changed: " << line << '\n';
       if (*show == scene::CompareShow::B) values = values_b;
-      if (*show == scene::CompareShow::Difference) values = scene::difference(g, values, values_b, difference);
+      if (*show == scene::CompareShow::Difference) {
+        ran_a = values;
+        ran_b = values_b;
+        values = scene::difference(g, values, values_b, difference);
+      }
     }
     view_and_buffers();
   }
@@ -426,6 +431,10 @@ int render_command(Args& args) {
   }
   notes.viewport = {float(width), float(height)};
   notes.panels = width >= 640 && height >= 360;
+  if (!ran_a.empty()) {
+    notes.run_a = &ran_a;
+    notes.run_b = &ran_b;
+  }
   // The camera keeps the blocks clear of the panels drawn over the picture (where they are:
   // annotate() composes them, here without the labels' thinning, which needs the camera).
   if (notes.panels && !frame_corners.empty()) {

@@ -204,15 +204,20 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
   // Pictures: the longer side a third of the view's height (at most 300 px).
   const float picture_side = std::clamp(0.3f * vp.y, 64.0f, 300.0f);
 
+  // What the run computed (A's run when the view draws a difference), for the prediction, the
+  // detections and the pictures.
+  const scene::Activations& run = options.run_a ? *options.run_a : values;
+
   // ---- detections (over the input picture) ---------------------------------------------------
-  const auto detections = scene::detect(graph, values, options.words.class_names);
+  const auto detections = scene::detect(graph, run, options.words.class_names);
 
   // ---- the input in its true colours (under the title) ----------------------------------------
   if (options.words.picture) {
     const model::TensorId input = graph.find(options.words.picture->input);
-    if (input != model::kNone && input < values.size()) {
-      if (auto p = scene::picture_of(values[input], options.words.picture->mapping, uint32_t(picture_side))) {
-        const std::string heading = "Input " + scene::shape_text(graph.tensors[input].shape.empty() ? values[input].shape : std::span<const int64_t>(graph.tensors[input].shape)) +
+    if (input != model::kNone && input < run.size()) {
+      if (auto p = scene::picture_of(run[input], options.words.picture->mapping, uint32_t(picture_side))) {
+        const std::string heading = std::string(options.run_b ? "Input A " : "Input ") +
+                                    scene::shape_text(graph.tensors[input].shape.empty() ? run[input].shape : std::span<const int64_t>(graph.tensors[input].shape)) +
                                     (options.words.picture->mapping.bgr ? "  (shown as RGB)" : "");
         const glm::vec2 at{14, 14 + title_size.y + 10};
         std::span<const scene::Detection> boxes;
@@ -225,10 +230,10 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
   // ---- prediction (top right) -----------------------------------------------------------------
   float right_top = 14;  // the next free y on the right
   // A detector's score maps ([1, cells, 1]) are no class vector: its detections stand instead.
-  const auto prediction = detections ? std::nullopt : scene::predict(graph, values, options.words.class_names, 5);
+  const auto prediction = detections ? std::nullopt : scene::predict(graph, run, options.words.class_names, 5);
   if (prediction) {
     std::vector<Line> lines;
-    std::string head = "Prediction";
+    std::string head = options.run_b ? "Prediction of A" : "Prediction";
     if (!options.words.class_list.empty()) head += " (" + options.words.class_list + ")";
     lines.push_back({head, 18, kDim});
     bool first = true;
@@ -238,6 +243,12 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
       lines.push_back({std::string(pct) + c.name, first ? 30.f : 20.f, first ? kText : kDim});
       first = false;
     }
+    if (options.run_b)
+      if (const auto b = scene::predict(graph, *options.run_b, options.words.class_names, 1); b && !b->top.empty()) {
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%5.1f%%  ", 100.0 * b->top.front().probability);
+        lines.push_back({"B: " + std::string(pct) + b->top.front().name, 22, kText});
+      }
     lines.push_back({std::string(prediction->softmax ? "softmax of " : "") + scene::short_name(graph.tensors[prediction->output].name, 32), 14, kDim});
     const glm::vec2 size = panel(out, {14, right_top}, Corner::TopRight, lines);
     cover(Corner::TopRight, {14, right_top}, size);
@@ -261,7 +272,7 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
 
   // ---- several outputs in no known format: a table of their largest values ---------------------
   if (!prediction && !detections) {
-    const auto table = scene::output_table(graph, values, 3, 12);
+    const auto table = scene::output_table(graph, run, 3, 12);
     if (!table.empty()) {
       std::vector<Line> lines{{"Outputs (no known format)", 20, kDim}};
       for (const scene::OutputRow& r : table) {
@@ -277,11 +288,11 @@ std::vector<Rect> panels(TextBuilder& out, const model::Graph& graph, const scen
   }
 
   // ---- an image output (style transfer, super-resolution) in its true colours ------------------
-  if (const auto id = scene::image_output(graph, values); id && !detections) {
+  if (const auto id = scene::image_output(graph, run); id && !detections) {
     // In the input's channel order (a model fed BGR gives BGR).
     const scene::PictureMapping mapping{.bgr = options.words.picture && options.words.picture->mapping.bgr, .from_values = true};
-    if (auto p = scene::picture_of(values[*id], mapping, uint32_t(std::max(picture_side, 256.0f)))) {
-      const std::string heading = "Output " + scene::short_name(graph.tensors[*id].name, 24) + "  " + scene::shape_text(values[*id].shape);
+    if (auto p = scene::picture_of(run[*id], mapping, uint32_t(std::max(picture_side, 256.0f)))) {
+      const std::string heading = std::string(options.run_b ? "Output of A " : "Output ") + scene::short_name(graph.tensors[*id].name, 24) + "  " + scene::shape_text(run[*id].shape);
       const glm::vec2 size = picture_panel(out, {14, right_top}, Corner::TopRight, heading, *p, std::max(picture_side, 256.0f), {});
       cover(Corner::TopRight, {14, right_top}, size);
       right_top += size.y + 10;
@@ -479,7 +490,8 @@ std::vector<ScreenArea> annotate(TextBuilder& out, const model::Graph& graph, co
   // so that the headset (which draws no corner panels) shows it too.
   if (const auto billboard = picture_billboard(graph, layout, values, options.words)) {
     const model::TensorId input = graph.find(options.words.picture->input);
-    if (auto p = scene::picture_of(values[input], options.words.picture->mapping, 160)) {
+    const scene::Activations& run = options.run_a ? *options.run_a : values;
+    if (auto p = scene::picture_of(run[input], options.words.picture->mapping, 160)) {
       const float aspect = billboard->aspect;
       out.world_image(billboard->centre, {-0.5f * aspect, -0.5f}, {aspect, 1.0f}, {.em = billboard->em, .min_px = 0, .max_px = 160},
                       p->width, p->height, p->rgba);
@@ -538,6 +550,8 @@ void SceneBuffers::publish_words(const WordsContext& c) {
   if (o.words.complete) o.words.complete(c.graph, scene::class_count(c.graph, c.values), o.words);
   o.focus = c.focus;
   o.selection = c.selection;
+  o.run_a = c.run_a;
+  o.run_b = c.run_b;
   // Thinned for the starting view (the overview preset at 16:9).
   std::vector<glm::vec3> corners;
   for (const scene::Block& b : c.layout.blocks())

@@ -32,6 +32,11 @@ struct AnnotationOptions {
   std::optional<glm::mat4> view_projection;  // network space → Vulkan clip
   glm::vec2 viewport{1600, 900};
   bool panels = true;  // title, prediction, legend and selection (a thumbnail has no room for them)
+  // Compare mode drawing the difference a_A − a_B: the two runs. The prediction, the detections
+  // and the input and output pictures then describe the runs (A's, with B's top class under it),
+  // not the difference; the labels and the legend describe what is drawn.
+  const scene::Activations* run_a = nullptr;
+  const scene::Activations* run_b = nullptr;
 };
 
 // Appends the filter menu's text (glyphs on the menu's canvas, TextStyle::menu): a dark plate of

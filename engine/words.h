@@ -62,6 +62,9 @@ struct WordsContext {
   std::optional<model::TensorId> focus;       // the legend's tensor
   std::optional<SelectionText> selection;
   std::optional<MenuState> menu;  // when ViewWords::menu
+  // Compare mode drawing the difference: the two runs (AnnotationOptions::run_a, run_b).
+  const scene::Activations* run_a = nullptr;
+  const scene::Activations* run_b = nullptr;
 };
 
 class WordsSink {

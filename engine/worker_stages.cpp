@@ -430,7 +430,16 @@ class SceneStages final : public Stages {
     focus_ = focus;
     selection_text_ = selection;
     if (&values != &values_) values_ = values;
-    words_->publish_words({plan_->graph(), *layout_, values, options_.words, focus, std::move(selection), menu_state()});
+    WordsContext context{plan_->graph(), *layout_, values, options_.words, focus, std::move(selection), menu_state()};
+    // Drawing the difference: the panels describe the two runs.
+    scene::Activations run_a, run_b;
+    if (session_b_ && b_inferred_ && options_.compare.show->load() == scene::CompareShow::Difference) {
+      run_a = scene::activations_of(*session_);
+      run_b = scene::activations_of(*session_b_);
+      context.run_a = &run_a;
+      context.run_b = &run_b;
+    }
+    words_->publish_words(context);
   }
 
   // The values the view's text described last (what the scene shows: A, B or A − B).

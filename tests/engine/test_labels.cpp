@@ -102,6 +102,27 @@ TEST(Labels, DefaultModelIsLabelledAndPredicts) {
   expect_colour_bar(out);
 }
 
+// Compare mode draws a_A − a_B, but the prediction panel names what each run decided (A's top 5
+// and B's top class), not a softmax of the difference (which read "24.5%  3"), and the input
+// picture is A's digit, not the difference of two digits.
+TEST(Labels, CompareNamesEachRunsPrediction) {
+  if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
+  const fs::path out = fs::temp_directory_path() / "nnxr-labels-compare.png";
+  fs::remove(out);
+  const std::string assets = NNXR_SOURCE_DIR "/assets/";
+  const auto r = nnxr::test::run_nnxr("render --input '" + assets + "digit-3.png' --compare '" + assets +
+                                      "digit-8.png' --out '" + out.string() + "' --width 1600 --height 900");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string panel = ocr_region(out, 1200, 0, 1600, 260);
+  std::erase(panel, ' ');
+  EXPECT_NE(panel.find("predictionofa"), std::string::npos) << "OCR read: " << panel << "\nimage: " << out;
+  EXPECT_NE(panel.find("100.0%3"), std::string::npos) << "A is a 3; OCR read: " << panel << "\nimage: " << out;
+  EXPECT_NE(panel.find("b:100.0%8"), std::string::npos) << "B is an 8; OCR read: " << panel << "\nimage: " << out;
+  std::string input = ocr_region(out, 0, 70, 320, 130);
+  std::erase(input, ' ');
+  EXPECT_NE(input.find("inputa"), std::string::npos) << "OCR read: " << input << "\nimage: " << out;
+}
+
 // The tiny BERT, wrapped into rows of encoder layers, reads as a sequence with words in the overview,
 // side and top views: OCR finds at least half of its encoder layers' group labels (five in the top
 // view) and some of its tensor labels whole. (In one 33 m line, the top view's labels stood over one another and each
