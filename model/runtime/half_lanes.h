@@ -178,31 +178,21 @@ template <class Fn>
 HalfScalar<Fn> half_scalar(Fn fn) {
   return HalfScalar<Fn>{fn};
 }
-// erf_f32 (the float Erf kernel's) on the lanes.
-struct HalfErf {
+// A float kernel over a span (erf_f32, tanh_f32: the float Erf and Tanh kernels') on the lanes.
+template <void (*Kernel)(const float*, float*, int64_t)>
+struct HalfVectorKernel {
   static constexpr bool kSigmoid = false;
   template <class V>
   [[gnu::always_inline]] void apply(V& v) const {
     constexpr int64_t W = sizeof(V) / sizeof(float);
     float t[W];
     std::memcpy(t, &v, sizeof v);
-    erf_f32(t, t, W);
+    Kernel(t, t, W);
     std::memcpy(&v, t, sizeof v);
   }
 };
-
-// tanh_f32 (the float Tanh kernel's) on the lanes.
-struct HalfTanh {
-  static constexpr bool kSigmoid = false;
-  template <class V>
-  [[gnu::always_inline]] void apply(V& v) const {
-    constexpr int64_t W = sizeof(V) / sizeof(float);
-    float t[W];
-    std::memcpy(t, &v, sizeof v);
-    tanh_f32(t, t, W);
-    std::memcpy(&v, t, sizeof v);
-  }
-};
+using HalfErf = HalfVectorKernel<erf_f32>;
+using HalfTanh = HalfVectorKernel<tanh_f32>;
 
 // y[i] = f(x[i]) for n float16 by the map() of the active set's policy (y may be x), split over
 // `pool` (null: this thread) in blocks of 16K from 64K elements, as the float kernels split.
