@@ -245,7 +245,8 @@ void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, cons
 void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                               const EpilogueOut& act);
 // Spatial rank 2, group 1, stride 1, dilation 1, kernels up to 7x7 (not 1x1) with C x kh x kw <=
-// 1152, output rows of 56 columns or more in nearly whole tiles of 32, on AVX2 + FMA or AVX-512:
+// 1152, output rows of 56 columns or more in nearly whole tiles of 32, on AVX2 + FMA or AVX-512
+// (on AVX-512 also dilations up to 8 and rows of 16-55 columns in planes of 256 outputs or more):
 // from zero-padded copies of each band's input rows, R output channels x 32 columns in registers
 // on AVX-512, up to 6 x 16 on AVX2 (conv_rows_avx2) (no im2col matrix).
 bool conv_rows_applies(const ConvGeom& g);

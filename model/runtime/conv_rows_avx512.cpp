@@ -7,6 +7,9 @@
 // M), starting at the bias; the sum runs over (c, ki, kj) in the weights' order, as im2col's
 // product does, and the bias and the epilogue are applied on the way out. On AVX2 + FMA,
 // conv_rows runs conv_rows_avx2 (conv_rows_avx2.cpp): the same bands, tiles of up to 6 x 16.
+// With dilation (dh, dw) the tap reads row oh + ki * dh from column kj * dw on. Rows under 56
+// columns (UltraFace's 30x40 heads, CIFAR's 28x28) end in a tile of one vector when 16 columns
+// or fewer are left (40: 32 + 8).
 //
 // On super-resolution's 64 -> 64 and 64 -> 32 3x3 layers at 224x224, im2col wrote and read back
 // a 576-row column matrix per block (16% of the model's time) and the 32 and 9 channel layers
@@ -30,16 +33,30 @@ constexpr int64_t kBandBytes = int64_t{1} << 19;  // a band's padded rows: half 
 
 bool conv_rows_applies(const ConvGeom& g) {
   if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group != 1 || g.C < 1 || g.M < 1) return false;
-  if (g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] != 1 || g.dilation[1] != 1) return false;
+  if (g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] < 1 || g.dilation[1] < 1) return false;
+  // AVX-512 also takes dilated kernels and narrow rows (tiles of 32 columns and a last one of 16
+  // or 32); AVX2's tiles (conv_rows_avx2) take neither.
+  const bool wide = cpu_has_avx512();
+  if (!wide && (g.dilation[0] != 1 || g.dilation[1] != 1)) return false;
   const int64_t kh = g.kernel[0], kw = g.kernel[1], OW = g.out[1];
-  if (kh * kw < 2 || kh > 7 || kw > 7 || g.C * kh * kw > 1152) return false;
-  for (int d = 0; d < 2; ++d)
-    if (g.pad_begin[d] < 0 || g.pad_end[d] < 0 || g.pad_begin[d] >= g.kernel[d] || g.pad_end[d] >= g.kernel[d]) return false;
-  // Rows of whole tiles, or nearly: at least 7/8 of the last tile's columns used.
-  const int64_t tiles = (OW + kTileCols - 1) / kTileCols;
-  if (OW < 56 || 8 * OW < 7 * tiles * kTileCols) return false;
+  if (kh * kw < 2 || kh > 7 || kw > 7 || g.C * kh * kw > 1152 || g.dilation[0] > 8 || g.dilation[1] > 8) return false;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t span = (g.kernel[d] - 1) * g.dilation[d] + 1;
+    if (g.pad_begin[d] < 0 || g.pad_end[d] < 0 || g.pad_begin[d] >= span || g.pad_end[d] >= span) return false;
+  }
+  if (wide) {
+    // Rows of 16 or more, at least 3/4 of the 16-column vectors' lanes used (40: 40 of 48); rows
+    // under 56 in planes of 256 outputs or more (a 1x32 plane: copying its band costs more than
+    // im2col + GEMM saves).
+    const int64_t vecs = (OW + 15) / 16;
+    if (OW < 16 || 4 * OW < 3 * 16 * vecs || (OW < 56 && g.out[0] * OW < 256)) return false;
+  } else {
+    // Rows of whole tiles, or nearly: at least 7/8 of the last tile's columns used.
+    const int64_t tiles = (OW + kTileCols - 1) / kTileCols;
+    if (OW < 56 || 8 * OW < 7 * tiles * kTileCols) return false;
+  }
   // One output row's padded input rows fit the band.
-  return g.C * kh * (OW + kw - 1) * 4 <= kBandBytes;
+  return g.C * ((kh - 1) * g.dilation[0] + 1) * (OW + (kw - 1) * g.dilation[1]) * 4 <= kBandBytes;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,7 +67,8 @@ using avx2::InReg;
 
 struct Rows {
   int64_t C, H, W, OH, OW, M, kh, kw, ph, pw;
-  int64_t Wp;  // floats per padded row: OW + kw - 1
+  int64_t dh, dw;  // dilation
+  int64_t Wp;      // floats per padded row: OW + (kw - 1) * dw
 };
 
 struct Out {
@@ -66,25 +84,31 @@ struct Out {
 // One tile: output channels [m0, m0 + rows) (rows <= R; the panel's weights a[k][R] are zero past
 // M) x columns [0, cols) of the output row whose taps start at x (channel c's row ki at
 // x + c * plane + ki * Wp), stored at offset o of each output plane.
-template <InReg Act, int R, bool Masked>
+// Two: 32 columns in two vectors, else up to 16 in one.
+template <InReg Act, int R, bool Masked, bool Two = true>
 NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t plane, const float* bias, const Out& out, int64_t m0, int rows,
                       int64_t o, int64_t cols) {
-  const __mmask16 k0 = avx512::lanes(cols), k1 = avx512::lanes(cols - 16);
+  const __mmask16 k0 = avx512::lanes(cols), k1 = Two ? avx512::lanes(cols - 16) : 0;
   __m512 lo[R], hi[R];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) hi[r] = lo[r] = _mm512_set1_ps(bias[r]);
-  const int64_t kh = d.kh, kw = d.kw, Wp = d.Wp;
+  const int64_t kh = d.kh, kw = d.kw, row = d.dh * d.Wp, dw = d.dw;
   for (int64_t c = 0; c < d.C; ++c, x += plane)
     for (int64_t ki = 0; ki < kh; ++ki) {
-      const float* b = x + ki * Wp;
-      for (int64_t kj = 0; kj < kw; ++kj, ++b, a += R) {
+      const float* b = x + ki * row;
+      for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += R) {
         const __m512 b0 = Masked ? _mm512_maskz_loadu_ps(k0, b) : _mm512_loadu_ps(b);
-        const __m512 b1 = Masked ? _mm512_maskz_loadu_ps(k1, b + 16) : _mm512_loadu_ps(b + 16);
+        if constexpr (Two) {
+          const __m512 b1 = Masked ? _mm512_maskz_loadu_ps(k1, b + 16) : _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 12
-        for (int r = 0; r < R; ++r) {
-          const __m512 av = _mm512_set1_ps(a[r]);
-          lo[r] = _mm512_fmadd_ps(av, b0, lo[r]);
-          hi[r] = _mm512_fmadd_ps(av, b1, hi[r]);
+          for (int r = 0; r < R; ++r) {
+            const __m512 av = _mm512_set1_ps(a[r]);
+            lo[r] = _mm512_fmadd_ps(av, b0, lo[r]);
+            hi[r] = _mm512_fmadd_ps(av, b1, hi[r]);
+          }
+        } else {
+#pragma GCC unroll 12
+          for (int r = 0; r < R; ++r) lo[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b0, lo[r]);
         }
       }
     }
@@ -97,7 +121,7 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
     float* const z2 = out.z2 ? out.z2 + at : nullptr;
     const float* const addend = out.addend ? out.addend + at : nullptr;
     avx512::store<Act>(out.y + at, z1, z2, addend, lo[r], k0, out.stream, out.ap);
-    if (k1)
+    if (Two && k1)
       avx512::store<Act>(out.y + at + 16, z1 ? z1 + 16 : nullptr, z2 ? z2 + 16 : nullptr, addend ? addend + 16 : nullptr, hi[r], k1, out.stream,
                          out.ap);
   }
@@ -107,10 +131,10 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
 template <InReg Act, int R>
 NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const float* bias, const Out& out, int64_t r0, int64_t r1) {
   const int64_t K = d.C * d.kh * d.kw, panels = (d.M + R - 1) / R;
-  const int64_t band = std::max<int64_t>(1, kBandBytes / (4 * d.C * d.Wp) - (d.kh - 1));
+  const int64_t band = std::max<int64_t>(1, kBandBytes / (4 * d.C * d.Wp) - (d.kh - 1) * d.dh);
   thread_local std::vector<float, CacheAligned<float>> buf;
   for (int64_t b0 = r0; b0 < r1; b0 += band) {
-    const int64_t b1 = std::min(r1, b0 + band), in_rows = b1 - b0 + d.kh - 1, plane = in_rows * d.Wp;
+    const int64_t b1 = std::min(r1, b0 + band), in_rows = b1 - b0 + (d.kh - 1) * d.dh, plane = in_rows * d.Wp;
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
     // Channel c's input rows b0 - ph ... as padded rows: column j of a row is input column j - pw.
@@ -135,6 +159,8 @@ NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const floa
           const float* const src = buf.data() + (oh - b0) * d.Wp + ow;
           const int64_t cols = std::min(kTileCols, d.OW - ow), o = oh * d.OW + ow;
           if (cols == kTileCols) tile<Act, R, false>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
+          else if (cols == 16) tile<Act, R, false, false>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
+          else if (cols < 16) tile<Act, R, true, false>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
           else tile<Act, R, true>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
         }
       }
@@ -169,8 +195,8 @@ void with_rows(int R, F&& f) {
 
 void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   if (!cpu_has_avx512()) return conv_rows_avx2(g, X, W, B, Y, pool, act);
-  Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], 0};
-  d.Wp = d.OW + d.kw - 1;
+  Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], g.dilation[0], g.dilation[1], 0};
+  d.Wp = d.OW + (d.kw - 1) * d.dw;
   const int64_t P = d.OH * d.OW, K = d.C * d.kh * d.kw;
   if (P == 0 || g.N == 0) return;
   const int R = panel_rows(d.M);

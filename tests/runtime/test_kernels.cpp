@@ -810,7 +810,36 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
     EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2) << geom_str(g);
     expect_conv_auto_matches_naive(g, iter, 1600, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows");
   }
-  // Not taken: 1x1, stride 2, dilation 2, rows of 55 or of tiles under 7/8 full, K over 1152.
+  // On AVX-512 also narrow rows (16-48 outputs: tiles of 32 and a last one of 1-16 or 17-32
+  // columns) and dilations 1-5, as UltraFace's 30x40 heads (8 -> 16, 12 -> 16, dilated 16 -> 16).
+  const int64_t narrow[] = {16, 24, 28, 30, 40, 48, 55};
+  for (int iter = 0; iter < 28; ++iter) {
+    ConvGeom g;
+    g.N = r(1, 2);
+    g.group = 1;
+    g.M = Ms[iter % 12];
+    const int64_t kh = r(1, 5), kw = r(kh == 1 ? 2 : 1, 5), dh = r(1, 5), dw = r(1, 5);
+    g.C = r(1, 20);
+    const int64_t sh = (kh - 1) * dh + 1, sw = (kw - 1) * dw + 1;
+    const int64_t ph0 = r(0, int(sh) - 1), ph1 = r(0, int(sh) - 1), pw0 = r(0, int(sw) - 1), pw1 = r(0, int(sw) - 1);
+    const int64_t OH = r(4, 20), OW = narrow[iter % 7];
+    g.in = {std::max<int64_t>(1, OH + sh - 1 - ph0 - ph1), OW + sw - 1 - pw0 - pw1};
+    if (g.in[1] < 1) continue;
+    g.kernel = {kh, kw};
+    g.stride = {1, 1};
+    g.dilation = {dh, dw};
+    g.pad_begin = {ph0, pw0};
+    g.pad_end = {ph1, pw1};
+    g.out = {conv_out_dim(g.in[0], kh, 1, dh, ph0 + ph1), conv_out_dim(g.in[1], kw, 1, dw, pw0 + pw1)};
+    if (g.out[0] <= 0 || g.out[1] != OW) continue;
+    const bool direct = conv_direct_applies(g);
+    EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx512 && g.out[0] * OW >= 256) << geom_str(g);
+    expect_conv_auto_matches_naive(g, iter, 1700, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows narrow");
+  }
+  // Not taken: 1x1, stride 2, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
+  // plane under 256 outputs (AVX-512), rows of 55 or of 32-column tiles under 7/8 full and
+  // dilation 2 (AVX2), K over 1152.
+  const bool avx512 = GetParam() >= Isa::Avx512;
   ConvGeom g = dense_geom(16, 16, {4, 64}, 1);
   EXPECT_FALSE(conv_rows_applies(g));
   g = dense_geom(16, 16, {4, 64}, 3);
@@ -820,11 +849,20 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   EXPECT_FALSE(conv_rows_applies(g));
   g = dense_geom(16, 16, {4, 64}, 3);
   g.dilation = {2, 2};
-  EXPECT_FALSE(conv_rows_applies(g));
-  g = dense_geom(16, 16, {4, 55}, 3);
-  EXPECT_FALSE(conv_rows_applies(g));
+  g.out = {2, 62};
+  EXPECT_EQ(conv_rows_applies(g), avx512);
+  g = dense_geom(16, 16, {5, 55}, 3);
+  EXPECT_EQ(conv_rows_applies(g), avx512);
   g = dense_geom(16, 16, {4, 100}, 3);
+  EXPECT_EQ(conv_rows_applies(g), avx512);
+  g = dense_geom(16, 16, {4, 15}, 3);
   EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(16, 16, {4, 33}, 3);  // 33 of 48 lanes
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(16, 16, {4, 40}, 3);  // 160 outputs
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(16, 16, {30, 40}, 3);  // UltraFace's heads
+  EXPECT_EQ(conv_rows_applies(g), avx512);
   g = dense_geom(129, 16, {4, 64}, 3);
   EXPECT_FALSE(conv_rows_applies(g));
 }
