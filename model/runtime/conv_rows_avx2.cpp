@@ -14,6 +14,7 @@
 
 #include "model/runtime/avx2.h"
 #include "model/runtime/compute.h"
+#include "model/runtime/conv_rows.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/value.h"
 
@@ -26,22 +27,9 @@ using avx2::ActParams;
 using avx2::InReg;
 
 constexpr int kMB = 6;                            // output channels per block: 6 x 2 vectors = 12 accumulators
-constexpr int64_t kBandBytes = int64_t{1} << 19;  // a band's padded rows: as conv_rows_avx512.cpp
 
-struct Rows {
-  int64_t C, H, W, OH, OW, M, kh, kw, ph, pw;
-  int64_t Wp;  // floats per padded row: OW + kw - 1
-};
-
-struct Out {
-  float* y;
-  float* z1;
-  float* z2;
-  const float* addend;
-  int64_t P;  // floats per output plane
-  bool stream;
-  ActParams ap;
-};
+using conv_rows_band::Out;
+using conv_rows_band::Rows;
 
 // M output channels in blocks of as even a size as kMB allows (a block of 2 has 4 accumulators,
 // which wait on the multiply-add latency).
@@ -104,26 +92,13 @@ template <InReg Act>
 __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& blocks, const float* x, const float* wp, const float* bias,
                                               const Out& out, int64_t r0, int64_t r1) {
   const int64_t K = d.C * d.kh * d.kw;
-  const int64_t band = std::max<int64_t>(1, kBandBytes / (4 * d.C * d.Wp) - (d.kh - 1));
+  const int64_t band = conv_rows_band::band_rows(d);
   thread_local std::vector<float, CacheAligned<float>> buf;
   for (int64_t b0 = r0; b0 < r1; b0 += band) {
-    const int64_t b1 = std::min(r1, b0 + band), in_rows = b1 - b0 + d.kh - 1, plane = in_rows * d.Wp;
+    const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
-    // Channel c's input rows b0 - ph ... as padded rows: column j of a row is input column j - pw.
-    const int64_t copy = std::min(d.W, d.Wp - d.pw);
-    for (int64_t c = 0; c < d.C; ++c)
-      for (int64_t i = 0; i < in_rows; ++i) {
-        float* const dst = buf.data() + c * plane + i * d.Wp;
-        const int64_t ih = b0 - d.ph + i;
-        if (ih < 0 || ih >= d.H) {
-          std::fill(dst, dst + d.Wp, 0.f);
-          continue;
-        }
-        std::fill(dst, dst + d.pw, 0.f);
-        std::memcpy(dst + d.pw, x + (c * d.H + ih) * d.W, static_cast<size_t>(copy) * sizeof(float));
-        std::fill(dst + d.pw + copy, dst + d.Wp, 0.f);
-      }
+    conv_rows_band::pad_band(d, x, b0, in_rows, buf.data());
     for (int64_t oh = b0; oh < b1; ++oh)
       for (int64_t b = 0; b < blocks.count; ++b) {
         const float* const a = wp + b * K * kMB;
@@ -138,7 +113,7 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
 }  // namespace
 
 void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
-  Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], 0};
+  Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], 1, 1, 0};
   d.Wp = d.OW + d.kw - 1;
   const int64_t P = d.OH * d.OW, K = d.C * d.kh * d.kw;
   if (P == 0 || g.N == 0 || d.M == 0) return;

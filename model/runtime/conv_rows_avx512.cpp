@@ -21,6 +21,7 @@
 
 #include "model/runtime/avx512.h"
 #include "model/runtime/compute.h"
+#include "model/runtime/conv_rows.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/value.h"
 
@@ -28,7 +29,7 @@ namespace nnxr::runtime {
 
 namespace {
 constexpr int64_t kTileCols = 32;                // two vectors of 16 columns
-constexpr int64_t kBandBytes = int64_t{1} << 19;  // a band's padded rows: half of a Zen 4 L2
+using conv_rows_band::kBandBytes;
 }  // namespace
 
 bool conv_rows_applies(const ConvGeom& g) {
@@ -65,21 +66,8 @@ namespace {
 using avx2::ActParams;
 using avx2::InReg;
 
-struct Rows {
-  int64_t C, H, W, OH, OW, M, kh, kw, ph, pw;
-  int64_t dh, dw;  // dilation
-  int64_t Wp;      // floats per padded row: OW + (kw - 1) * dw
-};
-
-struct Out {
-  float* y;
-  float* z1;
-  float* z2;
-  const float* addend;
-  int64_t P;  // floats per output plane
-  bool stream;
-  ActParams ap;
-};
+using conv_rows_band::Out;
+using conv_rows_band::Rows;
 
 // One tile: output channels [m0, m0 + rows) (rows <= R; the panel's weights a[k][R] are zero past
 // M) x columns [0, cols) of the output row whose taps start at x (channel c's row ki at
@@ -131,26 +119,13 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
 template <InReg Act, int R>
 NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const float* bias, const Out& out, int64_t r0, int64_t r1) {
   const int64_t K = d.C * d.kh * d.kw, panels = (d.M + R - 1) / R;
-  const int64_t band = std::max<int64_t>(1, kBandBytes / (4 * d.C * d.Wp) - (d.kh - 1) * d.dh);
+  const int64_t band = conv_rows_band::band_rows(d);
   thread_local std::vector<float, CacheAligned<float>> buf;
   for (int64_t b0 = r0; b0 < r1; b0 += band) {
-    const int64_t b1 = std::min(r1, b0 + band), in_rows = b1 - b0 + (d.kh - 1) * d.dh, plane = in_rows * d.Wp;
+    const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
-    // Channel c's input rows b0 - ph ... as padded rows: column j of a row is input column j - pw.
-    const int64_t copy = std::min(d.W, d.Wp - d.pw);
-    for (int64_t c = 0; c < d.C; ++c)
-      for (int64_t i = 0; i < in_rows; ++i) {
-        float* const dst = buf.data() + c * plane + i * d.Wp;
-        const int64_t ih = b0 - d.ph + i;
-        if (ih < 0 || ih >= d.H) {
-          std::fill(dst, dst + d.Wp, 0.f);
-          continue;
-        }
-        std::fill(dst, dst + d.pw, 0.f);
-        std::memcpy(dst + d.pw, x + (c * d.H + ih) * d.W, static_cast<size_t>(copy) * sizeof(float));
-        std::fill(dst + d.pw + copy, dst + d.Wp, 0.f);
-      }
+    conv_rows_band::pad_band(d, x, b0, in_rows, buf.data());
     for (int64_t oh = b0; oh < b1; ++oh)
       for (int64_t p = 0; p < panels; ++p) {
         const int rows = static_cast<int>(std::min<int64_t>(R, d.M - p * R));
