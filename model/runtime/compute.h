@@ -244,9 +244,10 @@ void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, cons
                          const EpilogueOut& act = {});
 void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                               const EpilogueOut& act);
-// Spatial rank 2, group 1, stride 1, dilation 1, kernels up to 7x7 (not 1x1) with C x kh x kw <=
-// 1152, output rows of 56 columns or more in nearly whole tiles of 32, on AVX2 + FMA or AVX-512
-// (on AVX-512 also dilations up to 8 and rows of 16-55 columns in planes of 256 outputs or more):
+// Spatial rank 2, group 1, stride 1, dilation up to 8, kernels up to 7x7 (not 1x1) with C x kh x
+// kw <= 1152, output rows of 16 columns or more in 16-column vectors at least 3/4 used (under 56
+// in planes of 256 outputs or more; on AVX2 rows of 56 or more in nearly whole tiles of 32, and
+// under 56 in 8-column vectors at least 7/8 used), on AVX2 + FMA or AVX-512:
 // from zero-padded copies of each band's input rows, R output channels x 32 columns in registers
 // on AVX-512, up to 6 x 16 on AVX2 (conv_rows_avx2) (no im2col matrix).
 bool conv_rows_applies(const ConvGeom& g);

@@ -3,7 +3,9 @@
 // the same: each band of output rows copies its input rows once into zero-padded rows, and a tile
 // reads the taps of its outputs straight from them (no im2col matrix). AVX2 has 16 vector
 // registers and no broadcast operand, so a tile is up to 6 output channels x 16 columns of one
-// output row: 12 accumulators, the tap's two input vectors and one broadcast weight. M is split
+// output row: 12 accumulators, the tap's two input vectors and one broadcast weight (a row's
+// last 8 columns or fewer in one vector). With dilation (dh, dw) the tap reads row oh + ki * dh
+// from column kj * dw on, as on AVX-512. M is split
 // into blocks of as even a size as 6 allows (64: 6 x 9 and 5 x 2; 9: 5 and 4), each size a
 // template instance. The sum starts at the bias and runs over (c, ki, kj) in the weights' order,
 // as im2col's product does; the bias and the epilogue are applied on the way out.
@@ -40,27 +42,38 @@ struct Blocks {
   int64_t size(int64_t b) const { return base + (b < extra ? 1 : 0); }
 };
 
-// One tile: MB output channels (weights a[k][kMB]) x columns [0, n) (n in [1, 16]) of the output
-// row whose taps start at x (channel c's row ki at x + c * plane + ki * Wp), stored at offset o
-// of each output plane from channel m0 on. A partial tile reads the padded rows past its columns
-// (the next row, or the buffer's 16 spare floats) and stores the first n.
-template <InReg Act, int MB>
+// One tile: MB output channels (weights a[k][kMB]) x columns [0, n) (n in [1, 16], in [1, 8]
+// without Two) of the output row whose taps start at x (channel c's row ki at x + c * plane +
+// ki * dh * Wp, tap kj at column kj * dw), stored at offset o of each output plane from channel
+// m0 on. A partial tile reads the padded rows past its columns (the next row, or the buffer's 16
+// spare floats) and stores the first n. Two: 16 columns in two vectors, else up to 8 in one (a
+// row of 40 runs as 16 + 16 + 8).
+template <InReg Act, int MB, bool Two>
 __attribute__((target("avx2,fma"))) void tile(const Rows& d, const float* a, const float* x, int64_t plane, const float* bias, const Out& out,
                                               int64_t m0, int64_t o, int64_t n) {
   __m256 acc0[MB], acc1[MB];
 #pragma GCC unroll 6
-  for (int m = 0; m < MB; ++m) acc0[m] = acc1[m] = _mm256_broadcast_ss(bias + m);
-  const int64_t kh = d.kh, kw = d.kw, Wp = d.Wp;
+  for (int m = 0; m < MB; ++m) {
+    acc0[m] = _mm256_broadcast_ss(bias + m);
+    acc1[m] = Two ? acc0[m] : _mm256_setzero_ps();  // without Two, past the n <= 8 stored
+  }
+  const int64_t kh = d.kh, kw = d.kw, row = d.dh * d.Wp, dw = d.dw;
   for (int64_t c = 0; c < d.C; ++c, x += plane)
     for (int64_t ki = 0; ki < kh; ++ki) {
-      const float* b = x + ki * Wp;
-      for (int64_t kj = 0; kj < kw; ++kj, ++b, a += kMB) {
-        const __m256 v0 = _mm256_loadu_ps(b), v1 = _mm256_loadu_ps(b + 8);
+      const float* b = x + ki * row;
+      for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += kMB) {
+        const __m256 v0 = _mm256_loadu_ps(b);
+        if constexpr (Two) {
+          const __m256 v1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
-        for (int m = 0; m < MB; ++m) {
-          const __m256 wm = _mm256_broadcast_ss(a + m);
-          acc0[m] = _mm256_fmadd_ps(wm, v0, acc0[m]);
-          acc1[m] = _mm256_fmadd_ps(wm, v1, acc1[m]);
+          for (int m = 0; m < MB; ++m) {
+            const __m256 wm = _mm256_broadcast_ss(a + m);
+            acc0[m] = _mm256_fmadd_ps(wm, v0, acc0[m]);
+            acc1[m] = _mm256_fmadd_ps(wm, v1, acc1[m]);
+          }
+        } else {
+#pragma GCC unroll 6
+          for (int m = 0; m < MB; ++m) acc0[m] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + m), v0, acc0[m]);
         }
       }
     }
@@ -74,16 +87,16 @@ __attribute__((target("avx2,fma"))) void tile(const Rows& d, const float* a, con
   }
 }
 
-// tile<Act, MB> for a block of mb in [1, kMB] output channels.
-template <InReg Act, class... Args>
+// tile<Act, MB, Two> for a block of mb in [1, kMB] output channels.
+template <InReg Act, bool Two, class... Args>
 void tile_of(int64_t mb, const Args&... args) {
   switch (mb) {
-    case 1: return tile<Act, 1>(args...);
-    case 2: return tile<Act, 2>(args...);
-    case 3: return tile<Act, 3>(args...);
-    case 4: return tile<Act, 4>(args...);
-    case 5: return tile<Act, 5>(args...);
-    default: return tile<Act, 6>(args...);
+    case 1: return tile<Act, 1, Two>(args...);
+    case 2: return tile<Act, 2, Two>(args...);
+    case 3: return tile<Act, 3, Two>(args...);
+    case 4: return tile<Act, 4, Two>(args...);
+    case 5: return tile<Act, 5, Two>(args...);
+    default: return tile<Act, 6, Two>(args...);
   }
 }
 
@@ -102,9 +115,13 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
     for (int64_t oh = b0; oh < b1; ++oh)
       for (int64_t b = 0; b < blocks.count; ++b) {
         const float* const a = wp + b * K * kMB;
-        for (int64_t ow = 0; ow < d.OW; ow += 16)
-          tile_of<Act>(blocks.size(b), d, a, buf.data() + (oh - b0) * d.Wp + ow, plane, bias + b * kMB, out, blocks.first(b), oh * d.OW + ow,
-                       std::min<int64_t>(16, d.OW - ow));
+        for (int64_t ow = 0; ow < d.OW; ow += 16) {
+          const int64_t n = std::min<int64_t>(16, d.OW - ow);
+          if (n > 8)
+            tile_of<Act, true>(blocks.size(b), d, a, buf.data() + (oh - b0) * d.Wp + ow, plane, bias + b * kMB, out, blocks.first(b), oh * d.OW + ow, n);
+          else
+            tile_of<Act, false>(blocks.size(b), d, a, buf.data() + (oh - b0) * d.Wp + ow, plane, bias + b * kMB, out, blocks.first(b), oh * d.OW + ow, n);
+        }
       }
   }
   if (out.stream) _mm_sfence();  // the streamed y visible before the task completes
@@ -113,8 +130,8 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
 }  // namespace
 
 void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
-  Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], 1, 1, 0};
-  d.Wp = d.OW + d.kw - 1;
+  Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], g.dilation[0], g.dilation[1], 0};
+  d.Wp = d.OW + (d.kw - 1) * d.dw;
   const int64_t P = d.OH * d.OW, K = d.C * d.kh * d.kw;
   if (P == 0 || g.N == 0 || d.M == 0) return;
   // Weights as [block][K][kMB] (k in W's order: c, ki, kj), zero past the block's size; the bias

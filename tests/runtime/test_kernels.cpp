@@ -810,8 +810,9 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
     EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2) << geom_str(g);
     expect_conv_auto_matches_naive(g, iter, 1600, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows");
   }
-  // On AVX-512 also narrow rows (16-48 outputs: tiles of 32 and a last one of 1-16 or 17-32
-  // columns) and dilations 1-5, as UltraFace's 30x40 heads (8 -> 16, 12 -> 16, dilated 16 -> 16).
+  // Also narrow rows (16-55 outputs: on AVX-512 tiles of 32 and a last one of 1-16 or 17-32
+  // columns, on AVX2 tiles of 16 and a last one of 1-8 or 9-16) and dilations 1-5, as
+  // UltraFace's 30x40 heads (8 -> 16, 12 -> 16, dilated 16 -> 16).
   const int64_t narrow[] = {16, 24, 28, 30, 40, 48, 55};
   for (int iter = 0; iter < 28; ++iter) {
     ConvGeom g;
@@ -833,12 +834,12 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
     g.out = {conv_out_dim(g.in[0], kh, 1, dh, ph0 + ph1), conv_out_dim(g.in[1], kw, 1, dw, pw0 + pw1)};
     if (g.out[0] <= 0 || g.out[1] != OW) continue;
     const bool direct = conv_direct_applies(g);
-    EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx512 && g.out[0] * OW >= 256) << geom_str(g);
+    EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2 && g.out[0] * OW >= 256) << geom_str(g);
     expect_conv_auto_matches_naive(g, iter, 1700, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows narrow");
   }
   // Not taken: 1x1, stride 2, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
-  // plane under 256 outputs (AVX-512), rows of 55 or of 32-column tiles under 7/8 full and
-  // dilation 2 (AVX2), K over 1152.
+  // plane under 256 outputs, rows of 56 or more in 32-column tiles under 7/8 full and rows under
+  // 56 in 8-column vectors under 7/8 full (AVX2), K over 1152.
   const bool avx512 = GetParam() >= Isa::Avx512;
   ConvGeom g = dense_geom(16, 16, {4, 64}, 1);
   EXPECT_FALSE(conv_rows_applies(g));
@@ -850,9 +851,9 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   g = dense_geom(16, 16, {4, 64}, 3);
   g.dilation = {2, 2};
   g.out = {2, 62};
-  EXPECT_EQ(conv_rows_applies(g), avx512);
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g = dense_geom(16, 16, {5, 55}, 3);
-  EXPECT_EQ(conv_rows_applies(g), avx512);
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g = dense_geom(16, 16, {4, 100}, 3);
   EXPECT_EQ(conv_rows_applies(g), avx512);
   g = dense_geom(16, 16, {4, 15}, 3);
@@ -861,8 +862,12 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   EXPECT_FALSE(conv_rows_applies(g));
   g = dense_geom(16, 16, {4, 40}, 3);  // 160 outputs
   EXPECT_FALSE(conv_rows_applies(g));
-  g = dense_geom(16, 16, {30, 40}, 3);  // UltraFace's heads
+  g = dense_geom(32, 128, {27, 27}, 3);  // SqueezeNet 1.1's: 27 of 32 lanes on AVX2
   EXPECT_EQ(conv_rows_applies(g), avx512);
+  g = dense_geom(16, 16, {30, 40}, 3);  // UltraFace's heads
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
+  g.dilation = {5, 5};
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g = dense_geom(129, 16, {4, 64}, 3);
   EXPECT_FALSE(conv_rows_applies(g));
 }
