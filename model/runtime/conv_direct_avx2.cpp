@@ -124,31 +124,39 @@ template <InReg Act, int Stride>
 __attribute__((target("avx2,fma"))) void direct_rows(const Direct& d, const Blocks& blocks, const float* x, const float* wp, const float* bias,
                                                      const Out& out, const ActParams& ap, int64_t r0, int64_t r1) {
   const int64_t L = d.L, taps = d.C * 9;
-  // The C x 3 prepared rows (each Stride halves of L floats), then one zero row: all zero at the
+  // Three prepared rows per channel (each Stride halves of L floats), input row ih in slot
+  // c x 3 + ih % 3 (any three consecutive rows have their own slots), so that each input row is
+  // copied or split once however many output rows read it; then one zero row. All zero at the
   // start, and only data columns are written after that.
   thread_local std::vector<float, CacheAligned<float>> buf;
   const size_t slots = static_cast<size_t>(d.C * 3 * Stride * L);
   buf.assign(slots + static_cast<size_t>(Stride * L), 0.f);
   float* const prepared = buf.data();
   const float* const zero = prepared + slots;
+  int64_t held[4 * 3];  // the input row in each slot (-1: none yet)
+  std::fill(held, held + 4 * 3, int64_t{-1});
   // The input row of each tap (c, ki, kj), as the weights are ordered: stride 1, padded columns
   // ow + kj; stride 2, columns 2 ow + kj, that is even[ow], odd[ow], even[ow + 1].
   const float* src[4 * 9];
   for (int64_t oh = r0; oh < r1; ++oh) {
     for (int64_t c = 0; c < d.C; ++c)
       for (int64_t ki = 0; ki < 3; ++ki) {
-        const int64_t ih = oh * Stride - d.ph + ki, slot = c * 3 + ki;
+        const int64_t ih = oh * Stride - d.ph + ki, tap = 3 * (c * 3 + ki);
         const float* row = zero;
         if (ih >= 0 && ih < d.H) {
+          const int64_t slot = c * 3 + ih % 3;
           float* const dst = prepared + slot * Stride * L;
-          const float* const xr = x + (c * d.H + ih) * d.W;
-          if constexpr (Stride == 1) avx2::copy_row(xr, d.W, dst + d.pw);
-          else avx2::split_row(xr, d.W, d.pw, dst, dst + L);
+          if (held[slot] != ih) {
+            const float* const xr = x + (c * d.H + ih) * d.W;
+            if constexpr (Stride == 1) avx2::copy_row(xr, d.W, dst + d.pw);
+            else avx2::split_row(xr, d.W, d.pw, dst, dst + L);
+            held[slot] = ih;
+          }
           row = dst;
         }
-        src[3 * slot] = row;
-        src[3 * slot + 1] = Stride == 1 ? row + 1 : row + L;
-        src[3 * slot + 2] = row + (Stride == 1 ? 2 : 1);
+        src[tap] = row;
+        src[tap + 1] = Stride == 1 ? row + 1 : row + L;
+        src[tap + 2] = row + (Stride == 1 ? 2 : 1);
       }
     // One block of output channels at a time along the row: 12 planes of y and z written front to
     // back (all M planes at each step would be as many scattered streams).

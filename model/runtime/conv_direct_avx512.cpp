@@ -2,11 +2,11 @@
 // stride 1 or 2), and thin pointwise convolution (C <= 32), on AVX-512 (on AVX2 + FMA: the same
 // kernels with 8-float vectors, conv_direct_avx2.cpp). With K = C x 9 <= 36 the im2col + packed GEMM path is bound by
 // writing and reading back its column matrix (a third of UltraFace's 3 -> 16 stem) and fills
-// 6-row panels poorly for 16 or 32 output channels. Here each output row's input rows are copied
-// into zero-padded rows (stride 2: split into their even and odd columns), 16 outputs x 16
-// output channels are 16 accumulators, and each tap is one vector of those rows (an aligned load,
-// shifted by valignd) times 16 broadcast weights. The bias and the epilogue are applied on the
-// way out.
+// 6-row panels poorly for 16 or 32 output channels. Here each input row is copied once into a
+// zero-padded row (stride 2: split into its even and odd columns) that stays while the output
+// rows reading it are computed, 16 outputs x 16 output channels are 16 accumulators, and each tap
+// is one vector loaded straight from those rows times 16 broadcast weights. The bias and the
+// epilogue are applied on the way out.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -51,18 +51,20 @@ template <InReg Act, int Stride>
 NNXR_AVX512 void rows(const Direct& d, const float* x, const float* wp, const float* bias, float* y, const EpilogueOut& act, int64_t at,
                       const ActParams& ap, int64_t r0, int64_t r1) {
   const int64_t L = d.L, P = d.OH * d.OW, taps = d.C * 9;
-  // The C x 3 prepared rows (each Stride halves of L floats), then one zero row: all zero at the
+  // Three prepared rows per channel (each Stride halves of L floats), input row ih in slot
+  // c x 3 + ih % 3 (any three consecutive rows have their own slots), so that each input row is
+  // copied or split once however many output rows read it; then one zero row. All zero at the
   // start, and only data columns are written after that.
   thread_local std::vector<float, CacheAligned<float>> buf;
   const size_t slots = static_cast<size_t>(d.C * 3 * Stride * L);
   buf.assign(slots + static_cast<size_t>(Stride * L), 0.f);
   float* const prepared = buf.data();
   const float* const zero = prepared + slots;
-  const float* src[4 * 3];
-  const int64_t steps = (d.OW + 15) / 16;
-  thread_local std::vector<float, CacheAligned<float>> tap_vectors;
-  tap_vectors.resize(static_cast<size_t>(steps * taps * 16));
-  __m512* const taps_buf = reinterpret_cast<__m512*>(tap_vectors.data());
+  int64_t held[4 * 3];  // the input row in each slot (-1: none yet)
+  std::fill(held, held + 4 * 3, int64_t{-1});
+  // The input row of each tap (c, ki, kj), as the weights are ordered: stride 1, padded columns
+  // ow + kj; stride 2, columns 2 ow + kj, that is even[ow], odd[ow], even[ow + 1].
+  const float* src[4 * 9];
   // y with streaming stores when every store is a whole aligned vector (rows and planes of whole
   // cache lines) and the epilogue keeps its own output: nothing reads y during the run.
   const bool stream = Act != InReg::None && d.OW % 16 == 0 && P % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
@@ -72,48 +74,38 @@ NNXR_AVX512 void rows(const Direct& d, const float* x, const float* wp, const fl
   for (int64_t oh = r0; oh < r1; ++oh) {
     for (int64_t c = 0; c < d.C; ++c)
       for (int64_t ki = 0; ki < 3; ++ki) {
-        const int64_t ih = oh * Stride - d.ph + ki, slot = c * 3 + ki;
-        if (ih < 0 || ih >= d.H) {
-          src[slot] = zero;
-          continue;
+        const int64_t ih = oh * Stride - d.ph + ki;
+        const float* row = zero;
+        if (ih >= 0 && ih < d.H) {
+          const int64_t slot = c * 3 + ih % 3;
+          float* const dst = prepared + slot * Stride * L;
+          if (held[slot] != ih) {
+            const float* const xr = x + (c * d.H + ih) * d.W;
+            if constexpr (Stride == 1) avx512::copy_row(xr, d.W, dst + d.pw);
+            else avx512::split_row(xr, d.W, d.pw, dst, dst + L);
+            held[slot] = ih;
+          }
+          row = dst;
         }
-        float* const row = prepared + slot * Stride * L;
-        const float* const xr = x + (c * d.H + ih) * d.W;
-        if constexpr (Stride == 1) avx512::copy_row(xr, d.W, row + d.pw);
-        else avx512::split_row(xr, d.W, d.pw, row, row + L);
-        src[slot] = row;
-      }
-    // The input vectors of the C x 9 taps of every step of 16 outputs, in[step][tap]: stride 1,
-    // padded columns ow + kj; stride 2, 2 ow + kj, that is even[ow], odd[ow], even[ow + 1].
-    __m512* const in = taps_buf;
-    for (int64_t step = 0; step < steps; ++step)
-      for (int64_t slot = 0; slot < d.C * 3; ++slot) {
-        const float* p = src[slot] + 16 * step;
-        const __m512 a = _mm512_load_ps(p), b = _mm512_load_ps(p + 16);
-        __m512* const t = in + step * taps + 3 * slot;
-        t[0] = a;
-        if constexpr (Stride == 1) {
-          t[1] = avx512::shifted(a, b, 1);
-          t[2] = avx512::shifted(a, b, 2);
-        } else {
-          t[1] = _mm512_load_ps(p + L);
-          t[2] = avx512::shifted(a, b, 1);
-        }
+        const int64_t t = 3 * (c * 3 + ki);
+        src[t] = row;
+        src[t + 1] = Stride == 1 ? row + 1 : row + L;
+        src[t + 2] = row + (Stride == 1 ? 2 : 1);
       }
     // One block of 16 output channels at a time along the row: 32 planes of y and z written front
-    // to back (all M planes at each step would be as many scattered streams).
+    // to back (all M planes at each step would be as many scattered streams). Each tap is one
+    // load straight from its prepared row (the last partial step reads the row's padding).
     for (int64_t m0 = 0; m0 < d.M; m0 += kMB) {
       const int64_t mb = std::min(kMB, d.M - m0);
-      for (int64_t step = 0; step < steps; ++step) {
-        const int64_t ow = 16 * step;
+      for (int64_t ow = 0; ow < d.OW; ow += 16) {
         const float* w = wp + m0 * taps;
-        const __m512* v = in + step * taps;
         __m512 acc[kMB];
 #pragma GCC unroll 16
         for (int m = 0; m < kMB; ++m) acc[m] = _mm512_set1_ps(bias[m0 + m]);
         for (int64_t t = 0; t < taps; ++t, w += kMB) {
+          const __m512 v = _mm512_loadu_ps(src[t] + ow);
 #pragma GCC unroll 16
-          for (int m = 0; m < kMB; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(w[m]), v[t], acc[m]);
+          for (int m = 0; m < kMB; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(w[m]), v, acc[m]);
         }
         const __mmask16 k = avx512::lanes(d.OW - ow);
         // (A constant bound and index: acc[] stays in registers through the taps.)
