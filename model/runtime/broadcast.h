@@ -47,16 +47,26 @@ void for_each_broadcast(std::span<const int64_t> out_shape, const std::array<std
   for (size_t k = 0; k < N; ++k) inner_st[k] = st[k].back();
   const int64_t rows = total / len;
   const size_t outer_rank = dims.size() - 1;
+  // The row's index in the outer dims is divided out once per range of rows, then counted up
+  // (no division per row: rows of a few elements, a Slice of [4420, 4] to [4420, 2], would spend
+  // most of their time there).
   auto body = [&](int64_t r0, int64_t r1) {
+    std::array<int64_t, N> off{};
+    std::vector<int64_t> idx(outer_rank);
+    int64_t rem = r0;
+    for (size_t d = outer_rank; d-- > 0;) {
+      idx[d] = rem % dims[d];
+      rem /= dims[d];
+      for (size_t k = 0; k < N; ++k) off[k] += idx[d] * st[k][d];
+    }
     for (int64_t r = r0; r < r1; ++r) {
-      std::array<int64_t, N> off{};
-      int64_t rem = r;
-      for (size_t d = outer_rank; d-- > 0;) {
-        const int64_t idx = rem % dims[d];
-        rem /= dims[d];
-        for (size_t k = 0; k < N; ++k) off[k] += idx * st[k][d];
-      }
       inner(off, inner_st, r * len, len);
+      for (size_t d = outer_rank; d-- > 0;) {
+        for (size_t k = 0; k < N; ++k) off[k] += st[k][d];
+        if (++idx[d] < dims[d]) break;
+        idx[d] = 0;
+        for (size_t k = 0; k < N; ++k) off[k] -= dims[d] * st[k][d];
+      }
     }
   };
   if (pool && total >= (1 << 16))

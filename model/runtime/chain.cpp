@@ -143,6 +143,17 @@ void chain_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64
 
 void chain_run(std::span<const ChainStep> steps, int64_t rows, int64_t n, ThreadPool* pool) {
   if (rows <= 0 || n <= 0 || steps.empty()) return;
+  // Arguments laid out like the output or single values only: the rows are one span, run in
+  // blocks of 2K elements (short rows, a detector's [4420, 2] boxes, would otherwise be a call
+  // per step and row of 2).
+  const bool flat = !chain_whole_rows(steps) && std::all_of(steps.begin(), steps.end(), [](const ChainStep& s) {
+    const bool unary = s.op == Op::Erf || s.op == Op::Square || s.op == Op::Relu;
+    return (s.a.kind == Kind::Full || s.a.kind == Kind::Scalar) && (unary || s.b.kind == Kind::Full || s.b.kind == Kind::Scalar);
+  });
+  if (flat && rows > 1) {
+    n *= rows;
+    rows = 1;
+  }
   const BinaryFn binary = binary_fn();
   const Blocking bk = blocking(steps, n);
   const int64_t cols = bk.cols, col_blocks = bk.col_blocks, block_rows = bk.block_rows;

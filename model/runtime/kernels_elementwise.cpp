@@ -439,6 +439,38 @@ KernelFactory where_kernel() {
     });                                                                          \
   }, false)
 
+// y = exp(x) for n floats, W lanes at a time by exp_lanes (about 2 ulp); the values outside its
+// clamp [-87, 88] (an overflow to inf, a result below the normal floats) by libm.
+template <int W>
+[[gnu::always_inline]] inline void exp_row_body(const float* x, float* y, int64_t n) {
+  using V = typename Lanes<W>::F;
+  using I = typename Lanes<W>::I;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    const I outside = (v < -87.f) | (v > 88.f);
+    V e = v;
+    exp_lanes<V, I>(e);
+    std::memcpy(y + i, &e, sizeof e);
+    bool any = false;
+    for (int k = 0; k < W; ++k) any = any || outside[k] != 0;
+    if (any)
+      for (int k = 0; k < W; ++k)
+        if (outside[k]) y[i + k] = std::exp(x[i + k]);
+  }
+  for (; i < n; ++i) {
+    float e = x[i];
+    exp_lanes<float, int32_t>(e);
+    y[i] = x[i] < -87.f || x[i] > 88.f ? std::exp(x[i]) : e;
+  }
+}
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void exp_row_avx512(const float* x, float* y, int64_t n) {
+  exp_row_body<16>(x, y, n);
+}
+__attribute__((target("avx2,fma"))) void exp_row_avx2(const float* x, float* y, int64_t n) { exp_row_body<8>(x, y, n); }
+void exp_row_sse(const float* x, float* y, int64_t n) { exp_row_body<4>(x, y, n); }
+
 template <class T>
 T sign_of(T x) {
   if constexpr (std::is_floating_point_v<T>)
@@ -508,7 +540,31 @@ void register_elementwise(Registry& r) {
     });
   });
 
-  NNXR_FLOAT_UNARY("Exp", std::exp(x));
+  r.add("Exp", [](const KernelInit&) {
+    return make_kernel([](KernelContext& ctx) {
+      const Value& a = ctx.in(0);
+      if (a.dtype() == DType::Float) {  // vector lanes (exp_row_body), in blocks of 16K over the pool
+        Value& out = ctx.out(0);
+        out.reset(DType::Float, a.dims());
+        const float* x = a.as<float>().data();
+        float* y = out.mutable_as<float>().data();
+        const auto row = cpu_has_avx512() ? exp_row_avx512 : cpu_has_avx2_fma() ? exp_row_avx2 : exp_row_sse;
+        const int64_t n = a.elements(), block = int64_t{1} << 14;
+        if (n < (int64_t{1} << 16)) return row(x, y, n);
+        return ctx.pool().parallel_for((n + block - 1) / block, 1, [&](int64_t b, int64_t e) { row(x + b * block, y + b * block, std::min(n, e * block) - b * block); });
+      }
+      if (a.dtype() == DType::Float16) {
+        Value& y = ctx.out(0);
+        y.reset(DType::Float16, a.dims());
+        return half_map(&ctx.pool(), a.as<uint16_t>().data(), y.mutable_as<uint16_t>().data(), a.elements(),
+                        half_scalar([](float x) { return std::exp(x); }));
+      }
+      dispatch_float(ctx, a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        unary_loop<T>(ctx, a, ctx.out(0), [](T x) { return static_cast<T>(std::exp(x)); });
+      });
+    });
+  }, false);
   NNXR_FLOAT_UNARY("Log", std::log(x));
   NNXR_FLOAT_UNARY("Sqrt", std::sqrt(x));
   NNXR_FLOAT_UNARY("Reciprocal", T(1) / x);

@@ -245,8 +245,18 @@ void resize_run(KernelContext& ctx, const ResizeAttrs& a) {
     if (linear && !maps[d].identity) interp.push_back(d);
   const int64_t total = y.elements();
   const int64_t last = rank ? os[rank - 1] : 1;
+  // Nearest along the last axis with every column inside the input: a row is a gather by the
+  // column map; the map of an upsampling by 2 (column c from c / 2) is a doubling of the row.
+  bool last_inside = false, last_doubled = false;
+  if (rank > 0) {
+    const AxisMap& ml = maps[rank - 1];
+    last_inside = std::none_of(ml.out.begin(), ml.out.end(), [](uint8_t o) { return o != 0; });
+    last_doubled = last_inside && last == 2 * x.dims()[rank - 1];
+    for (int64_t c = 0; last_doubled && c < last; ++c) last_doubled = ml.i0[static_cast<size_t>(c)] == c / 2;
+  }
   ctx.pool().parallel_for(total / std::max<int64_t>(1, last), 16, [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> idx(rank);
+    int64_t prev_base = -1;  // the source row of the last row written by this range (nearest, inside)
     for (int64_t row = r0; row < r1; ++row) {
       int64_t rem = row;
       for (size_t d = rank - 1; d-- > 0;) {
@@ -265,6 +275,21 @@ void resize_run(KernelContext& ctx, const ResizeAttrs& a) {
         const AxisMap& ml = maps[rank - 1];
         const int64_t sl = ist[rank - 1];
         float* yr = py + row * last;
+        if (!row_out && last_inside) {
+          if (row_base == prev_base) {  // the same source row as the row before (an upsampled row): its copy
+            std::memcpy(yr, yr - last, static_cast<size_t>(last) * sizeof(float));
+            continue;
+          }
+          prev_base = row_base;
+          const float* xr = px + row_base;
+          if (last_doubled) {
+            for (int64_t c = 0; c < last / 2; ++c) yr[2 * c] = yr[2 * c + 1] = xr[c];
+          } else {
+            for (int64_t c = 0; c < last; ++c) yr[c] = xr[ml.i0[static_cast<size_t>(c)]];
+          }
+          continue;
+        }
+        prev_base = -1;
         for (int64_t c = 0; c < last; ++c) {
           const auto k = static_cast<size_t>(c);
           yr[c] = row_out || ml.out[k] ? a.extrapolation : px[row_base + ml.i0[k] * sl];

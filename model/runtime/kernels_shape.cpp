@@ -11,18 +11,81 @@ namespace nnxr::runtime {
 namespace {
 
 
-void copy_value(const Value& src, Value& dst) { dst.assign(src.dtype(), src.dims(), {src.data(), src.byte_size()}); }
+
+// `rows` rows of B bytes from s (rows ss bytes apart) to d (ds apart): fixed-size copies the
+// compiler turns into a load and a store.
+template <size_t B>
+void copy_rows_of(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(d + r * ds, s + r * ss, B);
+}
+
+// The same for rows of any size: rows of up to 32 bytes (a detector's boxes, [N, 4] sliced into
+// [N, 2] or concatenated back) without a call to memcpy per row.
+void copy_rows(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64_t rows, int64_t bytes) {
+  switch (bytes) {
+    case 4: return copy_rows_of<4>(d, ds, s, ss, rows);
+    case 8: return copy_rows_of<8>(d, ds, s, ss, rows);
+    case 12: return copy_rows_of<12>(d, ds, s, ss, rows);
+    case 16: return copy_rows_of<16>(d, ds, s, ss, rows);
+    case 24: return copy_rows_of<24>(d, ds, s, ss, rows);
+    case 32: return copy_rows_of<32>(d, ds, s, ss, rows);
+    default:
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(d + r * ds, s + r * ss, static_cast<size_t>(bytes));
+  }
+}
+
+// copy_rows split over the pool from 1 MB (a Concat or Split of large planes); rows of one
+// block each (outer == 1) are cut into pieces of 64 KB.
+void copy_rows_pooled(ThreadPool* pool, std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64_t rows, int64_t bytes) {
+  constexpr int64_t kPiece = int64_t{1} << 16;
+  if (!pool || pool->threads() < 2 || rows * bytes < (int64_t{1} << 20)) return copy_rows(d, ds, s, ss, rows, bytes);
+  if (rows == 1) {
+    pool->parallel_for((bytes + kPiece - 1) / kPiece, 1, [&](int64_t b, int64_t e) {
+      const int64_t lo = b * kPiece, hi = std::min(bytes, e * kPiece);
+      std::memcpy(d + lo, s + lo, static_cast<size_t>(hi - lo));
+    });
+    return;
+  }
+  pool->parallel_for(rows, std::max<int64_t>(1, kPiece / std::max<int64_t>(1, bytes)),
+                     [&](int64_t r0, int64_t r1) { copy_rows(d + r0 * ds, ds, s + r0 * ss, ss, r1 - r0, bytes); });
+}
+
+// dst = a copy of src (Identity, Dropout in inference), split over the pool when large.
+void copy_value(ThreadPool* pool, const Value& src, Value& dst) {
+  dst.reset(src.dtype(), src.dims());
+  if (src.byte_size() > 0) copy_rows_pooled(pool, dst.mutable_data(), 0, src.data(), 0, 1, static_cast<int64_t>(src.byte_size()));
+}
 
 // dst (contiguous, out_shape) [i] = src[base + sum(idx_d * strides_d)]
 void gather_strided(ThreadPool* pool, std::span<const int64_t> out_shape, const std::vector<int64_t>& strides, int64_t base, size_t elem,
                     std::byte* dst, const std::byte* src) {
   const auto es = static_cast<int64_t>(elem);
+  // Contiguous rows of the input taken at a fixed step ([rows, n] from [rows, m]: a Slice of the
+  // last axis, a Crop): one copy_rows.
+  {
+    Shape dims;
+    std::vector<int64_t> st;
+    for (size_t d = 0; d < out_shape.size(); ++d) {
+      if (out_shape[d] == 1) continue;
+      if (!dims.empty() && st.back() == strides[d] * out_shape[d]) {
+        dims.back() *= out_shape[d];
+        st.back() = strides[d];
+        continue;
+      }
+      dims.push_back(out_shape[d]);
+      st.push_back(strides[d]);
+    }
+    if (dims.size() == 2 && st[1] == 1 && dims[1] * es <= 64) {
+      copy_rows(dst, dims[1] * es, src + base * es, st[0] * es, dims[0], dims[1] * es);
+      return;
+    }
+  }
   std::array<std::vector<int64_t>, 1> st{strides};
   for_each_broadcast<1>(out_shape, st, pool, [&](const std::array<int64_t, 1>& off, const std::array<int64_t, 1>& is, int64_t o, int64_t len) {
     const std::byte* s = src + (base + off[0]) * es;
     std::byte* d = dst + o * es;
     if (is[0] == 1) {
-      std::memcpy(d, s, static_cast<size_t>(len * es));
+      copy_rows(d, 0, s, 0, 1, len * es);
       return;
     }
     const int64_t step = is[0] * es;
@@ -102,13 +165,13 @@ std::vector<int64_t> axes_arg(const KernelContext& ctx, const KernelInit* init_d
 }  // namespace
 
 void register_shape(Registry& r) {
-  r.add("Identity", [](const KernelInit&) { return make_kernel([](KernelContext& ctx) { copy_value(ctx.in(0), ctx.out(0)); }); }, false);
+  r.add("Identity", [](const KernelInit&) { return make_kernel([](KernelContext& ctx) { copy_value(&ctx.pool(), ctx.in(0), ctx.out(0)); }); }, false);
 
   r.add("Dropout", [](const KernelInit& init) {
     const bool bool_mask = init.opset >= 10;  // before 10 the mask has the input's type
     return make_kernel([bool_mask](KernelContext& ctx) {
       const Value& x = ctx.in(0);
-      copy_value(x, ctx.out(0));
+      copy_value(&ctx.pool(), x, ctx.out(0));
       if (!ctx.has_output(1)) return;
       Value& mask = ctx.out(1);
       if (bool_mask) {
@@ -253,8 +316,7 @@ void register_shape(Registry& r) {
         const Value& v = ctx.in(i);
         const int64_t row = v.dims()[static_cast<size_t>(axis)] * inner * static_cast<int64_t>(es);
         // (an input the Session had written in place, a view of its block of y, is there already)
-        if (row > 0 && !(outer == 1 && v.data() == py + col))
-          for (int64_t o = 0; o < outer; ++o) std::memcpy(py + o * out_row + col, v.data() + o * row, static_cast<size_t>(row));
+        if (row > 0 && !(outer == 1 && v.data() == py + col)) copy_rows_pooled(&ctx.pool(), py + col, out_row, v.data(), row, outer, row);
         col += row;
       }
     });
@@ -296,8 +358,7 @@ void register_shape(Registry& r) {
           os[static_cast<size_t>(axis)] = split[i];
           Value& y = ctx.out(i);
           y.reset(x.dtype(), os);
-          if (row > 0)
-            for (int64_t o = 0; o < outer; ++o) std::memcpy(y.mutable_data() + o * row, x.data() + o * in_row + col, static_cast<size_t>(row));
+          if (row > 0) copy_rows_pooled(&ctx.pool(), y.mutable_data(), row, x.data() + col, in_row, outer, row);
         }
         col += row;
       }
@@ -435,7 +496,13 @@ void register_shape(Registry& r) {
           case DType::Int8: { int8_t f = static_cast<int8_t>(v); std::memcpy(fill.data(), &f, 1); break; }
           default: if (v != 0) ctx.fail("constant pad value for this element type is not supported");
         }
-        for (int64_t i = 0; i < total; ++i) std::memcpy(py + i * static_cast<int64_t>(es), fill.data(), es);
+        // (the value once, then the filled part doubled: a few large copies)
+        if (total > 0) std::memcpy(py, fill.data(), es);
+        for (int64_t done = 1; done < total;) {
+          const int64_t n = std::min(done, total - done);
+          std::memcpy(py + done * static_cast<int64_t>(es), py, static_cast<size_t>(n) * es);
+          done += n;
+        }
         // Region: output index o = i + pad_begin for input i, both inside.
         Shape region(static_cast<size_t>(rank));
         int64_t src_base = 0, dst_base = 0;
@@ -452,19 +519,29 @@ void register_shape(Registry& r) {
         // Copy row by row over the region.
         std::array<std::vector<int64_t>, 2> st{ist, ost};
         for_each_broadcast<2>(region, st, nullptr, [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& is, int64_t, int64_t len) {
+          if (is[0] == 1 && is[1] == 1)
+            return copy_rows(py + (dst_base + off[1]) * static_cast<int64_t>(es), 0, px + (src_base + off[0]) * static_cast<int64_t>(es), 0, 1,
+                             len * static_cast<int64_t>(es));
           for (int64_t i = 0; i < len; ++i)
             std::memcpy(py + (dst_base + off[1] + i * is[1]) * static_cast<int64_t>(es), px + (src_base + off[0] + i * is[0]) * static_cast<int64_t>(es), es);
         });
         return;
       }
-      std::vector<int64_t> idx(static_cast<size_t>(rank));
-      for (int64_t o = 0; o < total; ++o) {
-        int64_t rem = o, src = 0;
-        for (int64_t d = rank; d-- > 0;) {
-          const auto k = static_cast<size_t>(d);
-          int64_t i = rem % os[k] - pads[k];
-          rem /= os[k];
-          const int64_t n = x.dims()[k];
+      if (rank == 0) {
+        std::memcpy(py, px, es);
+        return;
+      }
+      // Each output row (the last axis) from one input row: the source index of every output
+      // index per axis (the mode's rule), the row's middle copied as a block and its padded ends
+      // element by element, rows split over the pool.
+      if (total == 0) return;
+      std::vector<std::vector<int64_t>> src_of(static_cast<size_t>(rank));
+      for (int64_t d = 0; d < rank; ++d) {
+        const auto k = static_cast<size_t>(d);
+        const int64_t n = x.dims()[k];
+        src_of[k].resize(static_cast<size_t>(os[k]));
+        for (int64_t o = 0; o < os[k]; ++o) {
+          int64_t i = o - pads[k];
           if (mode == "edge") {
             i = std::clamp<int64_t>(i, 0, n - 1);
           } else if (mode == "wrap") {
@@ -476,10 +553,46 @@ void register_shape(Registry& r) {
             i = ((i % p) + p) % p;
             if (i >= n) i = p - i;
           }
-          src += i * ist[k];
+          src_of[k][static_cast<size_t>(o)] = i;
         }
-        std::memcpy(py + o * static_cast<int64_t>(es), px + src * static_cast<int64_t>(es), es);
       }
+      const auto last = static_cast<size_t>(rank - 1);
+      const int64_t width = os[last], in_width = x.dims()[last], pb = pads[last];
+      // the middle: output columns [lo, hi) are input columns [lo - pb, hi - pb)
+      const int64_t lo = std::clamp<int64_t>(pb, 0, width), hi = std::clamp<int64_t>(pb + in_width, lo, width);
+      const std::vector<int64_t>& cols = src_of[last];
+      const auto esi = static_cast<int64_t>(es);
+      auto copy_row = [&](std::byte* dst, const std::byte* src) {
+        auto one = [&](int64_t c) {
+          copy_rows(dst + c * esi, 0, src + cols[static_cast<size_t>(c)] * esi, 0, 1, esi);
+        };
+        for (int64_t c = 0; c < lo; ++c) one(c);
+        if (hi > lo) std::memcpy(dst + lo * esi, src + (lo - pb) * esi, static_cast<size_t>((hi - lo) * esi));
+        for (int64_t c = hi; c < width; ++c) one(c);
+      };
+      const int64_t rows = total / width;
+      auto body = [&](int64_t r0, int64_t r1) {
+        std::vector<int64_t> idx(last);
+        int64_t rem = r0, src = 0;
+        for (size_t d = last; d-- > 0;) {
+          idx[d] = rem % os[d];
+          rem /= os[d];
+          src += src_of[d][static_cast<size_t>(idx[d])] * ist[d];
+        }
+        for (int64_t r = r0; r < r1; ++r) {
+          copy_row(py + r * width * esi, px + src * esi);
+          for (size_t d = last; d-- > 0;) {  // the next row's index, and its source row
+            src -= src_of[d][static_cast<size_t>(idx[d])] * ist[d];
+            if (++idx[d] == os[d]) idx[d] = 0;
+            src += src_of[d][static_cast<size_t>(idx[d])] * ist[d];
+            if (idx[d] != 0) break;
+          }
+        }
+      };
+      if (total * esi >= (int64_t{1} << 18))
+        ctx.pool().parallel_for(rows, std::max<int64_t>(1, (int64_t{1} << 14) / width), body);
+      else
+        body(0, rows);
     });
   }, false);
 

@@ -1133,3 +1133,199 @@ TEST_P(RuntimeKernels, ErfMatchesStd) {
     if (n == x.size()) std::cout << "erf: worst relative error " << worst << "\n";
   }
 }
+
+// The Exp kernel (exp_lanes in the widest vectors, libm outside its clamp [-87, 88]) against
+// std::exp: within 3e-7 relative (2 ulp) over [-87, 88], exact libm results past the clamp (inf
+// from 88.73, subnormals and 0 below -87.3), +-inf, NaN and lengths around the vector widths.
+TEST_P(RuntimeKernels, ExpMatchesStd) {
+  std::vector<float> x;
+  for (float v = -104.f; v <= 92.f; v += 0.0917f) x.push_back(v);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {0.f, -0.f, inf, -inf, 88.f, -87.f, 88.5f, 88.72f, 88.73f, -87.5f, -103.f, -150.f, 1e-30f}) x.push_back(v);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (const size_t n : {x.size(), size_t{1}, size_t{7}, size_t{19}, size_t{33}}) {
+    const int64_t len = static_cast<int64_t>(n);
+    Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 13]> g (float[" + std::to_string(n) + "] X) => (float[" +
+                                   std::to_string(n) + "] Y) { Y = Exp(X) }"));
+    const std::vector<float> in(x.end() - len, x.end());
+    test::feed_f(s, "X", {len}, in);
+    s.run();
+    const auto y = test::values<float>(s, "Y");
+    ASSERT_EQ(y.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      const float ref = std::exp(in[i]);
+      if (std::isnan(ref)) {
+        EXPECT_TRUE(std::isnan(y[i])) << "exp(" << in[i] << ")";
+      } else if (!(in[i] >= -87.f && in[i] <= 88.f)) {
+        EXPECT_EQ(y[i], ref) << "exp(" << in[i] << ")";
+      } else {
+        EXPECT_LE(std::fabs(static_cast<double>(y[i]) - ref), 3e-7 * ref) << "exp(" << in[i] << ") = " << y[i] << ", std::exp " << ref;
+      }
+    }
+  }
+}
+
+namespace {
+
+// The source index of output index o of an axis of n padded by pb in `mode`, or -1 (constant).
+int64_t pad_source(const std::string& mode, int64_t o, int64_t pb, int64_t n) {
+  int64_t i = o - pb;
+  if (i >= 0 && i < n) return i;
+  if (mode == "constant") return -1;
+  if (mode == "edge") return std::clamp<int64_t>(i, 0, n - 1);
+  if (mode == "wrap") return ((i % n) + n) % n;
+  if (n == 1) return 0;
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;  // reflect, one bounce at a time
+  return i;
+}
+
+}  // namespace
+
+// Pad in each mode on rank 1, 3 and 4 inputs against the index rule applied element by element:
+// pads larger than the axis (several reflections, wraps), negative pads (a crop), and a plane
+// large enough to be split over the pool.
+TEST_P(RuntimeKernels, PadMatchesNaive) {
+  struct Case {
+    std::vector<int64_t> in, pads;
+  };
+  const std::vector<Case> cases = {{{7}, {3, 9}},
+                                   {{2, 5, 6}, {0, 1, 2, 1, 0, 7}},
+                                   {{1, 3, 4, 5}, {0, 0, 2, -1, 0, 0, -1, 6}},
+                                   {{1, 3, 4, 1}, {0, 1, 3, 2, 0, 0, 1, 3}},
+                                   {{1, 3, 180, 190}, {0, 0, 40, 40, 0, 0, 40, 40}}};
+  uint32_t seed = 3100;
+  for (const Case& c : cases)
+    for (const std::string mode : {"constant", "reflect", "edge", "wrap"}) {
+      const size_t rank = c.in.size();
+      std::vector<int64_t> out(rank);
+      bool ok = true;
+      for (size_t d = 0; d < rank; ++d) {
+        out[d] = c.in[d] + c.pads[d] + c.pads[d + rank];
+        // (reflect needs pads below the axis only in ONNX's reference; the kernel takes any)
+        ok = ok && (mode != "reflect" || c.in[d] > 1 || c.pads[d] <= 0);
+      }
+      if (!ok) continue;
+      auto dims = [](const std::vector<int64_t>& v) {
+        std::string s;
+        for (int64_t d : v) s += (s.empty() ? "" : ",") + std::to_string(d);
+        return s;
+      };
+      std::string pads;
+      for (int64_t p : c.pads) pads += (pads.empty() ? "" : ", ") + std::to_string(p);
+      const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[" + dims(c.in) + "] X) => (float[" + dims(out) +
+                               "] Y) { p = Constant <value = int64[" + std::to_string(2 * rank) + "] {" + pads +
+                               "}> ()\n v = Constant <value = float {2.5}> ()\n Y = Pad <mode = \"" + mode + "\"> (X, p, v) }";
+      Session s(test::plan_from_text(text));
+      const auto x = test::random_floats(static_cast<size_t>(product(c.in)), seed++);
+      test::feed_f(s, "X", c.in, x);
+      s.run();
+      const auto y = test::values<float>(s, "Y");
+      ASSERT_EQ(static_cast<int64_t>(y.size()), product(out)) << mode;
+      const auto ist = strides_of(c.in);
+      size_t bad = 0;
+      std::vector<int64_t> idx(rank, 0);
+      for (size_t o = 0; o < y.size(); ++o) {
+        int64_t src = 0;
+        for (size_t d = 0; d < rank && src >= 0; ++d) {
+          const int64_t i = pad_source(mode, idx[d], c.pads[d], c.in[d]);
+          src = i < 0 ? -1 : src + i * ist[d];
+        }
+        const float want = src < 0 ? 2.5f : x[static_cast<size_t>(src)];
+        if (y[o] != want && ++bad <= 3) ADD_FAILURE() << mode << " pads [" << pads << "] element " << o << ": " << y[o] << ", want " << want;
+        for (size_t d = rank; d-- > 0;)
+          if (++idx[d] < out[d]) break;
+          else idx[d] = 0;
+      }
+      EXPECT_EQ(bad, 0u) << mode << " [" << dims(c.in) << "] pads [" << pads << "]";
+    }
+}
+
+// The box decoding tail of a detector on [1, N, 4] (UltraFace's: slices of 2 of the last axis,
+// an element-wise chain with a scalar, Exp, concatenations of rows of 2), and slices and
+// concatenations of rows of 1-9 elements, against the values computed element by element.
+TEST_P(RuntimeKernels, BoxTailMatchesNaive) {
+  for (const int64_t n : {int64_t{1}, int64_t{37}, int64_t{4420}}) {
+    const std::string N = std::to_string(n);
+    Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + N + ",4] L, float[1," + N + ",4] P) => (float[1," + N +
+                                   ",4] B) {\n"
+                                   "  s0 = Constant <value = int64[1] {0}> ()\n  s2 = Constant <value = int64[1] {2}> ()\n"
+                                   "  s4 = Constant <value = int64[1] {4}> ()\n  ax = Constant <value = int64[1] {2}> ()\n"
+                                   "  c = Constant <value = float {0.1}> ()\n  v = Constant <value = float {0.2}> ()\n"
+                                   "  l0 = Slice(L, s0, s2, ax)\n  l1 = Slice(L, s2, s4, ax)\n  p0 = Slice(P, s0, s2, ax)\n  p1 = Slice(P, s2, s4, ax)\n"
+                                   "  a = Mul(l0, c)\n  b = Mul(a, p1)\n  xy = Add(b, p0)\n"
+                                   "  e = Mul(l1, v)\n  f = Exp(e)\n  wh = Mul(f, p1)\n"
+                                   "  B = Concat <axis = 2> (xy, wh) }"));
+    const auto L = test::random_floats(static_cast<size_t>(4 * n), 3300 + static_cast<uint32_t>(n), -3.f, 3.f);
+    const auto P = test::random_floats(static_cast<size_t>(4 * n), 3400 + static_cast<uint32_t>(n), 0.f, 1.f);
+    test::feed_f(s, "L", {1, n, 4}, L);
+    test::feed_f(s, "P", {1, n, 4}, P);
+    s.run();
+    const auto b = test::values<float>(s, "B");
+    const auto xy = test::values<float>(s, "xy");
+    const auto l1 = test::values<float>(s, "l1");
+    ASSERT_EQ(static_cast<int64_t>(b.size()), 4 * n);
+    ASSERT_EQ(static_cast<int64_t>(xy.size()), 2 * n);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t k = 0; k < 2; ++k) {
+        const auto i = static_cast<size_t>(4 * r + k), j = static_cast<size_t>(2 * r + k);
+        EXPECT_EQ(l1[j], L[i + 2]) << "l1 row " << r;
+        const float want_xy = L[i] * 0.1f * P[i + 2] + P[i];  // one IEEE operation per node
+        EXPECT_EQ(xy[j], want_xy) << "xy row " << r;
+        EXPECT_EQ(b[i], want_xy) << "B row " << r;
+        const float want_wh = std::exp(L[i + 2] * 0.2f) * P[i + 2];
+        EXPECT_NEAR(b[i + 2], want_wh, 4e-7 * std::fabs(want_wh)) << "B row " << r;
+      }
+  }
+  // Slices of w of the 9 columns from column 1 and concatenations of w + 3 columns, rows of
+  // 1-9 floats (the fixed-size row copies and the generic one).
+  for (int64_t w = 1; w <= 8; ++w) {
+    const std::string W = std::to_string(w), W3 = std::to_string(w + 3);
+    Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 13]> g (float[3,5,9] X, float[3,5,3] Z) => (float[3,5," + W + "] S, float[3,5," +
+                                   W3 + "] C) {\n  a = Constant <value = int64[1] {1}> ()\n  e = Constant <value = int64[1] {" + std::to_string(1 + w) +
+                                   "}> ()\n  ax = Constant <value = int64[1] {-1}> ()\n  S = Slice(X, a, e, ax)\n  C = Concat <axis = 2> (S, Z) }"));
+    const auto X = test::random_floats(135, 3500 + static_cast<uint32_t>(w));
+    const auto Z = test::random_floats(45, 3600 + static_cast<uint32_t>(w));
+    test::feed_f(s, "X", {3, 5, 9}, X);
+    test::feed_f(s, "Z", {3, 5, 3}, Z);
+    s.run();
+    const auto S = test::values<float>(s, "S"), C = test::values<float>(s, "C");
+    ASSERT_EQ(static_cast<int64_t>(S.size()), 15 * w);
+    ASSERT_EQ(static_cast<int64_t>(C.size()), 15 * (w + 3));
+    for (int64_t r = 0; r < 15; ++r) {
+      for (int64_t c = 0; c < w; ++c) {
+        EXPECT_EQ(S[static_cast<size_t>(r * w + c)], X[static_cast<size_t>(r * 9 + 1 + c)]) << "w " << w << " row " << r;
+        EXPECT_EQ(C[static_cast<size_t>(r * (w + 3) + c)], X[static_cast<size_t>(r * 9 + 1 + c)]) << "w " << w << " row " << r;
+      }
+      for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(C[static_cast<size_t>(r * (w + 3) + w + c)], Z[static_cast<size_t>(r * 3 + c)]) << "w " << w << " row " << r;
+    }
+  }
+}
+
+// Nearest Resize by 2 (a feature pyramid's upsampling: rows doubled, then copied) and by 3 and
+// 1.5 (the column map), asymmetric floor, against the index rule; and a copy by Identity.
+TEST_P(RuntimeKernels, ResizeNearestMatchesNaive) {
+  for (const auto& [sh, sw] : std::vector<std::pair<float, float>>{{2.f, 2.f}, {3.f, 3.f}, {1.5f, 2.f}, {2.f, 1.5f}}) {
+    const int64_t C = 5, H = 12, W = 14, OH = static_cast<int64_t>(std::floor(H * sh)), OW = static_cast<int64_t>(std::floor(W * sw));
+    Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 13]> g (float[1,5,12,14] X) => (float[1,5," + std::to_string(OH) + "," +
+                                   std::to_string(OW) + "] Y, float[1,5,12,14] I) {\n  sc = Constant <value = float[4] {1.0, 1.0, " + std::to_string(sh) +
+                                   ", " + std::to_string(sw) +
+                                   "}> ()\n  Y = Resize <mode = \"nearest\", coordinate_transformation_mode = \"asymmetric\", nearest_mode = \"floor\"> (X, , sc)\n"
+                                   "  I = Identity(X) }"));
+    const auto x = test::random_floats(static_cast<size_t>(C * H * W), 3700);
+    test::feed_f(s, "X", {1, C, H, W}, x);
+    s.run();
+    EXPECT_EQ(test::values<float>(s, "I"), x);
+    const auto y = test::values<float>(s, "Y");
+    ASSERT_EQ(static_cast<int64_t>(y.size()), C * OH * OW);
+    size_t bad = 0;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const auto ih = static_cast<int64_t>(std::floor(static_cast<double>(oh) / sh)), iw = static_cast<int64_t>(std::floor(static_cast<double>(ow) / sw));
+          const float want = x[static_cast<size_t>((c * H + std::min(ih, H - 1)) * W + std::min(iw, W - 1))];
+          if (y[static_cast<size_t>((c * OH + oh) * OW + ow)] != want && ++bad <= 3)
+            ADD_FAILURE() << "scales " << sh << " x " << sw << " at " << c << "," << oh << "," << ow;
+        }
+    EXPECT_EQ(bad, 0u) << "scales " << sh << " x " << sw;
+  }
+}
