@@ -1329,3 +1329,66 @@ TEST_P(RuntimeKernels, ResizeNearestMatchesNaive) {
     EXPECT_EQ(bad, 0u) << "scales " << sh << " x " << sw;
   }
 }
+
+// Transpose by every permutation of rank 3 and the last two axes of rank 4 split over the pool,
+// and Slice with steps 2 and -2 on the last axis, against the index rule.
+TEST_P(RuntimeKernels, TransposeAndStridedSliceMatchNaive) {
+  const std::vector<std::vector<int64_t>> shapes = {{3, 17, 40}, {2, 85, 9}, {1, 8, 8}, {5, 33, 16}};
+  const std::vector<std::vector<int64_t>> perms3 = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  uint32_t seed = 3800;
+  for (const auto& sh : shapes)
+    for (const auto& perm : perms3) {
+      std::vector<int64_t> os(3);
+      for (size_t i = 0; i < 3; ++i) os[i] = sh[static_cast<size_t>(perm[i])];
+      auto dims = [](const std::vector<int64_t>& v) { return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]); };
+      Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 13]> g (float[" + dims(sh) + "] X) => (float[" + dims(os) +
+                                     "] Y) { Y = Transpose <perm = [" + std::to_string(perm[0]) + ", " + std::to_string(perm[1]) + ", " +
+                                     std::to_string(perm[2]) + "]> (X) }"));
+      const auto x = test::random_floats(static_cast<size_t>(product(sh)), seed++);
+      test::feed_f(s, "X", sh, x);
+      s.run();
+      const auto y = test::values<float>(s, "Y");
+      ASSERT_EQ(y.size(), x.size());
+      const auto ist = strides_of(sh);
+      size_t bad = 0;
+      for (int64_t a = 0; a < os[0]; ++a)
+        for (int64_t b = 0; b < os[1]; ++b)
+          for (int64_t c = 0; c < os[2]; ++c) {
+            const int64_t src = a * ist[static_cast<size_t>(perm[0])] + b * ist[static_cast<size_t>(perm[1])] + c * ist[static_cast<size_t>(perm[2])];
+            if (y[static_cast<size_t>((a * os[1] + b) * os[2] + c)] != x[static_cast<size_t>(src)] && ++bad <= 3)
+              ADD_FAILURE() << "perm " << perm[0] << perm[1] << perm[2] << " of [" << dims(sh) << "] at " << a << "," << b << "," << c;
+          }
+      EXPECT_EQ(bad, 0u);
+    }
+  {  // rank 4, [1, 85, 3549]-like with a batch: the last two swapped in each of 6 planes, split over the pool
+    Session s(test::plan_from_text(R"(<ir_version: 8, opset_import: ["" : 13]> g (float[2,3,85,300] X) => (float[2,3,300,85] Y) { Y = Transpose <perm = [0, 1, 3, 2]> (X) })"));
+    const auto x = test::random_floats(2 * 3 * 85 * 300, 3900);
+    test::feed_f(s, "X", {2, 3, 85, 300}, x);
+    s.run();
+    const auto y = test::values<float>(s, "Y");
+    ASSERT_EQ(y.size(), x.size());
+    size_t bad = 0;
+    for (int64_t p = 0; p < 6; ++p)
+      for (int64_t r = 0; r < 300; ++r)
+        for (int64_t c = 0; c < 85; ++c)
+          if (y[static_cast<size_t>((p * 300 + r) * 85 + c)] != x[static_cast<size_t>((p * 85 + c) * 300 + r)] && ++bad <= 3) ADD_FAILURE() << p << "," << r << "," << c;
+    EXPECT_EQ(bad, 0u);
+  }
+  for (const int64_t step : {int64_t{2}, int64_t{-2}}) {  // a Focus layer's slices of every other column
+    Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 13]> g (float[3,10,41] X) => (float[3,10,20] Y) {\n"
+                                   "  a = Constant <value = int64[1] {" + std::string(step > 0 ? "1" : "-1") + "}> ()\n"
+                                   "  e = Constant <value = int64[1] {" + std::string(step > 0 ? "41" : "-41") + "}> ()\n"
+                                   "  ax = Constant <value = int64[1] {2}> ()\n  st = Constant <value = int64[1] {" + std::to_string(step) +
+                                   "}> ()\n  Y = Slice(X, a, e, ax, st) }"));
+    const auto x = test::random_floats(3 * 10 * 41, 4000);
+    test::feed_f(s, "X", {3, 10, 41}, x);
+    s.run();
+    const auto y = test::values<float>(s, "Y");
+    ASSERT_EQ(y.size(), size_t{600});
+    for (int64_t r = 0; r < 30; ++r)
+      for (int64_t c = 0; c < 20; ++c) {
+        const int64_t col = step > 0 ? 1 + 2 * c : 40 - 2 * c;
+        EXPECT_EQ(y[static_cast<size_t>(r * 20 + c)], x[static_cast<size_t>(r * 41 + col)]) << "step " << step << " row " << r << " col " << c;
+      }
+  }
+}
