@@ -19,6 +19,11 @@
 //   .../ISA/im2col        the layers that take the few-channel direct, the thin pointwise or the
 //                         row-band (conv_rows) kernel, through the im2col + GEMM path instead (the
 //                         one those kernels replace)
+//   candy/instnorm/CxHxW[+relu]/ISA  fns-candy's InstanceNormalization planes (statistics, then
+//                         the normalised output and the fused Relu): bytes/s of x read twice
+//                         and y (and z) written, counter ms = thread CPU time per call
+//   candy/convT/CxHxW->M/ISA  fns-candy's two 3x3 stride-2 ConvTranspose layers (same counters
+//                         as big/)
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -27,6 +32,7 @@
 #endif
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -239,6 +245,69 @@ void run_big(benchmark::State& state, ConvGeom g, Isa isa, bool im2col = false) 
   if (seconds > 0 && peak > 0) state.counters["peak"] = flop * static_cast<double>(state.iterations()) / seconds / peak;
 }
 
+// InstanceNormalization's two passes over C planes of H x W (as its kernel runs them, one thread):
+// plane_moments, then scale_shift with a fused Relu when `relu`.
+void run_instnorm(benchmark::State& state, int64_t C, int64_t H, bool relu, Isa isa) {
+  if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
+  const Isa previous = active_isa();
+  set_active_isa(isa);
+  const int64_t S = H * H;
+  const auto x = random_floats(static_cast<size_t>(C * S), 5);
+  Floats y(x.size()), z(x.size());
+  const Epilogue e{Epilogue::Kind::Relu};
+  const EpilogueOut act = relu ? EpilogueOut{&e, z.data(), nullptr} : EpilogueOut{};
+  double seconds = 0;
+  for (auto _ : state) {
+    const double t0 = thread_seconds();
+    for (int64_t c = 0; c < C; ++c) {
+      double mean, var;
+      plane_moments(x.data() + c * S, S, mean, var);
+      const float a = static_cast<float>(1.0 / std::sqrt(var + 1e-5));
+      scale_shift(x.data() + c * S, y.data() + c * S, S, a, static_cast<float>(-mean * a), act, c * S);
+    }
+    seconds += thread_seconds() - t0;
+    benchmark::DoNotOptimize(y.data());
+    benchmark::DoNotOptimize(z.data());
+  }
+  set_active_isa(previous);
+  state.counters["bytes/s"] = benchmark::Counter(4.0 * static_cast<double>(C * S * (relu ? 4 : 3)), benchmark::Counter::kIsIterationInvariantRate);
+  if (state.iterations() > 0) state.counters["ms"] = 1e3 * seconds / static_cast<double>(state.iterations());
+}
+
+// A 3x3 stride-2 ConvTranspose with no padding (fns-candy's upsampling layers), one thread.
+void run_conv_transpose(benchmark::State& state, int64_t C, int64_t H, int64_t M, Isa isa) {
+  if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
+  const Isa previous = active_isa();
+  set_active_isa(isa);
+  ThreadPool pool(1);
+  const GemmPool use(pool);
+  ConvGeom g;
+  g.C = C;
+  g.M = M;
+  g.in = {H, H};
+  g.kernel = {3, 3};
+  g.stride = {2, 2};
+  g.dilation = {1, 1};
+  g.pad_begin = {0, 0};
+  g.pad_end = {-1, -1};  // output_shape one past the full size, as fns-candy's
+  g.out = {2 * H + 2, 2 * H + 2};
+  const auto x = random_floats(static_cast<size_t>(C * H * H), 1);
+  const auto w = random_floats(static_cast<size_t>(C * M * 9), 2);
+  const auto b = random_floats(static_cast<size_t>(M), 3);
+  Floats y(static_cast<size_t>(M * g.out[0] * g.out[1]));
+  double seconds = 0;
+  for (auto _ : state) {
+    const double t0 = thread_seconds();
+    conv_transpose_gemm(g, x.data(), w.data(), b.data(), y.data(), pool);
+    seconds += thread_seconds() - t0;
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_active_isa(previous);
+  const double flop = 2.0 * static_cast<double>(C * H * H * M * 9);
+  state.counters["flop/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
+  if (state.iterations() > 0) state.counters["ms"] = 1e3 * seconds / static_cast<double>(state.iterations());
+}
+
 // Whether conv_auto takes the few-channel direct, the thin pointwise or the row-band kernel for g
 // on some instruction set (those layers also get an /im2col row: the GEMM path they replace).
 bool takes_thin_kernel(const ConvGeom& g) {
@@ -321,6 +390,26 @@ void register_all() {
                                std::to_string(l.H) + "->" + std::to_string(l.M) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
       benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, 1), isa, false)->Unit(benchmark::kMillisecond);
     }
+  // fns-candy (720x720 input): the planes of its InstanceNormalization layers, and its ConvTranspose.
+  struct Norm {
+    int64_t C, H;
+    bool relu;
+  };
+  const Norm norms[] = {{16, 800, true}, {32, 400, true}, {64, 198, true}, {64, 196, false}, {32, 360, true}, {16, 720, true}};
+  for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512}) {
+    for (const Norm& l : norms)
+      benchmark::RegisterBenchmark(("candy/instnorm/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.H) + (l.relu ? "+relu/" : "/") +
+                                    isa_name(isa))
+                                       .c_str(),
+                                   run_instnorm, l.C, l.H, l.relu, isa)
+          ->Unit(benchmark::kMillisecond);
+    for (const Layer& l : {Layer{64, 180, 32, 3, 2, 1}, Layer{32, 360, 16, 3, 2, 1}})
+      benchmark::RegisterBenchmark(("candy/convT/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.H) + "->" + std::to_string(l.M) +
+                                    "/" + isa_name(isa))
+                                       .c_str(),
+                                   run_conv_transpose, l.C, l.H, l.M, isa)
+          ->Unit(benchmark::kMillisecond);
+  }
   for (int threads : {1, 2})
     benchmark::RegisterBenchmark(("memory/keep-all/t" + std::to_string(threads)).c_str(), run_keep_all, threads)->Unit(benchmark::kMillisecond)->UseRealTime();
 }

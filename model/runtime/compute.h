@@ -259,6 +259,14 @@ void copy_every_other(const float* src, float* dst, int64_t n);
 void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                const EpilogueOut& act = {}, const std::vector<PackedA>* packed = nullptr);
 
+// The mean and population variance of x[0, n) in double, in one read pass (two when the first
+// values are far from the mean): sums of x - k and (x - k)^2 in double lanes, k a float near the
+// mean (each term exact, only the additions round: as exact as a two-pass sum in double).
+void plane_moments(const float* x, int64_t n, double& mean, double& var);
+// y[i] = x[i] * a + b (FMA where the CPU has it), and act's epilogue of y at `offset` (y is then
+// streamed past the cache where the vector kernels can).
+void scale_shift(const float* x, float* y, int64_t n, float a, float b, const EpilogueOut& act = {}, int64_t offset = 0);
+
 // ConvTranspose: X [N, C, *in], W [C, M/group, *kernel], Y [N, M, *out]; geometry fields mean
 // the same (C input channels, M output channels, `out` the output dims).
 void conv_transpose_naive(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y);

@@ -137,16 +137,18 @@ std::optional<model::TensorId> addend_of(const model::Graph& g, size_t conv, con
 // Fuses each float Conv with an activation that reads its output (the Conv's output is still
 // written: every tensor is kept): Relu, Clip with constant bounds, LeakyRelu, Sigmoid, Sigmoid
 // followed by Mul(x, sigmoid(x)) (SiLU), and Add of a tensor computed earlier (the Conv declines
-// it at run time when that tensor is not shaped like its output). A float16 Conv: Relu.
+// it at run time when that tensor is not shaped like its output). A float16 Conv: Relu. A float
+// InstanceNormalization takes the same activations in its output pass.
 void fuse_activations(Plan::Impl& impl) {
   const model::Graph& g = impl.graph;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const model::Node& c = g.nodes[i];
     PlanNode& pc = impl.nodes[i];
-    if (pc.blocked || c.op_type != "Conv" || !c.domain.empty() || c.outputs.size() != 1 || c.inputs.empty()) continue;
+    const bool norm = c.op_type == "InstanceNormalization";
+    if (pc.blocked || (c.op_type != "Conv" && !norm) || !c.domain.empty() || c.outputs.size() != 1 || c.inputs.empty()) continue;
     const model::TensorId y = c.outputs[0];
     const DType dtype = g.tensors[y].dtype;
-    if ((dtype != DType::Float && dtype != DType::Float16) || c.inputs[0] == model::kNone || g.tensors[c.inputs[0]].dtype != dtype) continue;
+    if ((dtype != DType::Float && (dtype != DType::Float16 || norm)) || c.inputs[0] == model::kNone || g.tensors[c.inputs[0]].dtype != dtype) continue;
     for (model::NodeId j : g.tensors[y].consumers) {
       const model::Node& a = g.nodes[j];
       PlanNode& pa = impl.nodes[j];

@@ -133,6 +133,61 @@ TEST_P(RuntimeKernels, ConvTransposeGemmMatchesNaive) {
   }
 }
 
+// InstanceNormalization's statistics against a two-pass sum in long double: planes with a tail
+// of every length, a mean far above the spread (fns-candy's channels), first values far from the
+// mean (the second pass), and a constant plane (variance 0).
+TEST_P(RuntimeKernels, PlaneMomentsMatchTwoPassLongDouble) {
+  std::mt19937 rng(31);
+  for (int iter = 0; iter < 60; ++iter) {
+    const int64_t n = iter < 40 ? iter + 1 : std::uniform_int_distribution<int64_t>(100, 70000)(rng);
+    std::normal_distribution<float> spread(0.f, 1.f);
+    const float offset = iter % 3 == 0 ? 2035.f : iter % 3 == 1 ? -0.5f : 1e5f;
+    const float sigma = iter % 3 == 2 ? 0.01f : 60.f;
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = offset + sigma * spread(rng);
+    if (iter % 5 == 4) x[0] = offset + 1e4f * sigma;  // an outlier first: the shift is far off
+    if (iter == 45) std::fill(x.begin(), x.end(), 3.25f);
+    long double m = 0, v = 0;
+    for (float f : x) m += f;
+    m /= static_cast<long double>(n);
+    for (float f : x) v += (f - m) * (f - m);
+    v /= static_cast<long double>(n);
+    double mean = 0, var = 0;
+    plane_moments(x.data(), n, mean, var);
+    EXPECT_NEAR(mean, static_cast<double>(m), 1e-12 * (std::fabs(static_cast<double>(m)) + 1)) << "n " << n << " iter " << iter;
+    EXPECT_NEAR(var, static_cast<double>(v), 1e-9 * static_cast<double>(v) + 1e-30) << "n " << n << " iter " << iter;
+  }
+}
+
+// The scale-and-shift pass with each fused activation, on lengths with every tail, at offsets
+// that put y on and off a cache line (where y is streamed).
+TEST_P(RuntimeKernels, ScaleShiftMatchesNaive) {
+  for (int iter = 0; iter < 72; ++iter) {
+    const int64_t n = iter < 36 ? iter + 1 : 1000 + 37 * iter, at = iter % 3 == 0 ? 0 : iter % 7;
+    const Epilogue e = test::epilogue_in_turn(iter / 2);
+    const bool fused = iter % 2 == 1;
+    const auto x = test::random_floats(static_cast<size_t>(n + at), 40 + iter);
+    const auto addend = test::random_floats(static_cast<size_t>(n + at), 80 + iter);
+    const float a = 0.75f, b = -0.125f;
+    std::vector<float> ref(static_cast<size_t>(n)), ref1(ref.size()), ref2(ref.size());
+    for (int64_t i = 0; i < n; ++i) ref[static_cast<size_t>(i)] = static_cast<float>(static_cast<double>(x[static_cast<size_t>(at + i)]) * a + b);
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), n, addend.data() + at);
+    std::vector<float> y(static_cast<size_t>(n + at), 123.f), z1(y.size(), 123.f), z2(y.size(), 123.f);
+    const EpilogueOut act = fused ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{};
+    scale_shift(x.data() + at, y.data() + at, n, a, b, act, at);
+    const std::string what = "n " + std::to_string(n) + " at " + std::to_string(at) + " epilogue " + std::to_string(static_cast<int>(e.kind));
+    expect_close(std::vector<float>(y.begin() + at, y.end()), ref, 1, what);
+    for (int64_t i = 0; i < at; ++i) ASSERT_EQ(y[static_cast<size_t>(i)], 123.f) << what;
+    if (!fused) {
+      EXPECT_EQ(z1, std::vector<float>(y.size(), 123.f)) << what;
+      continue;
+    }
+    expect_close(std::vector<float>(z1.begin() + at, z1.end()), ref1, 1, what);
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(std::vector<float>(z2.begin() + at, z2.end()), ref2, 1, what);
+    for (int64_t i = 0; i < at; ++i) ASSERT_EQ(z1[static_cast<size_t>(i)], 123.f) << what;
+  }
+}
+
 TEST_P(RuntimeKernels, GemmBlasMatchesNaive) {
   std::mt19937 rng(3);
   for (int iter = 0; iter < 40; ++iter) {

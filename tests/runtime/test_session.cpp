@@ -219,6 +219,59 @@ TEST(RuntimeSession, FusedConvActivationsMatchSeparateKernels) {
   }
 }
 
+// An InstanceNormalization followed by an activation (fns-candy's Relu), a SiLU's Sigmoid and Mul,
+// or an Add of an earlier tensor shaped like its output computes it in its output pass; an Add
+// that broadcasts is declined at run time and runs on its own. Every tensor equals what the graph
+// with an Identity after each InstanceNormalization gives, at one and two threads.
+TEST(RuntimeSession, FusedInstanceNormActivationsMatchSeparateKernels) {
+  const char* fused = R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,3,9,37] X, float[3] S, float[3] B, float[3,1,1] C) => (float[2,3,9,37] Y) {
+      n1 = InstanceNormalization <epsilon = 1e-5> (X, S, B)
+      a1 = Relu(n1)
+      n2 = InstanceNormalization (a1, S, B)
+      g2 = Sigmoid(n2)
+      a2 = Mul(n2, g2)
+      n3 = InstanceNormalization (a2, S, B)
+      a3 = Add(a1, n3)
+      n4 = InstanceNormalization (a3, S, B)
+      a4 = Add(n4, C)
+      n5 = InstanceNormalization (a4, S, B)
+      Y = LeakyRelu <alpha = 0.1> (n5) })";
+  std::string separate = fused;
+  for (const char* n : {"n1", "n2", "n3", "n4", "n5"}) {
+    const std::string from = n, id = "i" + from.substr(1);
+    const size_t line = separate.find(from + " = Instance");
+    const size_t end = separate.find('\n', line);
+    separate.insert(end + 1, "      " + id + " = Identity(" + from + ")\n");
+    size_t pos = separate.find('\n', separate.find(id + " = Identity"));
+    while ((pos = separate.find(from, pos)) != std::string::npos) separate.replace(pos, from.size(), id);
+  }
+  auto x = test::random_floats(2 * 3 * 9 * 37, 1);
+  for (size_t i = 0; i < x.size(); ++i) x[i] += static_cast<float>(i % 3);
+  const auto sc = test::random_floats(3, 2), b = test::random_floats(3, 3), c = test::random_floats(3, 4);
+  for (int threads : {1, 2}) {
+    Session sf(test::plan_from_text(fused), {.threads = threads}), ss(test::plan_from_text(separate), {.threads = threads});
+    for (Session* s : {&sf, &ss}) {
+      test::feed_f(*s, "X", {2, 3, 9, 37}, x);
+      test::feed_f(*s, "S", {3}, sc);
+      test::feed_f(*s, "B", {3}, b);
+      test::feed_f(*s, "C", {3, 1, 1}, c);
+    }
+    const RunStats stats = sf.run();
+    EXPECT_EQ(stats.nodes_fused, 5);  // a1, g2 and a2, a3, Y (a4 declined: it broadcasts)
+    EXPECT_EQ(ss.run().nodes_fused, 0);
+    for (const char* name : {"n1", "a1", "n2", "g2", "a2", "n3", "a3", "n4", "a4", "n5", "Y"}) {
+      const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
+      ASSERT_EQ(f.size(), r.size()) << name;
+      ASSERT_FALSE(f.empty()) << name;
+      for (size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(f[i], r[i], 1e-6f * (1 + std::fabs(r[i]))) << name << " element " << i;
+    }
+    size_t zeros = 0;
+    for (float v : test::values<float>(sf, "a1")) zeros += v == 0.f;
+    EXPECT_GT(zeros, 0u);  // the Relu did clamp something
+  }
+}
+
 // A Conv followed by an Add of a tensor shaped like its output (a residual connection) computes
 // the sum in its output pass, at one and two threads, on every conv path (pointwise, im2col,
 // depthwise 3x3, general depthwise); an Add that broadcasts (a per-channel bias) is declined at run
