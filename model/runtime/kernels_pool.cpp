@@ -1,6 +1,7 @@
 // MaxPool (with Indices), AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "model/half.h"
@@ -141,6 +142,85 @@ template <class T>
 void max_pool_s2_planes(const T*, int64_t, int64_t, T*, int64_t, int64_t) {}  // never called: not available
 #endif
 
+// a[i] = max_nan(a[i], b[i]) for i < n: in 16 lanes, 8 lanes, one at a time.
+struct MaxNanScalar {
+  static void run(float* a, const float* b, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) a[i] = max_nan(a[i], b[i]);
+  }
+};
+#if defined(__x86_64__) || defined(__i386__)
+struct MaxNanAvx2 {
+  __attribute__((target("avx2,fma"), noinline)) static void run(float* a, const float* b, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(a + i, max_nan(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    for (; i < n; ++i) a[i] = max_nan(a[i], b[i]);
+  }
+};
+struct MaxNanAvx512 {
+  NNXR_AVX512 __attribute__((noinline)) static void run(float* a, const float* b, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 k = avx512::lanes(n - i);
+      const __m512 x = _mm512_maskz_loadu_ps(k, a + i), y = _mm512_maskz_loadu_ps(k, b + i);
+      const __mmask16 take = _mm512_cmp_ps_mask(y, x, _CMP_GT_OQ) | _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);
+      _mm512_mask_storeu_ps(a + i, k, _mm512_mask_blend_ps(take, x, y));
+    }
+  }
+};
+#endif
+
+// The max of k values s apart, a[i] = max(a[i], a[i + s], .., a[i + (k - 1) s]), in place for
+// i < n - (k - 1) s: windows of 2, 4, 8, .. by doubling, then the window of k as two windows of
+// the largest power of two p <= k that overlap (log2 k + 1 passes instead of k - 1).
+template <class Into>
+[[gnu::always_inline]] inline void window_max(float* a, int64_t n, int64_t k, int64_t s) {
+  int64_t p = 1;
+  for (; 2 * p <= k; p *= 2) {
+    Into::run(a, a + p * s, n - p * s);
+    n -= p * s;
+  }
+  if (p < k) Into::run(a, a + (k - p) * s, n - (k - p) * s);
+}
+
+// One plane of a stride-1, undilated max pool (YOLOX's SPP: 5x5, 9x9 and 13x13 windows padded to
+// the same size on 13x13 planes), by passes along the whole plane instead of rows of a few
+// outputs: the input in a buffer of Hp = OH + kh - 1 rows of Wp = OW + kw - 1 columns padded
+// with -inf, the window max along the flattened rows (positions past a row's OW outputs mix two
+// rows and are never read), then down the columns (step Wp), then each row's OW outputs.
+// NaN wins, as max_nan.
+template <class Into>
+[[gnu::always_inline]] inline void max_pool_s1_plane_body(const float* x, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t ph, int64_t pw,
+                                                         int64_t OH, int64_t OW, float* y, float* buf) {
+  const int64_t Wp = OW + kw - 1, Hp = OH + kh - 1, right = Wp - pw - W;
+  const float lowest = -std::numeric_limits<float>::infinity();
+  std::fill(buf, buf + ph * Wp, lowest);
+  for (int64_t r = 0; r < H; ++r) {
+    float* pr = buf + (ph + r) * Wp;
+    for (int64_t c = 0; c < pw; ++c) pr[c] = lowest;
+    std::memcpy(pr + pw, x + r * W, static_cast<size_t>(W) * sizeof(float));
+    for (int64_t c = 0; c < right; ++c) pr[pw + W + c] = lowest;
+  }
+  std::fill(buf + (ph + H) * Wp, buf + Hp * Wp, lowest);
+  window_max<Into>(buf + ph * Wp, H * Wp, kw, 1);
+  window_max<Into>(buf, Hp * Wp, kh, Wp);
+  for (int64_t oh = 0; oh < OH; ++oh) std::memcpy(y + oh * OW, buf + oh * Wp, static_cast<size_t>(OW) * sizeof(float));
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))) void max_pool_s1_plane_avx512(const float* x, int64_t H, int64_t W, int64_t kh,
+                                                                                                    int64_t kw, int64_t ph, int64_t pw, int64_t OH,
+                                                                                                    int64_t OW, float* y, float* buf) {
+  max_pool_s1_plane_body<MaxNanAvx512>(x, H, W, kh, kw, ph, pw, OH, OW, y, buf);
+}
+__attribute__((target("avx2,fma"))) void max_pool_s1_plane_avx2(const float* x, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t ph, int64_t pw,
+                                                               int64_t OH, int64_t OW, float* y, float* buf) {
+  max_pool_s1_plane_body<MaxNanAvx2>(x, H, W, kh, kw, ph, pw, OH, OW, y, buf);
+}
+#endif
+void max_pool_s1_plane_portable(const float* x, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t ph, int64_t pw, int64_t OH, int64_t OW, float* y,
+                                float* buf) {
+  max_pool_s1_plane_body<MaxNanScalar>(x, H, W, kh, kw, ph, pw, OH, OW, y, buf);
+}
+
 // Whether the vectorised 2x2 / 3x3 stride-2 max pool takes a 2-D pool of this geometry: every
 // window inside the input, no padding or dilation, on a CPU with AVX2.
 bool max_pool_s2_applies(const std::vector<int64_t>& in, const std::vector<int64_t>& k, const std::vector<int64_t>& out,
@@ -209,6 +289,22 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
         // input, vectorised.
         ctx.pool().parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
           for (int64_t plane = b; plane < e; ++plane) max_pool_s2_planes(px + plane * IS, kh, W, py + plane * P, OH, OW);
+        });
+        return;
+      }
+      if (kind == PoolKind::Max && two && sh == 1 && sw == 1 && dh == 1 && dw == 1 && kw > 1 && OW + kw - 1 >= W + pw && OH + kh - 1 >= H + ph) {
+        using PlaneFn = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float*, float*);
+        PlaneFn plane_fn = max_pool_s1_plane_portable;
+#if defined(__x86_64__) || defined(__i386__)
+        if (cpu_has_avx512()) plane_fn = max_pool_s1_plane_avx512;
+        else if (cpu_has_avx2_fma()) plane_fn = max_pool_s1_plane_avx2;
+#endif
+        const auto buf_size = static_cast<size_t>((OH + kh - 1) * (OW + kw - 1));
+        ctx.pool().parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
+          thread_local std::vector<float> buf;  // each thread's own, kept between calls
+          if (buf.size() < buf_size) buf.resize(buf_size);
+          for (int64_t plane = b; plane < e; ++plane)
+            plane_fn(px + plane * IS, H, W, kh, kw, ph, pw, OH, OW, py + plane * P, buf.data());
         });
         return;
       }

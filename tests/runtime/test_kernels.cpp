@@ -1447,3 +1447,51 @@ TEST_P(RuntimeKernels, TransposeAndStridedSliceMatchNaive) {
       }
   }
 }
+
+// Stride-1 max pools (the window max by doubling along the padded plane: YOLOX's SPP 5x5, 9x9
+// and 13x13 padded to the same size; uneven windows and pads, ceil_mode, windows wider than the
+// plane) against the max over each window inside the input, with NaN inputs winning.
+TEST_P(RuntimeKernels, MaxPoolStride1MatchesNaive) {
+  struct Case {
+    int64_t H, W, kh, kw, pt, pl, pb, pr;
+    bool ceil;
+  };
+  const std::vector<Case> cases = {{13, 13, 5, 5, 2, 2, 2, 2, false},  {13, 13, 9, 9, 4, 4, 4, 4, false}, {13, 13, 13, 13, 6, 6, 6, 6, false},
+                                   {20, 17, 3, 2, 1, 0, 1, 1, false},  {7, 30, 2, 7, 0, 3, 1, 3, true},   {6, 5, 11, 9, 5, 4, 5, 4, false},
+                                   {40, 41, 3, 3, 0, 0, 0, 0, false},  {9, 12, 1, 4, 0, 0, 0, 0, false}};
+  uint32_t seed = 4100;
+  for (const Case& c : cases) {
+    const int64_t C = 3;
+    const int64_t OH = c.H + c.pt + c.pb - c.kh + 1, OW = c.W + c.pl + c.pr - c.kw + 1;
+    const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + std::to_string(C) + "," + std::to_string(c.H) + "," +
+                             std::to_string(c.W) + "] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + "," + std::to_string(OW) +
+                             "] Y) { Y = MaxPool <kernel_shape = [" + std::to_string(c.kh) + ", " + std::to_string(c.kw) + "], pads = [" +
+                             std::to_string(c.pt) + ", " + std::to_string(c.pl) + ", " + std::to_string(c.pb) + ", " + std::to_string(c.pr) +
+                             "], ceil_mode = " + (c.ceil ? "1" : "0") + "> (X) }";
+    Session s(test::plan_from_text(text));
+    auto x = test::random_floats(static_cast<size_t>(C * c.H * c.W), seed++, -5.f, 5.f);
+    x[static_cast<size_t>(c.H * c.W + c.W + 1)] = std::numeric_limits<float>::quiet_NaN();  // plane 1, row 1, column 1
+    test::feed_f(s, "X", {1, C, c.H, c.W}, x);
+    s.run();
+    const auto y = test::values<float>(s, "Y");
+    ASSERT_EQ(static_cast<int64_t>(y.size()), C * OH * OW) << text;
+    size_t bad = 0;
+    for (int64_t p = 0; p < C; ++p)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float m = -std::numeric_limits<float>::infinity();
+          bool nan = false;
+          for (int64_t i = 0; i < c.kh; ++i)
+            for (int64_t j = 0; j < c.kw; ++j) {
+              const int64_t r = oh - c.pt + i, col = ow - c.pl + j;
+              if (r < 0 || r >= c.H || col < 0 || col >= c.W) continue;
+              const float v = x[static_cast<size_t>((p * c.H + r) * c.W + col)];
+              nan = nan || std::isnan(v);
+              m = std::max(m, v);
+            }
+          const float got = y[static_cast<size_t>((p * OH + oh) * OW + ow)];
+          if (!(nan ? std::isnan(got) : got == m) && ++bad <= 3) ADD_FAILURE() << text << " at " << p << "," << oh << "," << ow << ": " << got << ", want " << (nan ? NAN : m);
+        }
+    EXPECT_EQ(bad, 0u) << text;
+  }
+}
