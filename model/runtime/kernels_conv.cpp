@@ -591,44 +591,131 @@ void conv_transpose_naive(const ConvGeom& g, const float* X, const float* W, con
     }
 }
 
+namespace {
+
+// The output row y (OW floats) of one input row's taps kj = 0..kw-1 (tap kj's W values at
+// c + kj * cs): y[iw * sw - pw + kj * dw] += tap kj [iw] where that lies in the row.
+void scatter_taps(float* y, int64_t OW, const float* c, int64_t cs, int64_t W, int64_t kw, int64_t sw, int64_t dw, int64_t pw) {
+  for (int64_t kj = 0; kj < kw; ++kj) {
+    const int64_t off = kj * dw - pw;  // ow = iw * sw + off
+    const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    if (OW - 1 - off < 0) continue;
+    const int64_t hi = std::min(W - 1, (OW - 1 - off) / sw);
+    const float* src = c + kj * cs;
+    for (int64_t iw = lo; iw <= hi; ++iw) y[iw * sw + off] += src[iw];
+  }
+}
+
+// Columns [a, b) of the same row, each summed over the taps that reach it.
+void gather_taps(float* y, int64_t a, int64_t b, const float* c, int64_t cs, int64_t W, int64_t kw, int64_t sw, int64_t dw, int64_t pw) {
+  for (int64_t ow = a; ow < b; ++ow) {
+    float acc = 0;
+    for (int64_t kj = 0; kj < kw; ++kj) {
+      const int64_t v = ow + pw - kj * dw;
+      if (v >= 0 && v % sw == 0 && v / sw < W) acc += c[kj * cs + v / sw];
+    }
+    y[ow] += acc;
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// Stride 2, three taps (dilation 1): output column 2 t - pw gets tap 0 [t] + tap 2 [t - 1] and
+// 2 t + 1 - pw tap 1 [t], 16 values of t a step as 32 adjacent outputs, for t in [t0, t1); returns
+// the t reached.
+NNXR_AVX512 int64_t taps_s2k3_avx512(float* y, const float* c0, const float* c1, const float* c2, int64_t t0, int64_t t1, int64_t pw) {
+  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  int64_t t = t0;
+  for (; t + 16 <= t1; t += 16) {
+    const __m512 e = _mm512_add_ps(_mm512_loadu_ps(c0 + t), _mm512_loadu_ps(c2 + t - 1)), o = _mm512_loadu_ps(c1 + t);
+    float* yp = y + 2 * t - pw;
+    _mm512_storeu_ps(yp, _mm512_add_ps(_mm512_loadu_ps(yp), _mm512_permutex2var_ps(e, lo, o)));
+    _mm512_storeu_ps(yp + 16, _mm512_add_ps(_mm512_loadu_ps(yp + 16), _mm512_permutex2var_ps(e, hi, o)));
+  }
+  return t;
+}
+
+__attribute__((target("avx2,fma"))) int64_t taps_s2k3_avx2(float* y, const float* c0, const float* c1, const float* c2, int64_t t0, int64_t t1,
+                                                            int64_t pw) {
+  int64_t t = t0;
+  for (; t + 8 <= t1; t += 8) {
+    const __m256 e = _mm256_add_ps(_mm256_loadu_ps(c0 + t), _mm256_loadu_ps(c2 + t - 1)), o = _mm256_loadu_ps(c1 + t);
+    const __m256 l = _mm256_unpacklo_ps(e, o), h = _mm256_unpackhi_ps(e, o);  // [e0 o0 e1 o1 | e4 o4 e5 o5], [e2 o2 e3 o3 | e6 ..]
+    float* yp = y + 2 * t - pw;
+    _mm256_storeu_ps(yp, _mm256_add_ps(_mm256_loadu_ps(yp), _mm256_permute2f128_ps(l, h, 0x20)));
+    _mm256_storeu_ps(yp + 8, _mm256_add_ps(_mm256_loadu_ps(yp + 8), _mm256_permute2f128_ps(l, h, 0x31)));
+  }
+  return t;
+}
+#endif
+
+// One input row's taps added to output row y: the vector kernels for stride 2 and three taps
+// over the columns whose taps all lie in the row, the rest per column.
+void add_row_taps(float* y, int64_t OW, const float* c, int64_t cs, int64_t W, int64_t kw, int64_t sw, int64_t dw, int64_t pw) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (sw == 2 && kw == 3 && dw == 1 && OW - 2 + pw >= 0 && cpu_has_avx2_fma()) {
+    // t in [t0, t1): 2 t - pw >= 0, 2 t + 1 - pw <= OW - 1, t - 1 >= 0, t <= W - 1.
+    const int64_t t0 = std::max<int64_t>(1, pw > 0 ? (pw + 1) / 2 : 0), t1 = std::min<int64_t>(W, (OW - 2 + pw) / 2 + 1);
+    int64_t t = t0;
+    if (t1 - t0 >= 16) t = (cpu_has_avx512() ? taps_s2k3_avx512 : taps_s2k3_avx2)(y, c, c + cs, c + 2 * cs, t0, t1, pw);
+    if (t > t0) {
+      gather_taps(y, 0, std::min(OW, 2 * t0 - pw), c, cs, W, kw, sw, dw, pw);
+      gather_taps(y, 2 * t - pw, OW, c, cs, W, kw, sw, dw, pw);
+      return;
+    }
+  }
+#endif
+  scatter_taps(y, OW, c, cs, W, kw, sw, dw, pw);
+}
+
+}  // namespace
+
 void conv_transpose_gemm(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool) {
   if (g.spatial() > 2) return conv_transpose_naive(g, X, W, B, Y);
   const G2 s = as2d(g);  // here H, W are the input dims and OH, OW the output dims
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
   const int64_t HW = s.H * s.W, P = s.OH * s.OW, KK = s.kh * s.kw, R = Mg * KK;
-  const int64_t block = std::max<int64_t>(std::min<int64_t>(HW, 64), std::min<int64_t>(HW, (int64_t{1} << 21) / std::max<int64_t>(1, R)));
-  std::vector<float> col(static_cast<size_t>(R * block));
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t m = 0; m < g.M; ++m) std::fill(Y + (n * g.M + m) * P, Y + (n * g.M + m + 1) * P, B ? B[m] : 0.f);
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t grp = 0; grp < g.group; ++grp) {
+  // Bands of input rows, each on one thread: its columns of the product col [R, rows x W] =
+  // w^T [R, Cg] x x (sized to stay in L2), then each column's taps added to the output rows it
+  // reaches. Bands two apart reach disjoint output rows (a band is at least ((kh - 1) dh + 1) / sh
+  // rows): the even bands run together, then the odd ones.
+  const int64_t reach = ((s.kh - 1) * s.dh + s.sh) / s.sh;
+  const int64_t rows = std::min(s.H, std::max(reach, (int64_t{1} << 17) / std::max<int64_t>(1, R * s.W)));
+  const int64_t bands = (s.H + rows - 1) / rows;
+  const bool packed = gemm_packed_available();
+  for (int64_t grp = 0; grp < g.group; ++grp) {
+    const float* w = W + grp * Cg * R;  // [Cg, Mg*KK]
+    PackedA a;
+    if (packed) {
+      std::vector<float> wt(static_cast<size_t>(R * Cg));
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t r = 0; r < R; ++r) wt[static_cast<size_t>(r * Cg + c)] = w[c * R + r];
+      a = pack_a(wt.data(), R, Cg, Cg);
+    }
+    for (int64_t n = 0; n < g.N; ++n) {
       const float* x = X + (n * g.C + grp * Cg) * HW;
-      const float* w = W + grp * Cg * R;  // [Cg, Mg*KK]
       float* y = Y + (n * g.M + grp * Mg) * P;
-      for (int64_t q0 = 0; q0 < HW; q0 += block) {
-        const int64_t qb = std::min(block, HW - q0);
-        // col[R, qb] = w^T [R, Cg] x x[:, q0:q0+qb]
-        gemm_blas(true, false, R, qb, Cg, 1.f, w, R, x + q0, HW, 0.f, col.data(), qb);
-        pool.parallel_for(Mg, 1, [&](int64_t m0, int64_t m1) {
-          for (int64_t m = m0; m < m1; ++m) {
-            float* ym = y + m * P;
-            for (int64_t kk = 0; kk < KK; ++kk) {
-              const int64_t ki = kk / s.kw, kj = kk % s.kw;
-              const float* src = col.data() + (m * KK + kk) * qb;
-              int64_t ih = q0 / s.W, iw = q0 % s.W;
-              for (int64_t j = 0; j < qb; ++j) {
-                const int64_t oh = ih * s.sh - s.ph + ki * s.dh, ow = iw * s.sw - s.pw + kj * s.dw;
-                if (oh >= 0 && oh < s.OH && ow >= 0 && ow < s.OW) ym[oh * s.OW + ow] += src[j];
-                if (++iw == s.W) {
-                  iw = 0;
-                  ++ih;
+      for (int64_t parity = 0; parity < 2; ++parity)
+        pool.parallel_for((bands - parity + 1) / 2, 1, [&](int64_t b0, int64_t b1) {
+          std::vector<float> col(static_cast<size_t>(R * rows * s.W));
+          for (int64_t band = 2 * b0 + parity; band < 2 * b1 + parity && band < bands; band += 2) {
+            const int64_t ih0 = band * rows, ih1 = std::min(s.H, ih0 + rows), qb = (ih1 - ih0) * s.W;
+            if (packed) gemm_packed(a, 0, a.panels(), x + ih0 * s.W, HW, 0, qb, GemmOut{col.data(), qb});
+            else gemm_serial(true, false, R, qb, Cg, 1.f, w, R, x + ih0 * s.W, HW, 0.f, col.data(), qb);
+            for (int64_t m = 0; m < Mg; ++m)
+              for (int64_t ih = ih0; ih < ih1; ++ih)
+                for (int64_t ki = 0; ki < s.kh; ++ki) {
+                  const int64_t oh = ih * s.sh - s.ph + ki * s.dh;
+                  if (oh < 0 || oh >= s.OH) continue;
+                  const float* c = col.data() + (m * KK + ki * s.kw) * qb + (ih - ih0) * s.W;
+                  add_row_taps(y + m * P + oh * s.OW, s.OW, c, qb, s.W, s.kw, s.sw, s.dw, s.pw);
                 }
-              }
-            }
           }
         });
-      }
     }
+  }
 }
 
 namespace {

@@ -188,6 +188,44 @@ TEST_P(RuntimeKernels, ScaleShiftMatchesNaive) {
   }
 }
 
+// Stride-2 ConvTranspose as fns-candy's (3x3, output_shape one past the full size: pad_end -1)
+// and its neighbours: rows wide enough for the vector kernels, pads that cut into the row at
+// either end, negative pads, 2x2 and 4x4 kernels, groups, and products wide enough that the
+// input rows are split into bands (two rows each here) run on two threads.
+TEST_P(RuntimeKernels, ConvTransposeStride2MatchesNaive) {
+  ThreadPool pool(2);
+  struct Case {
+    int64_t N, C, M, group, H, W, k, pb0, pb1, pe0, pe1;
+  };
+  const Case cases[] = {
+      {1, 3, 2, 1, 5, 40, 3, 0, 0, -1, -1}, {2, 4, 6, 2, 4, 37, 3, 1, 1, 1, 0},   {1, 2, 3, 1, 3, 17, 3, 0, 2, 0, 2},
+      {1, 2, 2, 1, 2, 16, 3, 0, 3, 0, 3},   {1, 3, 4, 1, 6, 33, 2, 0, 0, 0, 0},   {1, 2, 3, 1, 3, 29, 4, 1, 1, 1, 1},
+      {1, 2, 2, 1, 3, 21, 3, 0, -1, 0, -2}, {1, 4, 32, 1, 9, 230, 3, 0, 0, -1, -1}, {1, 1, 1, 1, 1, 1, 3, 0, 0, 0, 0},
+  };
+  for (const Case& c : cases) {
+    ConvGeom g;
+    g.N = c.N;
+    g.C = c.C;
+    g.M = c.M;
+    g.group = c.group;
+    g.in = {c.H, c.W};
+    g.kernel = {c.k, c.k};
+    g.stride = {2, 2};
+    g.dilation = {1, 1};
+    g.pad_begin = {c.pb0, c.pb1};
+    g.pad_end = {c.pe0, c.pe1};
+    for (size_t d = 0; d < 2; ++d) g.out.push_back(2 * (g.in[d] - 1) + c.k - g.pad_begin[d] - g.pad_end[d]);
+    const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 31);
+    const auto w = test::random_floats(static_cast<size_t>(g.C * (g.M / g.group) * c.k * c.k), 32);
+    const auto b = test::random_floats(static_cast<size_t>(g.M), 33);
+    const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
+    std::vector<float> ref(n), opt(n, 123.f);
+    conv_transpose_naive(g, x.data(), w.data(), b.data(), ref.data());
+    conv_transpose_gemm(g, x.data(), w.data(), b.data(), opt.data(), pool);
+    expect_close(opt, ref, g.C * c.k * c.k, "conv transpose " + geom_str(g));
+  }
+}
+
 TEST_P(RuntimeKernels, GemmBlasMatchesNaive) {
   std::mt19937 rng(3);
   for (int iter = 0; iter < 40; ++iter) {
