@@ -24,6 +24,9 @@
 //                         and y (and z) written, counter ms = thread CPU time per call
 //   candy/convT/CxHxW->M/ISA  fns-candy's two 3x3 stride-2 ConvTranspose layers (same counters
 //                         as big/)
+//   efficientnet/...      EfficientNet-B0's 1x1 expansions with their fused SiLU (y, the sigmoid
+//                         and the product written; same counters as big/), and sigmoid/N/ISA:
+//                         the Sigmoid kernel alone over N floats (counter ms, thread CPU time)
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -214,7 +217,8 @@ void run_peak(benchmark::State& state, Isa isa) {
 // One big layer at one thread on `isa`: flop/s and its fraction of that set's FMA peak. With
 // `im2col`, conv_im2col whatever conv_auto would take (the GEMM path the direct and thin kernels
 // replace).
-void run_big(benchmark::State& state, ConvGeom g, Isa isa, bool im2col = false) {
+// `kind`: the fused activation (Relu; SiLU writes z2 too).
+void run_big_act(benchmark::State& state, ConvGeom g, Isa isa, bool im2col, Epilogue::Kind kind) {
   if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
   const Isa previous = active_isa();
   set_active_isa(isa);
@@ -225,9 +229,9 @@ void run_big(benchmark::State& state, ConvGeom g, Isa isa, bool im2col = false) 
   const auto w = random_floats(static_cast<size_t>(g.M * Kdim), 2);
   const auto b = random_floats(static_cast<size_t>(g.M), 3);
   const int64_t n = g.M * g.out[0] * g.out[1];
-  Floats y(static_cast<size_t>(n)), z(static_cast<size_t>(n));
-  const Epilogue relu{Epilogue::Kind::Relu};
-  const EpilogueOut act{&relu, z.data(), nullptr};
+  Floats y(static_cast<size_t>(n)), z(static_cast<size_t>(n)), z2(kind == Epilogue::Kind::SiLU ? static_cast<size_t>(n) : 0);
+  const Epilogue e{kind};
+  const EpilogueOut act{&e, z.data(), z2.empty() ? nullptr : z2.data()};
   const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C;
   const auto packed = gemm_packed_available() && !depthwise ? pack_conv_weights(w.data(), g.M, g.group, Kdim) : std::vector<PackedA>{};
   const double peak = peak_flops(isa);
@@ -244,6 +248,8 @@ void run_big(benchmark::State& state, ConvGeom g, Isa isa, bool im2col = false) 
   state.counters["flop/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
   if (seconds > 0 && peak > 0) state.counters["peak"] = flop * static_cast<double>(state.iterations()) / seconds / peak;
 }
+
+void run_big(benchmark::State& state, ConvGeom g, Isa isa, bool im2col) { run_big_act(state, g, isa, im2col, Epilogue::Kind::Relu); }
 
 // InstanceNormalization's two passes over C planes of H x W (as its kernel runs them, one thread):
 // plane_moments, then scale_shift with a fused Relu when `relu`.
@@ -305,6 +311,25 @@ void run_conv_transpose(benchmark::State& state, int64_t C, int64_t H, int64_t M
   set_active_isa(previous);
   const double flop = 2.0 * static_cast<double>(C * H * H * M * 9);
   state.counters["flop/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
+  if (state.iterations() > 0) state.counters["ms"] = 1e3 * seconds / static_cast<double>(state.iterations());
+}
+
+// The Sigmoid kernel over n floats in [-8, 8] (one thread).
+void run_sigmoid(benchmark::State& state, int64_t n, Isa isa) {
+  if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
+  const Isa previous = active_isa();
+  set_active_isa(isa);
+  Floats x = random_floats(static_cast<size_t>(n), 7), y(static_cast<size_t>(n));
+  for (auto& v : x) v *= 8.f;
+  double seconds = 0;
+  for (auto _ : state) {
+    const double t0 = thread_seconds();
+    sigmoid_f32(x.data(), y.data(), n);
+    seconds += thread_seconds() - t0;
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_active_isa(previous);
+  state.counters["outputs/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
   if (state.iterations() > 0) state.counters["ms"] = 1e3 * seconds / static_cast<double>(state.iterations());
 }
 
@@ -409,6 +434,16 @@ void register_all() {
                                        .c_str(),
                                    run_conv_transpose, l.C, l.H, l.M, isa)
           ->Unit(benchmark::kMillisecond);
+  }
+  // EfficientNet-B0 (224x224): its 1x1 expansions with the fused SiLU, and the sigmoid alone.
+  for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512}) {
+    for (const Layer& l : {Layer{16, 112, 96, 1, 1, 1}, Layer{24, 56, 144, 1, 1, 1}, Layer{40, 28, 240, 1, 1, 1}, Layer{112, 14, 672, 1, 1, 1}}) {
+      const std::string name = "efficientnet/1x1/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.H) + "->" +
+                               std::to_string(l.M) + "+silu/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), run_big_act, geom(l.C, l.H, l.M, 1, 1, 1), isa, false, Epilogue::Kind::SiLU)->Unit(benchmark::kMicrosecond);
+    }
+    benchmark::RegisterBenchmark(("efficientnet/sigmoid/1204224/" + std::string(isa_name(isa))).c_str(), run_sigmoid, int64_t{96 * 112 * 112}, isa)
+        ->Unit(benchmark::kMicrosecond);
   }
   for (int threads : {1, 2})
     benchmark::RegisterBenchmark(("memory/keep-all/t" + std::to_string(threads)).c_str(), run_keep_all, threads)->Unit(benchmark::kMillisecond)->UseRealTime();
