@@ -26,7 +26,8 @@
 //                         as big/)
 //   efficientnet/...      EfficientNet-B0's 1x1 expansions with their fused SiLU (y, the sigmoid
 //                         and the product written; same counters as big/), and sigmoid/N/ISA:
-//                         the Sigmoid kernel alone over N floats (counter ms, thread CPU time)
+//                         the Sigmoid kernel alone over N floats (counter ms, thread CPU time);
+//                         efficientnet/dwKxK/...: its depthwise layers, with their SiLU too
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -408,6 +409,16 @@ void register_all() {
       const ConvGeom g = geom(l.C, l.H, l.M, l.k, l.s, l.group, l.W);
       benchmark::RegisterBenchmark(name.c_str(), run_big, g, isa, false)->Unit(benchmark::kMicrosecond);
       if (takes_thin_kernel(g)) benchmark::RegisterBenchmark((name + "/im2col").c_str(), run_big, g, isa, true)->Unit(benchmark::kMicrosecond);
+    }
+  // EfficientNet-B0's depthwise layers (224x224 input), with the SiLU that follows each.
+  const Layer efficientnet[] = {{32, 112, 32, 3, 1, 32},    {96, 112, 96, 3, 2, 96},    {144, 56, 144, 3, 1, 144},  {144, 56, 144, 5, 2, 144},
+                                {240, 28, 240, 5, 1, 240},  {240, 28, 240, 3, 2, 240},  {480, 14, 480, 3, 1, 480},  {480, 14, 480, 5, 1, 480},
+                                {672, 14, 672, 5, 2, 672},  {1152, 7, 1152, 5, 1, 1152}, {1152, 7, 1152, 3, 1, 1152}};
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    for (const Layer& l : efficientnet) {
+      const std::string name = "efficientnet/dw" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) +
+                               "x" + std::to_string(l.H) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), run_big_act, geom(l.C, l.H, l.M, l.k, l.s, l.group), isa, false, Epilogue::Kind::SiLU)->Unit(benchmark::kMicrosecond);
     }
   for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512})
     for (const Layer& l : big) {

@@ -1,12 +1,16 @@
 // The 3x3 depthwise convolution of mobile and detection networks (stride 1 or 2, dilation 1, any
-// padding), and on AVX-512 also the 5x5 one (EfficientNet), one plane at a time: each input row
-// is copied once into a zero-padded row (stride 2: split into its even and odd columns), so that
-// the taps of a step of outputs are vector loads of those rows; the bias and the activation are
-// applied in registers and y and the activation are written once. AVX2 (3x3 on AVX2 CPUs, and
-// the stride-2 3x3 on AVX-512 ones): steps of 16 outputs (two 8-float vectors). AVX-512 (5x5,
-// and the stride-1 3x3): steps of 32 outputs (two 16-float vectors) from aligned loads of the
-// rows, shifted by valignd; the row's end one or two vectors with masked stores (a 7- or 14-wide
-// plane is one vector a row).
+// padding), and on AVX-512 also the 5x5 one (EfficientNet), one plane at a time; the bias and the
+// activation are applied in registers and y and the activation are written once.
+// - AVX-512 with "same" column padding ((K - 1) / 2 on the left: every 3x3 and 5x5 layer of
+//   MobileNet, EfficientNet, UltraFace and YuNet), except the stride-1 5x5: straight from the
+//   input rows (plane_direct), steps of 16 outputs, the shifted taps by valignd of the vectors
+//   of consecutive steps and stride 2's even and odd columns by vpermt2ps: no copy of the input.
+// - Otherwise each input row is copied once into a zero-padded row (stride 2: split into its even
+//   and odd columns), so that the taps of a step of outputs are vector loads of those rows. AVX2:
+//   steps of 16 outputs (two 8-float vectors). AVX-512 (the stride-1 5x5, and other paddings):
+//   steps of 32 outputs (two 16-float vectors) from aligned loads of the rows, shifted by valignd;
+//   the row's end one or two vectors with masked stores (a 7- or 14-wide plane is one vector a
+//   row).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -297,6 +301,187 @@ NNXR_AVX512 void planes16(const Plane& g, int64_t C, const float* X, const float
   if constexpr (Act != InReg::None) _mm_sfence();
 }
 
+// ---- AVX-512 straight from the input rows: 3x3 and 5x5, stride 1 and 2, "same" column padding ----
+
+// Stride 2: the output row whose first input rows are fetched ahead while a row is computed (on
+// Zen 4, UltraFace's 32x120x160 layer 80 -> 70 us; at stride 1 it gains nothing).
+constexpr int kAhead = 2;
+
+// x[col, col + 16) of an input row of W floats, the lanes at or past W zero (the right padding).
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 row16(const float* row, int64_t col, int64_t W) {
+  if (col + 16 <= W) return _mm512_loadu_ps(row + col);
+  return col >= W ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(avx512::lanes(W - col), row + col);
+}
+
+// Lanes {prev[16 - s, 16), cur[0, 16 - s)}: columns s before cur's (s in [1, 2]).
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 before(__m512 cur, __m512 prev, int s) {
+  const __m512i c = _mm512_castps_si512(cur), p = _mm512_castps_si512(prev);
+  return _mm512_castsi512_ps(s == 1 ? _mm512_alignr_epi32(c, p, 15) : _mm512_alignr_epi32(c, p, 14));
+}
+
+// The state of one input row across the steps of an output row: stride 1, the raw vectors at
+// columns ow - 16 (pv) and ow (cv); stride 2, the even and odd columns of the 32 before 2 ow
+// (pe, po) and the raw columns from 2 ow (cv).
+struct RowState {
+  __m512 pv, pe, po, cv;
+};
+
+// One step: outputs [ow, ow + 16 V) of an output row into r[0, V), from the K input rows src
+// (their states st advanced past the step), weights wv, bias bv.
+template <int Stride, int K, int V>
+[[gnu::always_inline]] NNXR_AVX512 inline void direct_step(const float* const* src, RowState* st, int64_t ow, int64_t W, const __m512* wv, __m512 bv,
+                                                           __m512* r) {
+  constexpr int R = (K - 1) / 2;
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  __m512 acc[K][V];
+#pragma GCC unroll 8
+  for (int ki = 0; ki < K; ++ki) {
+    RowState& t = st[ki];
+    if constexpr (Stride == 1) {
+      // c[0] the vector before, c[1, V] this step's, c[V + 1] the next.
+      __m512 c[V + 2];
+      c[0] = t.pv;
+      c[1] = t.cv;
+#pragma GCC unroll 2
+      for (int v = 1; v <= V; ++v) c[v + 1] = row16(src[ki], ow + 16 * v, W);
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) {
+        __m512 a = _mm512_mul_ps(wv[K * ki + R], c[v + 1]);
+#pragma GCC unroll 4
+        for (int d = 1; d <= R; ++d) {
+          a = _mm512_fmadd_ps(wv[K * ki + R - d], before(c[v + 1], c[v], d), a);
+          a = _mm512_fmadd_ps(wv[K * ki + R + d], avx512::shifted(c[v + 1], c[v + 2], d), a);
+        }
+        acc[ki][v] = a;
+      }
+      t.pv = c[V];
+      t.cv = c[V + 1];
+    } else {
+      // Raw columns 2 ow + 16 i (a[0] carried), split into even and odd columns per 32; tap kj reads
+      // column 2 (ow + j) + kj - R: kj = R is e, R + 1 is o, R - 1 is o one column left, and for
+      // K = 5 R - 2 is e one left and R + 2 is e one right (its last lane the first raw column of
+      // the next 32).
+      __m512 a[2 * V + 1], e[V + 1], o[V + 1];
+      a[0] = t.cv;
+#pragma GCC unroll 4
+      for (int i = 1; i <= 2 * V; ++i) a[i] = row16(src[ki], 2 * ow + 16 * i, W);
+      e[0] = t.pe;
+      o[0] = t.po;
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) {
+        e[v + 1] = _mm512_permutex2var_ps(a[2 * v], ie, a[2 * v + 1]);
+        o[v + 1] = _mm512_permutex2var_ps(a[2 * v], io, a[2 * v + 1]);
+        __m512 m = _mm512_mul_ps(wv[K * ki + R], e[v + 1]);
+        m = _mm512_fmadd_ps(wv[K * ki + R + 1], o[v + 1], m);
+        m = _mm512_fmadd_ps(wv[K * ki + R - 1], before(o[v + 1], o[v], 1), m);
+        if constexpr (K == 5) {
+          m = _mm512_fmadd_ps(wv[K * ki + R - 2], before(e[v + 1], e[v], 1), m);
+          m = _mm512_fmadd_ps(wv[K * ki + R + 2], avx512::shifted(e[v + 1], a[2 * v + 2], 1), m);
+        }
+        acc[ki][v] = m;
+      }
+      t.pe = e[V];
+      t.po = o[V];
+      t.cv = a[2 * V];
+    }
+  }
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    __m512 sum = _mm512_add_ps(bv, acc[0][v]);
+#pragma GCC unroll 8
+    for (int ki = 1; ki < K; ++ki) sum = _mm512_add_ps(sum, acc[ki][v]);
+    r[v] = sum;
+  }
+}
+
+// One plane: x [H, W] -> y [OH, OW] (and the epilogue's outputs), K x K taps at stride 1 or 2
+// with (K - 1) / 2 columns of padding on the left, read straight from x's rows: no copy. Steps of
+// 16 V outputs of a row; per input row the vectors of the step before are kept, so that the taps
+// left of a vector come from one valignd of it and the one before, and those right of it from it
+// and the next (stride 1: raw columns; stride 2: the row's even and odd columns, split by
+// vpermt2ps out of each 32 raw columns). Columns past W load as 0, rows outside the input read
+// `zero` (W floats). V = 2 (the row's last 16 or fewer outputs: a step of one vector) gives the
+// epilogue's long chains (SiLU's sigmoid) two vectors to overlap.
+template <InReg Act, int Stride, int K, int V>
+NNXR_AVX512 void plane_direct(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend,
+                              const ActParams& ap, const float* zero) {
+  const int64_t W = g.W;
+  __m512 wv[K * K];
+#pragma GCC unroll 32
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  const __m512 bv = _mm512_set1_ps(bias);
+  const bool stream = Act != InReg::None && g.OW % 8 == 0 && g.OH * g.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0 &&
+                      (Act != InReg::SiLU || reinterpret_cast<uintptr_t>(z) % 64 == 0);
+  auto at = [](auto* p, int64_t o) { return p ? p + o : nullptr; };
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const float* src[K];
+    RowState st[K];
+#pragma GCC unroll 8
+    for (int ki = 0; ki < K; ++ki) {
+      const int64_t ih = oh * Stride - g.ph + ki;
+      src[ki] = ih < 0 || ih >= g.H ? zero : x + ih * W;
+      st[ki].pv = st[ki].pe = st[ki].po = _mm512_setzero_ps();
+      st[ki].cv = row16(src[ki], 0, W);
+    }
+    // Stride 2: the input rows that output row oh + kAhead reads first (its last two), fetched
+    // into the cache while this row is computed.
+    const float* ahead[2] = {zero, zero};
+    if constexpr (Stride == 2)
+      for (int s = 0; s < 2; ++s) {
+        const int64_t ih = (oh + kAhead) * 2 - g.ph + K - 2 + s;
+        ahead[s] = ih < 0 || ih >= g.H ? zero : x + ih * W;
+      }
+    const auto [yr, zr, z2r, ar] = out_row(oh, g.OW, y, z, z2, addend);
+    __m512 r[V];
+    int64_t ow = 0;
+    for (; ow + 16 * (V - 1) < g.OW; ow += 16 * V) {
+      if constexpr (Stride == 2)
+        for (int s = 0; s < 2; ++s)
+          for (int l = 0; l < 2 * V; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead[s] + std::min(2 * ow + 16 * l, W - 1)), _MM_HINT_T0);
+      direct_step<Stride, K, V>(src, st, ow, W, wv, bv, r);
+      for (int v = 0; v < V; ++v)
+        put16<Act>(stream, ap, yr + ow + 16 * v, at(zr, ow + 16 * v), at(z2r, ow + 16 * v), at(ar, ow + 16 * v), r[v],
+                   std::min<int64_t>(16, g.OW - ow - 16 * v));
+    }
+    if (ow < g.OW) {
+      direct_step<Stride, K, 1>(src, st, ow, W, wv, bv, r);
+      put16<Act>(stream, ap, yr + ow, at(zr, ow), at(z2r, ow), at(ar, ow), r[0], g.OW - ow);
+    }
+  }
+}
+
+template <InReg Act, int Stride, int K>
+NNXR_AVX512 void planes_direct(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y, const EpilogueOut& act,
+                               int64_t b, int64_t e) {
+  const ActParams ap = avx2::act_params(act.epi);
+  thread_local std::vector<float, CacheAligned<float>> zero;
+  if (zero.size() < static_cast<size_t>(g.W)) zero.assign(static_cast<size_t>(g.W), 0.f);
+  const int64_t P = g.OH * g.OW;
+  const bool none = Act == InReg::None;
+  for (int64_t p = b; p < e; ++p) {
+    const int64_t c = p % C;
+    plane_direct<Act, Stride, K, K == 3 ? 2 : 1>(g, X + p * g.H * g.W, W + K * K * c, B ? B[c] : 0.f, Y + p * P, none ? nullptr : act.z1 + p * P,
+                                                Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap,
+                                                zero.data());
+  }
+  if constexpr (Act != InReg::None) _mm_sfence();
+}
+
+// The 3x3 at stride 1 or 2 and the 5x5 at stride 2, with (K - 1) / 2 columns of padding on the left.
+void depthwise_direct_avx512(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                             const EpilogueOut& act) {
+  const int64_t K = g.kernel[0];
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
+      if (K == 5) planes_direct<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
+      else if (p.stride == 1) planes_direct<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
+      else planes_direct<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
+    });
+  });
+}
+
 void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                       const EpilogueOut& act) {
   const int64_t K = g.kernel[0];
@@ -320,9 +505,15 @@ void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W
 void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   Plane p{g.in[0], g.in[1], g.out[0], g.out[1], g.stride[0], g.pad_begin[0], g.pad_begin[1], 0};
   if (p.OH * p.OW == 0) return;
-  // 5x5 and stride-1 3x3: the AVX-512 kernel where the CPU has it. Stride-2 3x3: the AVX2 kernel
-  // on either set (on Zen 4 the AVX-512 one measured 0.95-1.1x its time: about even, and slower
-  // on MobileNet's 96x112x112 layer).
+  // AVX-512: from the input rows where the padding is "same", except two cases that measured
+  // slower that way than from copied rows on Zen 4: the stride-1 5x5 (5-10%: 25 weights and 10
+  // carried vectors spill) and the stride-1 3x3 with a SiLU on rows wider than 16 that are not
+  // whole cache lines (EfficientNet's 144x56x56 layer 1.1-1.25x: its loads split across lines).
+  // Else 5x5 and stride-1 3x3 from copied rows. Stride-2 3x3 with other paddings: the AVX2 kernel
+  // on either set (on Zen 4 the AVX-512 copied-row one measured 0.95-1.1x its time).
+  const bool silu_split_rows = act.epi && act.epi->kind == Epilogue::Kind::SiLU && p.stride == 1 && p.W > 16 && p.W % 16 != 0;
+  if (cpu_has_avx512() && p.pw == (g.kernel[0] - 1) / 2 && (g.kernel[0] == 3 || p.stride == 2) && !silu_split_rows)
+    return depthwise_direct_avx512(g, p, X, W, B, Y, pool, act);
   if (cpu_has_avx512() && (g.kernel[0] == 5 || p.stride == 1)) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
   p.row_len = row_length(p, 3, kOut, 8, p.pw + (p.W + 7) / 8 * 8);  // (copy_row stores whole vectors)
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));

@@ -488,8 +488,9 @@ TEST_P(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
     }
 }
 
-// The 3x3 depthwise kernel (strides 1 and 2, every padding up to 2, planes narrower and wider
-// than a step of 16 outputs) with each epilogue, against the naive Conv and activation. Outputs
+// The 3x3 and 5x5 depthwise kernels (strides 1 and 2, every padding they take, planes narrower
+// and wider than a step of 16 outputs) with each epilogue, against the naive Conv and activation.
+// 5x5 is taken on AVX-512 only. Outputs
 // are cache-line aligned, as a session's are, so that planes of whole vectors (mobilenet's 56x56)
 // take the streamed stores.
 TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
@@ -503,7 +504,8 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
     const Epilogue e = test::epilogue_in_turn(iter);
     const bool with_act = iter % 7 != 6;  // (7: each epilogue kind in turn meets both cases)
     const auto x = test::random_floats(static_cast<size_t>(g.N * g.C * product(g.in)), 800 + iter);
-    const auto w = test::random_floats(static_cast<size_t>(g.M * 9), 900 + iter);
+    const int64_t taps = product(g.kernel);
+    const auto w = test::random_floats(static_cast<size_t>(g.M * taps), 900 + iter);
     const auto b = test::random_floats(static_cast<size_t>(g.M), 1000 + iter);
     const float* bias = iter % 4 < 2 ? b.data() : nullptr;
     const size_t n = static_cast<size_t>(g.N * g.M * product(g.out));
@@ -514,12 +516,12 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
     epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
     conv_depthwise3x3(g, x.data(), w.data(), bias, opt.data(), pool, with_act ? EpilogueOut{&e, z1.data(), z2.data(), addend.data()} : EpilogueOut{});
     auto plain = [](const Aligned& v) { return std::vector<float>(v.begin(), v.end()); };
-    expect_close(plain(opt), ref, 9, "depthwise3x3 " + geom_str(g));
+    expect_close(plain(opt), ref, taps, "depthwise3x3 " + geom_str(g));
     if (!with_act) return;
-    expect_close(plain(z1), ref1, 9, "depthwise3x3 epilogue " + std::to_string(static_cast<int>(e.kind)) + " " + geom_str(g));
-    if (e.kind == Epilogue::Kind::SiLU) expect_close(plain(z2), ref2, 9, "depthwise3x3 silu " + geom_str(g));
+    expect_close(plain(z1), ref1, taps, "depthwise3x3 epilogue " + std::to_string(static_cast<int>(e.kind)) + " " + geom_str(g));
+    if (e.kind == Epilogue::Kind::SiLU) expect_close(plain(z2), ref2, taps, "depthwise3x3 silu " + geom_str(g));
   };
-  auto geom = [](int64_t N, int64_t C, int64_t s, std::vector<int64_t> pb, std::vector<int64_t> pe, std::vector<int64_t> in) {
+  auto geom = [](int64_t N, int64_t C, int64_t s, std::vector<int64_t> pb, std::vector<int64_t> pe, std::vector<int64_t> in, int64_t k = 3) {
     ConvGeom g;
     g.N = N;
     g.C = g.M = g.group = C;
@@ -527,10 +529,10 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
     g.pad_begin = pb;
     g.pad_end = pe;
     for (size_t d = 0; d < 2; ++d) {
-      g.kernel.push_back(3);
+      g.kernel.push_back(k);
       g.stride.push_back(s);
       g.dilation.push_back(1);
-      g.out.push_back(conv_out_dim(in[d], 3, s, 1, pb[d] + pe[d]));
+      g.out.push_back(conv_out_dim(in[d], k, s, 1, pb[d] + pe[d]));
     }
     return g;
   };
@@ -548,7 +550,24 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
   int iter = 90;
   const std::vector<int64_t> one{1, 1};
   for (const ConvGeom& g : {geom(1, 3, 1, one, one, {56, 56}), geom(1, 2, 2, one, one, {112, 112}), geom(1, 3, 1, one, one, {24, 24}),
-                            geom(1, 4, 1, one, one, {2, 8}), geom(1, 2, 2, one, one, {16, 48})})
+                            geom(1, 4, 1, one, one, {2, 8}), geom(1, 2, 2, one, one, {16, 48}), geom(1, 2, 2, one, one, {120, 160}),
+                            geom(1, 3, 2, one, one, {56, 56}), geom(1, 2, 1, one, one, {7, 7}), geom(1, 2, 2, one, one, {15, 33})})
+    for (int k = 0; k < 5; ++k) check(g, iter++);
+  if (GetParam() < Isa::Avx512) return;
+  // 5x5 (AVX-512): every padding up to 4, and EfficientNet's planes with its padding of 2.
+  for (int i = 0; i < 60; ++i, ++iter) {
+    const int64_t N = r(1, 2), C = r(2, 5);
+    std::vector<int64_t> pb, pe, in;
+    for (int d = 0; d < 2; ++d) {
+      pb.push_back(i % 2 ? 2 : r(0, 4));
+      pe.push_back(r(0, 4));
+      in.push_back(i % 3 == 0 ? r(5, 12) : r(5, 75));
+    }
+    check(geom(N, C, i % 4 < 2 ? 1 : 2, pb, pe, in, 5), iter);
+  }
+  const std::vector<int64_t> two{2, 2};
+  for (const ConvGeom& g : {geom(1, 2, 2, two, two, {112, 112}, 5), geom(1, 3, 1, two, two, {28, 28}, 5), geom(1, 2, 2, two, two, {56, 56}, 5),
+                            geom(1, 2, 1, two, two, {14, 14}, 5), geom(1, 2, 1, two, two, {7, 7}, 5), geom(1, 2, 2, two, two, {29, 31}, 5)})
     for (int k = 0; k < 5; ++k) check(g, iter++);
 }
 
