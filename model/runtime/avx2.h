@@ -172,10 +172,11 @@ decltype(auto) with_in_reg(const Epilogue* e, F&& f) {
 
 // Stores the epilogue's outputs of v (already stored as y) at z1 and z2 (SiLU: v * sigmoid; Add:
 // z1 = v + addend, lanes read from `addend`): lanes [0, n) of (v0, v1), n in [0, 16]; all 16
-// with n = 16.
+// with n = 16. SiLU's sigmoid, which only the fused product reads, is streamed past the cache
+// when `stream` and n = 16 (z1 32-byte aligned); the product, which the next layer reads, is not.
 template <InReg Act>
 __attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* z1, float* z2, const float* addend, __m256 v0, __m256 v1,
-                                                                         const ActParams& p, int64_t n) {
+                                                                         const ActParams& p, int64_t n, bool stream = false) {
   if constexpr (Act == InReg::None) return;
   __m256 a0 = activate<Act>(v0, p), a1 = activate<Act>(v1, p);
   if constexpr (Act == InReg::Add) {
@@ -183,7 +184,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* 
     a0 = _mm256_add_ps(v0, all ? _mm256_loadu_ps(addend) : _mm256_maskload_ps(addend, tail_mask(n < 8 ? n : 8)));
     a1 = _mm256_add_ps(v1, all ? _mm256_loadu_ps(addend + 8) : _mm256_maskload_ps(addend + 8, tail_mask(n > 8 ? n - 8 : 0)));
   }
-  store_first(z1, a0, a1, n);
+  if (Act == InReg::SiLU && stream && n == 16) store16(z1, a0, a1, true);
+  else store_first(z1, a0, a1, n);
   if constexpr (Act == InReg::SiLU) store_first(z2, _mm256_mul_ps(v0, a0), _mm256_mul_ps(v1, a1), n);  // as the Mul kernel
 }
 

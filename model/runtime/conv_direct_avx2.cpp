@@ -59,7 +59,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void block(const float
     if (n == 16) avx2::store16(out.y + o, acc0[m], acc1[m], out.stream);
     else avx2::store_first(out.y + o, acc0[m], acc1[m], n);
     if constexpr (Act != InReg::None)
-      avx2::store_act<Act>(out.z1 + o, out.z2 ? out.z2 + o : nullptr, out.addend ? out.addend + o : nullptr, acc0[m], acc1[m], ap, n);
+      avx2::store_act<Act>(out.z1 + o, out.z2 ? out.z2 + o : nullptr, out.addend ? out.addend + o : nullptr, acc0[m], acc1[m], ap, n, out.stream);
   }
 }
 
@@ -207,8 +207,9 @@ void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W,
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, 2 * C * M * kChunk));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     // y streamed when every whole block of 16 starts on a cache line and the epilogue keeps its
-    // own output: nothing reads y during the run.
-    const bool stream = Act != InReg::None && P % 16 == 0 && reinterpret_cast<uintptr_t>(Y) % 64 == 0;
+    // own output: nothing reads y during the run. So is SiLU's sigmoid, which only the fused
+    // product reads (as on AVX-512; its tensor on a cache line too).
+    const bool stream = Act != InReg::None && P % 16 == 0 && reinterpret_cast<uintptr_t>(Y) % 64 == 0 && reinterpret_cast<uintptr_t>(act.z1) % 64 == 0;
     pool.parallel_for(g.N * chunks, grain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const int64_t n = i / chunks, p0 = i % chunks * kChunk, p1 = std::min(P, p0 + kChunk);
@@ -235,7 +236,8 @@ void conv_direct_avx2(const ConvGeom& g, const float* X, const float* W, const f
   const int64_t P = d.OH * d.OW, flops_per_row = 2 * d.M * taps * steps;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, flops_per_row));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    const bool stream = Act != InReg::None && d.OW % 16 == 0 && P % 16 == 0 && reinterpret_cast<uintptr_t>(Y) % 64 == 0;
+    const bool stream =
+        Act != InReg::None && d.OW % 16 == 0 && P % 16 == 0 && reinterpret_cast<uintptr_t>(Y) % 64 == 0 && reinterpret_cast<uintptr_t>(act.z1) % 64 == 0;
     pool.parallel_for(g.N * d.OH, grain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e;) {
         const int64_t n = i / d.OH, r0 = i % d.OH, r1 = std::min(d.OH, r0 + (e - i));
