@@ -16,6 +16,7 @@
 //   ultraface/...         the same for UltraFace-RFB-320's (dwKxK: depthwise)
 //   mobilenet/...         the same for MobileNet v2's stem and its thin (K = 16, 24) 1x1 layers
 //   superres/...          the same for super-resolution-core-op11's four convolutions (224x224)
+//   fns-candy/...         the same for fns-candy's 9x9 and stride-2 convolutions (800x800, 720x720)
 //   .../ISA/im2col        the layers that take the few-channel direct, the thin pointwise or the
 //                         row-band (conv_rows) kernel, through the im2col + GEMM path instead (the
 //                         one those kernels replace)
@@ -383,7 +384,11 @@ void register_all() {
   const Layer squeeze[] = {{3, 224, 64, 3, 2, 1}, {16, 55, 64, 3, 1, 1}, {16, 55, 64, 1, 1, 1}, {32, 27, 128, 3, 1, 1}, {64, 13, 256, 3, 1, 1}, {512, 13, 1000, 1, 1, 1}};
   // super-resolution-core-op11's convolutions (224x224, 1 -> 64 5x5, then 3x3 64 -> 64 -> 32 -> 9).
   const Layer superres[] = {{1, 224, 64, 5, 1, 1}, {64, 224, 64, 3, 1, 1}, {64, 224, 32, 3, 1, 1}, {32, 224, 9, 3, 1, 1}};
-  const std::pair<const char*, std::span<const Layer>> nets[] = {{"squeezenet/", squeeze}, {"mobilenet/", mobilenet}, {"superres/", superres}};
+  // fns-candy's largest convolutions (its 720x720 input reflect-padded to 800x800): the 9x9 3 -> 16
+  // stem, the 9x9 16 -> 3 output layer on 720x720 and the two 3x3 stride-2 layers.
+  const Layer fns[] = {{3, 800, 16, 9, 1, 1}, {16, 720, 3, 9, 1, 1}, {16, 800, 32, 3, 2, 1}, {32, 400, 64, 3, 2, 1}};
+  const std::pair<const char*, std::span<const Layer>> nets[] = {
+      {"squeezenet/", squeeze}, {"mobilenet/", mobilenet}, {"superres/", superres}, {"fns-candy/", fns}};
   for (const auto& [net, net_layers] : nets)
     for (Isa isa : {Isa::Avx2, Isa::Avx512})
       for (const Layer& l : net_layers) {

@@ -244,12 +244,14 @@ void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, cons
                          const EpilogueOut& act = {});
 void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                               const EpilogueOut& act);
-// Spatial rank 2, group 1, stride 1, dilation up to 8, kernels up to 7x7 (not 1x1) with C x kh x
-// kw <= 1152, output rows of 16 columns or more in 16-column vectors at least 3/4 used (under 56
+// Spatial rank 2, group 1, stride 1 (or 2 without dilation and C x kh x kw <= 144), dilation up
+// to 8, kernels up to 9x9 (not 1x1) with C x kh x kw <= 1152 (<= 2592 for 3 output channels or
+// fewer), output rows of 16 columns or more in 16-column vectors at least 3/4 used (under 56
 // in planes of 256 outputs or more; on AVX2 rows of 56 or more in nearly whole tiles of 32, and
 // under 56 in 8-column vectors at least 7/8 used), on AVX2 + FMA or AVX-512:
 // from zero-padded copies of each band's input rows, R output channels x 32 columns in registers
-// on AVX-512, up to 6 x 16 on AVX2 (conv_rows_avx2) (no im2col matrix).
+// on AVX-512, up to 6 x 16 on AVX2 (conv_rows_avx2), and M <= 3 channels x 80-96 columns on
+// AVX-512, x 32-64 on AVX2 (no im2col matrix).
 bool conv_rows_applies(const ConvGeom& g);
 void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act = {});
 void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act);

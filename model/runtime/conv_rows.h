@@ -8,15 +8,21 @@
 #include <cstring>
 
 #include "model/runtime/avx2.h"
+#include "model/runtime/compute.h"
 
 namespace nnxr::runtime::conv_rows_band {
 
 inline constexpr int64_t kBandBytes = int64_t{1} << 19;  // a band's padded rows: half of a Zen 4 L2
 
+// With stride 2 (dilation 1) each padded row is held as its even columns, then its odd ones (Wq
+// floats each): tap kj of output column ow is column ow + kj / 2 of phase kj % 2, so a tile's
+// taps are whole vectors of one phase row as at stride 1.
 struct Rows {
   int64_t C, H, W, OH, OW, M, kh, kw, ph, pw;
   int64_t dh, dw;  // dilation
-  int64_t Wp;      // floats per padded row: OW + (kw - 1) * dw
+  int64_t sh, sw;  // stride (1, or 2 with dilation 1)
+  int64_t Wq;      // floats per phase of a padded row: OW + ceil((kw - 1) dw / sw)
+  int64_t Wp;      // floats per padded row: sw Wq
 };
 
 struct Out {
@@ -29,28 +35,83 @@ struct Out {
   avx2::ActParams ap;
 };
 
-// Output rows per band: as many as keep the band's padded input rows within kBandBytes (one at
-// least).
-inline int64_t band_rows(const Rows& d) { return std::max<int64_t>(1, kBandBytes / (4 * d.C * d.Wp) - (d.kh - 1) * d.dh); }
+// The geometry of a 2-D convolution conv_rows_applies() took.
+inline Rows rows_of(const ConvGeom& g) {
+  Rows d{g.C,          g.in[0],      g.in[1],       g.out[0],     g.out[1],     g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1],
+         g.dilation[0], g.dilation[1], g.stride[0], g.stride[1], 0,            0};
+  d.Wq = d.OW + ((d.kw - 1) * d.dw + d.sw - 1) / d.sw;
+  d.Wp = d.sw * d.Wq;
+  return d;
+}
+
+// Taps kj of phase p (of sw): kj = p + sw t for t < phase_taps(d, p) (stride 1: all kw).
+inline int64_t phase_taps(const Rows& d, int64_t p) { return (d.kw - p + d.sw - 1) / d.sw; }
+
+// Tap kj of the weights' order in the order a tile reads them within one (c, ki): phase by phase.
+inline int64_t tap_at(const Rows& d, int64_t i) {
+  for (int64_t p = 0; p < d.sw; ++p) {
+    const int64_t n = phase_taps(d, p);
+    if (i < n) return p + d.sw * i;
+    i -= n;
+  }
+  return i;
+}
+
+// A pool task's output rows [b, e) of N * OH, image by image: f(n, r0, r1, out) for image n's rows
+// [r0, r1), out its outputs in Y and act. y is streamed when every full store is a whole aligned
+// vector of 16 and the epilogue keeps its own output (nothing reads y during the run).
+template <avx2::InReg Act, class F>
+void image_rows(const Rows& d, int64_t b, int64_t e, float* Y, const EpilogueOut& act, const avx2::ActParams& ap, F&& f) {
+  using avx2::InReg;
+  const int64_t P = d.OH * d.OW;
+  for (int64_t i = b; i < e;) {
+    const int64_t n = i / d.OH, r0 = i % d.OH, r1 = std::min(d.OH, r0 + (e - i));
+    const int64_t at = n * d.M * P;
+    float* const y = Y + at;
+    const bool stream = Act != InReg::None && d.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
+    const Out out{y,
+                  Act == InReg::None ? nullptr : act.z1 + at,
+                  Act == InReg::SiLU ? act.z2 + at : nullptr,
+                  Act == InReg::Add ? act.addend + at : nullptr,
+                  P,
+                  stream,
+                  ap};
+    f(n, r0, r1, out);
+    i += r1 - r0;
+  }
+}
 
 // Input rows a band of output rows [b0, b1) reads.
-inline int64_t band_input_rows(const Rows& d, int64_t b0, int64_t b1) { return b1 - b0 + (d.kh - 1) * d.dh; }
+inline int64_t band_input_rows(const Rows& d, int64_t b0, int64_t b1) { return (b1 - b0 - 1) * d.sh + (d.kh - 1) * d.dh + 1; }
 
-// Channel c's input rows b0 - ph ... (in_rows of them) of image x [C, H, W] as padded rows at
-// band + c * in_rows * Wp: column j of a row is input column j - pw, rows and columns outside the
-// input zeros.
-inline void pad_band(const Rows& d, const float* x, int64_t b0, int64_t in_rows, float* band) {
-  const int64_t plane = in_rows * d.Wp, copy = std::min(d.W, d.Wp - d.pw);
+// Output rows per band: as many as keep the band's padded input rows within kBandBytes (one at
+// least).
+inline int64_t band_rows(const Rows& d) {
+  return std::max<int64_t>(1, (kBandBytes / (4 * d.C * d.Wp) - (d.kh - 1) * d.dh - 1) / d.sh + 1);
+}
+
+// Channel c's input rows b0 sh - ph ... (in_rows of them) of image x [C, H, W] as padded rows at
+// band + c * in_rows * Wp: column j of a row is input column j - pw (at stride 2 column j / 2 of
+// phase j % 2, split by split(x_row, n, pw, even, odd)), rows and columns outside the input zeros.
+template <class Split>
+void pad_band(const Rows& d, const float* x, int64_t b0, int64_t in_rows, float* band, Split&& split) {
+  const int64_t plane = in_rows * d.Wp, copy = std::max<int64_t>(0, std::min(d.W, d.Wp - d.pw));
   for (int64_t c = 0; c < d.C; ++c)
     for (int64_t i = 0; i < in_rows; ++i) {
       float* const dst = band + c * plane + i * d.Wp;
-      const int64_t ih = b0 - d.ph + i;
+      const int64_t ih = b0 * d.sh - d.ph + i;
       if (ih < 0 || ih >= d.H) {
         std::fill(dst, dst + d.Wp, 0.f);
         continue;
       }
+      const float* const src = x + (c * d.H + ih) * d.W;
+      if (d.sw == 2) {
+        std::fill(dst, dst + d.Wp, 0.f);
+        split(src, copy, d.pw, dst, dst + d.Wq);
+        continue;
+      }
       std::fill(dst, dst + d.pw, 0.f);
-      std::memcpy(dst + d.pw, x + (c * d.H + ih) * d.W, static_cast<size_t>(copy) * sizeof(float));
+      std::memcpy(dst + d.pw, src, static_cast<size_t>(copy) * sizeof(float));
       std::fill(dst + d.pw + copy, dst + d.Wp, 0.f);
     }
 }

@@ -8,7 +8,9 @@
 // from column kj * dw on, as on AVX-512. M is split
 // into blocks of as even a size as 6 allows (64: 6 x 9 and 5 x 2; 9: 5 and 4), each size a
 // template instance. The sum starts at the bias and runs over (c, ki, kj) in the weights' order,
-// as im2col's product does; the bias and the epilogue are applied on the way out.
+// as im2col's product does; the bias and the epilogue are applied on the way out. For 3 output
+// channels or fewer a tile is all of them x 32, 48 or 64 columns (3 x 4 vectors, 2 x 6, 1 x 8);
+// at stride 2 the taps come from the rows' even and odd halves, as on AVX-512.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -42,68 +44,112 @@ struct Blocks {
   int64_t size(int64_t b) const { return base + (b < extra ? 1 : 0); }
 };
 
-// One tile: MB output channels (weights a[k][kMB]) x columns [0, n) (n in [1, 16], in [1, 8]
-// without Two) of the output row whose taps start at x (channel c's row ki at x + c * plane +
-// ki * dh * Wp, tap kj at column kj * dw), stored at offset o of each output plane from channel
-// m0 on. A partial tile reads the padded rows past its columns (the next row, or the buffer's 16
-// spare floats) and stores the first n. Two: 16 columns in two vectors, else up to 8 in one (a
-// row of 40 runs as 16 + 16 + 8).
-template <InReg Act, int MB, bool Two>
+// One tile: MB output channels (weights a[k][kMB]) x columns [0, n) (n in (8 (V - 1), 8 V]) of
+// the output row whose taps start at x (channel c's row ki at x + c * plane + ki * dh * Wp, tap
+// kj at column kj * dw), stored at offset o of each output plane from channel m0 on, in V vectors
+// of 8. A partial tile reads the padded rows past its columns (the next row, or the buffer's 16
+// spare floats) and stores the first n. Up to 6 channels x 2 vectors (a row of 40 runs as 16 +
+// 16 + 8), the tap's weight broadcast once per channel; or, for 3 channels or fewer, x up to 8
+// vectors with the channels' weights broadcast once per tap and each input vector loaded once
+// (3 x 4: 12 accumulators, 3 weights and the input vector fill the 16 registers).
+template <InReg Act, int MB, int V>
 __attribute__((target("avx2,fma"))) void tile(const Rows& d, const float* a, const float* x, int64_t plane, const float* bias, const Out& out,
                                               int64_t m0, int64_t o, int64_t n) {
-  __m256 acc0[MB], acc1[MB];
+  constexpr int kPairs = (V + 1) / 2;
+  __m256 acc[MB][2 * kPairs];
 #pragma GCC unroll 6
-  for (int m = 0; m < MB; ++m) {
-    acc0[m] = _mm256_broadcast_ss(bias + m);
-    acc1[m] = Two ? acc0[m] : _mm256_setzero_ps();  // without Two, past the n <= 8 stored
-  }
-  const int64_t kh = d.kh, kw = d.kw, row = d.dh * d.Wp, dw = d.dw;
+  for (int m = 0; m < MB; ++m)
+#pragma GCC unroll 8
+    for (int v = 0; v < 2 * kPairs; ++v) acc[m][v] = v < V ? _mm256_broadcast_ss(bias + m) : _mm256_setzero_ps();  // past V: past the n stored
+  const int64_t kh = d.kh, row = d.dh * d.Wp, dw = d.dw, sw = d.sw;
   for (int64_t c = 0; c < d.C; ++c, x += plane)
-    for (int64_t ki = 0; ki < kh; ++ki) {
-      const float* b = x + ki * row;
-      for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += kMB) {
-        const __m256 v0 = _mm256_loadu_ps(b);
-        if constexpr (Two) {
-          const __m256 v1 = _mm256_loadu_ps(b + 8);
+    for (int64_t ki = 0; ki < kh; ++ki)
+      for (int64_t p = 0; p < sw; ++p) {
+        const float* b = x + ki * row + p * d.Wq;
+        for (int64_t t = conv_rows_band::phase_taps(d, p); t > 0; --t, b += dw, a += kMB) {
+          if constexpr (V <= 2) {
+            __m256 in[V];
+#pragma GCC unroll 2
+            for (int v = 0; v < V; ++v) in[v] = _mm256_loadu_ps(b + 8 * v);
 #pragma GCC unroll 6
-          for (int m = 0; m < MB; ++m) {
-            const __m256 wm = _mm256_broadcast_ss(a + m);
-            acc0[m] = _mm256_fmadd_ps(wm, v0, acc0[m]);
-            acc1[m] = _mm256_fmadd_ps(wm, v1, acc1[m]);
+            for (int m = 0; m < MB; ++m) {
+              const __m256 wm = _mm256_broadcast_ss(a + m);
+#pragma GCC unroll 2
+              for (int v = 0; v < V; ++v) acc[m][v] = _mm256_fmadd_ps(wm, in[v], acc[m][v]);
+            }
+          } else {
+            __m256 w[MB];
+#pragma GCC unroll 3
+            for (int m = 0; m < MB; ++m) w[m] = _mm256_broadcast_ss(a + m);
+#pragma GCC unroll 8
+            for (int v = 0; v < V; ++v) {
+              const __m256 in = _mm256_loadu_ps(b + 8 * v);
+#pragma GCC unroll 3
+              for (int m = 0; m < MB; ++m) acc[m][v] = _mm256_fmadd_ps(w[m], in, acc[m][v]);
+            }
           }
-        } else {
-#pragma GCC unroll 6
-          for (int m = 0; m < MB; ++m) acc0[m] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + m), v0, acc0[m]);
         }
       }
-    }
 #pragma GCC unroll 6
   for (int m = 0; m < MB; ++m) {
     const int64_t at = (m0 + m) * out.P + o;
-    if (n == 16) avx2::store16(out.y + at, acc0[m], acc1[m], out.stream);
-    else avx2::store_first(out.y + at, acc0[m], acc1[m], n);
-    if constexpr (Act != InReg::None)
-      avx2::store_act<Act>(out.z1 + at, out.z2 ? out.z2 + at : nullptr, out.addend ? out.addend + at : nullptr, acc0[m], acc1[m], out.ap, n);
+#pragma GCC unroll 4
+    for (int j = 0; j < kPairs; ++j) {
+      const int64_t left = n - 16 * j, i = at + 16 * j;
+      if (left <= 0) break;
+      if (left >= 16) avx2::store16(out.y + i, acc[m][2 * j], acc[m][2 * j + 1], out.stream);
+      else avx2::store_first(out.y + i, acc[m][2 * j], acc[m][2 * j + 1], left);
+      if constexpr (Act != InReg::None)
+        avx2::store_act<Act>(out.z1 + i, out.z2 ? out.z2 + i : nullptr, out.addend ? out.addend + i : nullptr, acc[m][2 * j], acc[m][2 * j + 1],
+                             out.ap, std::min<int64_t>(16, left));
+    }
   }
 }
 
-// tile<Act, MB, Two> for a block of mb in [1, kMB] output channels.
-template <InReg Act, bool Two, class... Args>
-void tile_of(int64_t mb, const Args&... args) {
-  switch (mb) {
-    case 1: return tile<Act, 1, Two>(args...);
-    case 2: return tile<Act, 2, Two>(args...);
-    case 3: return tile<Act, 3, Two>(args...);
-    case 4: return tile<Act, 4, Two>(args...);
-    case 5: return tile<Act, 5, Two>(args...);
-    default: return tile<Act, 6, Two>(args...);
+// tile<Act, MB, V> for a block of mb in [1, kMB] output channels, in as few vectors (up to V) as
+// hold the n columns.
+template <InReg Act, int V, class... Args>
+void tile_of(int64_t mb, int64_t n, const Args&... args) {
+  if constexpr (V > 1)
+    if (n <= 8 * (V - 1)) return tile_of<Act, V - 1>(mb, n, args...);
+  if constexpr (V <= 2) {
+    switch (mb) {
+      case 1: return tile<Act, 1, V>(args..., n);
+      case 2: return tile<Act, 2, V>(args..., n);
+      case 3: return tile<Act, 3, V>(args..., n);
+      case 4: return tile<Act, 4, V>(args..., n);
+      case 5: return tile<Act, 5, V>(args..., n);
+      default: return tile<Act, 6, V>(args..., n);
+    }
+  } else {
+    switch (mb) {
+      case 1: return tile<Act, 1, V>(args..., n);
+      case 2: return tile<Act, 2, V>(args..., n);
+      default: return tile<Act, 3, V>(args..., n);
+    }
   }
 }
 
-// Output rows [r0, r1) of one image: x [C, H, W] -> out (weights wp[block][K][kMB], bias by block).
-template <InReg Act>
+// Vectors of 8 per tile for M output channels: 2 (6 x 16 columns), or for 3 channels or fewer 4,
+// 6 and 8 (3 x 32, 2 x 48, 1 x 64).
+int tile_vectors(int64_t M) { return M == 3 ? 4 : M == 2 ? 6 : M == 1 ? 8 : 2; }
+
+template <class F>
+void with_vectors(int v, F&& f) {
+  switch (v) {
+    case 4: return f.template operator()<4>();
+    case 6: return f.template operator()<6>();
+    case 8: return f.template operator()<8>();
+    default: return f.template operator()<2>();
+  }
+}
+
+// Output rows [r0, r1) of one image: x [C, H, W] -> out (weights wp[block][K][kMB], bias by block),
+// in tiles of 8 V columns.
+template <InReg Act, int V>
 __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& blocks, const float* x, const float* wp, const float* bias,
                                               const Out& out, int64_t r0, int64_t r1) {
+  constexpr int64_t kCols = 8 * V;
   const int64_t K = d.C * d.kh * d.kw;
   const int64_t band = conv_rows_band::band_rows(d);
   thread_local std::vector<float, CacheAligned<float>> buf;
@@ -111,17 +157,13 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
     const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
-    conv_rows_band::pad_band(d, x, b0, in_rows, buf.data());
+    conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx2::split_row);
     for (int64_t oh = b0; oh < b1; ++oh)
       for (int64_t b = 0; b < blocks.count; ++b) {
         const float* const a = wp + b * K * kMB;
-        for (int64_t ow = 0; ow < d.OW; ow += 16) {
-          const int64_t n = std::min<int64_t>(16, d.OW - ow);
-          if (n > 8)
-            tile_of<Act, true>(blocks.size(b), d, a, buf.data() + (oh - b0) * d.Wp + ow, plane, bias + b * kMB, out, blocks.first(b), oh * d.OW + ow, n);
-          else
-            tile_of<Act, false>(blocks.size(b), d, a, buf.data() + (oh - b0) * d.Wp + ow, plane, bias + b * kMB, out, blocks.first(b), oh * d.OW + ow, n);
-        }
+        for (int64_t ow = 0; ow < d.OW; ow += kCols)
+          tile_of<Act, V>(blocks.size(b), std::min(kCols, d.OW - ow), d, a, buf.data() + (oh - b0) * d.sh * d.Wp + ow, plane, bias + b * kMB, out,
+                          blocks.first(b), oh * d.OW + ow);
       }
   }
   if (out.stream) _mm_sfence();  // the streamed y visible before the task completes
@@ -130,8 +172,7 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
 }  // namespace
 
 void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
-  Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], g.dilation[0], g.dilation[1], 0};
-  d.Wp = d.OW + (d.kw - 1) * d.dw;
+  const Rows d = conv_rows_band::rows_of(g);
   const int64_t P = d.OH * d.OW, K = d.C * d.kh * d.kw;
   if (P == 0 || g.N == 0 || d.M == 0) return;
   // Weights as [block][K][kMB] (k in W's order: c, ki, kj), zero past the block's size; the bias
@@ -142,30 +183,19 @@ void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const flo
     for (int64_t i = 0; i < blocks.size(b); ++i) {
       const int64_t m = blocks.first(b) + i;
       if (B) bias[static_cast<size_t>(b * kMB + i)] = B[m];
-      for (int64_t k = 0; k < K; ++k) wp[static_cast<size_t>((b * K + k) * kMB + i)] = W[m * K + k];
+      for (int64_t k = 0; k < K; ++k)
+        wp[static_cast<size_t>((b * K + k) * kMB + i)] = W[m * K + k - k % d.kw + conv_rows_band::tap_at(d, k % d.kw)];
     }
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t flops_per_row = 2 * d.M * K * d.OW;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, flops_per_row));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    pool.parallel_for(g.N * d.OH, grain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e;) {
-        const int64_t n = i / d.OH, r0 = i % d.OH, r1 = std::min(d.OH, r0 + (e - i));
-        const int64_t at = n * d.M * P;
-        float* const y = Y + at;
-        // y streamed when every whole store of 16 starts on a cache line and the epilogue keeps
-        // its own output (nothing reads y during the run).
-        const bool stream = Act != InReg::None && d.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
-        const Out out{y,
-                      Act == InReg::None ? nullptr : act.z1 + at,
-                      Act == InReg::SiLU ? act.z2 + at : nullptr,
-                      Act == InReg::Add ? act.addend + at : nullptr,
-                      P,
-                      stream,
-                      ap};
-        rows<Act>(d, blocks, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1);
-        i += r1 - r0;
-      }
+    with_vectors(tile_vectors(d.M), [&]<int V>() {
+      pool.parallel_for(g.N * d.OH, grain, [&](int64_t b, int64_t e) {
+        conv_rows_band::image_rows<Act>(d, b, e, Y, act, ap, [&](int64_t n, int64_t r0, int64_t r1, const Out& out) {
+          rows<Act, V>(d, blocks, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1);
+        });
+      });
     });
   });
 }

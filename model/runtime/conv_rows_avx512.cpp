@@ -9,7 +9,12 @@
 // conv_rows runs conv_rows_avx2 (conv_rows_avx2.cpp): the same bands, tiles of up to 6 x 16.
 // With dilation (dh, dw) the tap reads row oh + ki * dh from column kj * dw on. Rows under 56
 // columns (UltraFace's 30x40 heads, CIFAR's 28x28) end in a tile of one vector when 16 columns
-// or fewer are left (40: 32 + 8).
+// or fewer are left (40: 32 + 8). For 3 output channels or fewer a tile is all of them x 80 or 96
+// columns (3 x 5 vectors, 2 x 6, 1 x 6), not a panel of 4 rows x 32 of which 1-3 are used: so
+// fns-candy's 9x9 16 -> 3 output layer on 720x720 (K = 1296; K may reach 2592 for them) no
+// longer writes and reads a 1296 x 518400 column matrix for a product of 3 rows. At stride 2 each
+// padded row is copied as its even columns then its odd ones (conv_rows.h), and a tile reads the
+// taps of even kj from the first half and of odd kj from the second (the weights in that order).
 //
 // On super-resolution's 64 -> 64 and 64 -> 32 3x3 layers at 224x224, im2col wrote and read back
 // a 576-row column matrix per block (16% of the model's time) and the 32 and 9 channel layers
@@ -34,10 +39,19 @@ using conv_rows_band::kBandBytes;
 
 bool conv_rows_applies(const ConvGeom& g) {
   if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group != 1 || g.C < 1 || g.M < 1) return false;
-  if (g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] < 1 || g.dilation[1] < 1) return false;
+  // Stride 1, or 2 (both ways) without dilation and K <= 144: fns-candy's 16 -> 32 3x3 on 800x800
+  // (K = 144) ran 29.4 -> 20.9 ms at 1 thread through it on AMD EPYC Zen 4 (AVX-512), but its
+  // 32 -> 64 on 400x400 (K = 288) 19.7 -> 21.4 and ResNet-50's 128 -> 128 on 56x56 (K = 1152)
+  // 2.6 -> 3.9 ms: where K is small im2col's thin product is what loses.
+  const bool s2 = g.stride[0] == 2 && g.stride[1] == 2 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.C * g.kernel[0] * g.kernel[1] <= 144;
+  if (!s2 && (g.stride[0] != 1 || g.stride[1] != 1)) return false;
+  if (g.dilation[0] < 1 || g.dilation[1] < 1) return false;
   const bool wide = cpu_has_avx512();
   const int64_t kh = g.kernel[0], kw = g.kernel[1], OW = g.out[1];
-  if (kh * kw < 2 || kh > 7 || kw > 7 || g.C * kh * kw > 1152 || g.dilation[0] > 8 || g.dilation[1] > 8) return false;
+  // Kernels up to 9x9; K up to 1152, or for 3 output channels or fewer (one tile of all of them) up
+  // to 2592: a tile's weights, 31 KB at most, stay within a Zen 4 L1 (fns-candy's last 9x9
+  // layer, 16 -> 3, has K = 1296).
+  if (kh * kw < 2 || kh > 9 || kw > 9 || g.C * kh * kw > (g.M <= 3 ? 2592 : 1152) || g.dilation[0] > 8 || g.dilation[1] > 8) return false;
   for (int d = 0; d < 2; ++d) {
     const int64_t span = (g.kernel[d] - 1) * g.dilation[d] + 1;
     if (g.pad_begin[d] < 0 || g.pad_end[d] < 0 || g.pad_begin[d] >= span || g.pad_end[d] >= span) return false;
@@ -56,7 +70,8 @@ bool conv_rows_applies(const ConvGeom& g) {
   if (!wide && OW >= 56 && 8 * OW < 7 * tiles * kTileCols) return false;
   if (!wide && OW < 56 && 8 * OW < 7 * 8 * ((OW + 7) / 8)) return false;
   // One output row's padded input rows fit the band.
-  return g.C * ((kh - 1) * g.dilation[0] + 1) * (OW + (kw - 1) * g.dilation[1]) * 4 <= kBandBytes;
+  const int64_t sw = g.stride[1], Wp = sw * (OW + ((kw - 1) * g.dilation[1] + sw - 1) / sw);
+  return g.C * ((kh - 1) * g.dilation[0] + 1) * Wp * 4 <= kBandBytes;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -70,53 +85,71 @@ using conv_rows_band::Rows;
 
 // One tile: output channels [m0, m0 + rows) (rows <= R; the panel's weights a[k][R] are zero past
 // M) x columns [0, cols) of the output row whose taps start at x (channel c's row ki at
-// x + c * plane + ki * Wp), stored at offset o of each output plane.
-// Two: 32 columns in two vectors, else up to 16 in one.
-template <InReg Act, int R, bool Masked, bool Two = true>
+// x + c * plane + ki * Wp), stored at offset o of each output plane: V vectors of 16 columns
+// (cols in (16 (V - 1), 16 V]), the last ones masked when Masked.
+template <InReg Act, int R, int V, bool Masked>
 NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t plane, const float* bias, const Out& out, int64_t m0, int rows,
                       int64_t o, int64_t cols) {
-  const __mmask16 k0 = avx512::lanes(cols), k1 = Two ? avx512::lanes(cols - 16) : 0;
-  __m512 lo[R], hi[R];
+  __mmask16 k[V];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v) k[v] = Masked ? avx512::lanes(cols - 16 * v) : __mmask16(0xffff);
+  __m512 acc[R][V];
 #pragma GCC unroll 12
-  for (int r = 0; r < R; ++r) hi[r] = lo[r] = _mm512_set1_ps(bias[r]);
-  const int64_t kh = d.kh, kw = d.kw, row = d.dh * d.Wp, dw = d.dw;
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_set1_ps(bias[r]);
+  const int64_t kh = d.kh, row = d.dh * d.Wp, dw = d.dw, sw = d.sw;
   for (int64_t c = 0; c < d.C; ++c, x += plane)
-    for (int64_t ki = 0; ki < kh; ++ki) {
-      const float* b = x + ki * row;
-      for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += R) {
-        const __m512 b0 = Masked ? _mm512_maskz_loadu_ps(k0, b) : _mm512_loadu_ps(b);
-        if constexpr (Two) {
-          const __m512 b1 = Masked ? _mm512_maskz_loadu_ps(k1, b + 16) : _mm512_loadu_ps(b + 16);
+    for (int64_t ki = 0; ki < kh; ++ki)
+      for (int64_t p = 0; p < sw; ++p) {
+        const float* b = x + ki * row + p * d.Wq;
+        for (int64_t t = conv_rows_band::phase_taps(d, p); t > 0; --t, b += dw, a += R) {
+          __m512 in[V];
+#pragma GCC unroll 8
+          for (int v = 0; v < V; ++v) {
+            in[v] = Masked ? _mm512_maskz_loadu_ps(k[v], b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
+            // Each input vector loaded once, into a register: with R of 3 or fewer the compiler
+            // would otherwise fold it into every multiply-add as a memory operand, R loads of a
+            // vector (mostly across two cache lines) per tap instead of one.
+            __asm__("" : "+v"(in[v]));
+          }
 #pragma GCC unroll 12
           for (int r = 0; r < R; ++r) {
             const __m512 av = _mm512_set1_ps(a[r]);
-            lo[r] = _mm512_fmadd_ps(av, b0, lo[r]);
-            hi[r] = _mm512_fmadd_ps(av, b1, hi[r]);
+#pragma GCC unroll 8
+            for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(av, in[v], acc[r][v]);
           }
-        } else {
-#pragma GCC unroll 12
-          for (int r = 0; r < R; ++r) lo[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b0, lo[r]);
         }
       }
-    }
   // (A constant bound and index: the accumulators stay in registers through the taps.)
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
     const int64_t at = (m0 + r) * out.P + o;
-    float* const z1 = out.z1 ? out.z1 + at : nullptr;
-    float* const z2 = out.z2 ? out.z2 + at : nullptr;
-    const float* const addend = out.addend ? out.addend + at : nullptr;
-    avx512::store<Act>(out.y + at, z1, z2, addend, lo[r], k0, out.stream, out.ap);
-    if (Two && k1)
-      avx512::store<Act>(out.y + at + 16, z1 ? z1 + 16 : nullptr, z2 ? z2 + 16 : nullptr, addend ? addend + 16 : nullptr, hi[r], k1, out.stream,
-                         out.ap);
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+      const int64_t i = at + 16 * v;
+      avx512::store<Act>(out.y + i, out.z1 ? out.z1 + i : nullptr, out.z2 ? out.z2 + i : nullptr, out.addend ? out.addend + i : nullptr, acc[r][v],
+                         k[v], out.stream, out.ap);
+    }
   }
 }
 
-// Output rows [r0, r1) of one image: x [C, H, W] -> out (weights wp[panel][K][R], bias by panel).
-template <InReg Act, int R>
+// A row's last tile of cols < 16 V columns: in as few vectors as hold them, masked unless they
+// fill them.
+template <InReg Act, int R, int V, class... Args>
+NNXR_AVX512 void last_tile(int64_t cols, const Args&... args) {
+  if constexpr (V > 1)
+    if (cols <= 16 * (V - 1)) return last_tile<Act, R, V - 1>(cols, args...);
+  if (cols == 16 * V) tile<Act, R, V, false>(args..., cols);
+  else tile<Act, R, V, true>(args..., cols);
+}
+
+// Output rows [r0, r1) of one image: x [C, H, W] -> out (weights wp[panel][K][R], bias by panel),
+// in tiles of R channels x 16 V columns.
+template <InReg Act, int R, int V>
 NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const float* bias, const Out& out, int64_t r0, int64_t r1) {
+  constexpr int64_t kCols = 16 * V;
   const int64_t K = d.C * d.kh * d.kw, panels = (d.M + R - 1) / R;
   const int64_t band = conv_rows_band::band_rows(d);
   thread_local std::vector<float, CacheAligned<float>> buf;
@@ -124,44 +157,50 @@ NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const floa
     const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
-    conv_rows_band::pad_band(d, x, b0, in_rows, buf.data());
+    conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx512::split_row);
     for (int64_t oh = b0; oh < b1; ++oh)
       for (int64_t p = 0; p < panels; ++p) {
         const int rows = static_cast<int>(std::min<int64_t>(R, d.M - p * R));
         const float* const a = wp + p * K * R;
-        for (int64_t ow = 0; ow < d.OW; ow += kTileCols) {
-          const float* const src = buf.data() + (oh - b0) * d.Wp + ow;
-          const int64_t cols = std::min(kTileCols, d.OW - ow), o = oh * d.OW + ow;
-          if (cols == kTileCols) tile<Act, R, false>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
-          else if (cols == 16) tile<Act, R, false, false>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
-          else if (cols < 16) tile<Act, R, true, false>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
-          else tile<Act, R, true>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
+        for (int64_t ow = 0; ow < d.OW; ow += kCols) {
+          const float* const src = buf.data() + (oh - b0) * d.sh * d.Wp + ow;
+          const int64_t cols = std::min(kCols, d.OW - ow), o = oh * d.OW + ow;
+          if (cols == kCols) tile<Act, R, V, false>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
+          else last_tile<Act, R, V>(cols, d, a, src, plane, bias + p * R, out, p * R, rows, o);
         }
       }
   }
   if (out.stream) _mm_sfence();  // the streamed y visible before the task completes
 }
 
-// The panel height for M output channels: of 4, 6, 8, 9 and 12, the one with the fewest rows
-// past M, then the tallest.
-int panel_rows(int64_t M) {
+// The tile for M output channels: for M of 3 or fewer, all of them x 16 V columns (V = 5, 6, 6:
+// 15, 12 and 6 accumulators; a panel of 4 x 32 would compute 4 rows for 1-3); otherwise R of 4,
+// 6, 8, 9 and 12, the one with the fewest rows past M, then the tallest, x 32 columns.
+struct TileShape {
+  int R, V;
+};
+TileShape tile_shape(int64_t M) {
+  if (M <= 3) return {static_cast<int>(M), M == 3 ? 5 : 6};
   int best = 4;
   int64_t waste = (M + 3) / 4 * 4 - M;
   for (int r : {6, 8, 9, 12}) {
     const int64_t w = (M + r - 1) / r * r - M;
     if (w <= waste) best = r, waste = w;
   }
-  return best;
+  return {best, 2};
 }
 
 template <class F>
-void with_rows(int R, F&& f) {
-  switch (R) {
-    case 4: return f.template operator()<4>();
-    case 6: return f.template operator()<6>();
-    case 8: return f.template operator()<8>();
-    case 9: return f.template operator()<9>();
-    default: return f.template operator()<12>();
+void with_shape(TileShape t, F&& f) {
+  switch (t.R) {
+    case 1: return f.template operator()<1, 6>();
+    case 2: return f.template operator()<2, 6>();
+    case 3: return f.template operator()<3, 5>();
+    case 4: return f.template operator()<4, 2>();
+    case 6: return f.template operator()<6, 2>();
+    case 8: return f.template operator()<8, 2>();
+    case 9: return f.template operator()<9, 2>();
+    default: return f.template operator()<12, 2>();
   }
 }
 
@@ -169,42 +208,30 @@ void with_rows(int R, F&& f) {
 
 void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act) {
   if (!cpu_has_avx512()) return conv_rows_avx2(g, X, W, B, Y, pool, act);
-  Rows d{g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1], g.dilation[0], g.dilation[1], 0};
-  d.Wp = d.OW + (d.kw - 1) * d.dw;
+  const Rows d = conv_rows_band::rows_of(g);
   const int64_t P = d.OH * d.OW, K = d.C * d.kh * d.kw;
   if (P == 0 || g.N == 0) return;
-  const int R = panel_rows(d.M);
+  const TileShape shape = tile_shape(d.M);
+  const int R = shape.R;
   const int64_t panels = (d.M + R - 1) / R;
-  // Weights as [panel][K][R] (k in W's order: c, ki, kj), zero past M; the bias likewise.
+  // Weights as [panel][K][R] (k in W's order: c, ki, kj; at stride 2 the kj of each (c, ki)
+  // even ones first, as the tile reads them), zero past M; the bias likewise.
   std::vector<float, CacheAligned<float>> wp(static_cast<size_t>(panels * K * R), 0.f), bias(static_cast<size_t>(panels * R), 0.f);
   for (int64_t m = 0; m < d.M; ++m) {
     if (B) bias[static_cast<size_t>(m)] = B[m];
     const int64_t p = m / R, r = m % R;
-    for (int64_t k = 0; k < K; ++k) wp[static_cast<size_t>((p * K + k) * R + r)] = W[m * K + k];
+    for (int64_t k = 0; k < K; ++k)
+      wp[static_cast<size_t>((p * K + k) * R + r)] = W[m * K + k - k % d.kw + conv_rows_band::tap_at(d, k % d.kw)];
   }
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t flops_per_row = 2 * panels * R * K * d.OW;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, flops_per_row));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    with_rows(R, [&]<int Rt>() {
+    with_shape(shape, [&]<int Rt, int Vt>() {
       pool.parallel_for(g.N * d.OH, grain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e;) {
-          const int64_t n = i / d.OH, r0 = i % d.OH, r1 = std::min(d.OH, r0 + (e - i));
-          const int64_t at = n * d.M * P;
-          float* const y = Y + at;
-          // y streamed when every full store is a whole aligned vector and the epilogue keeps
-          // its own output (nothing reads y during the run).
-          const bool stream = Act != InReg::None && d.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
-          const Out out{y,
-                        Act == InReg::None ? nullptr : act.z1 + at,
-                        Act == InReg::SiLU ? act.z2 + at : nullptr,
-                        Act == InReg::Add ? act.addend + at : nullptr,
-                        P,
-                        stream,
-                        ap};
-          rows<Act, Rt>(d, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1);
-          i += r1 - r0;
-        }
+        conv_rows_band::image_rows<Act>(d, b, e, Y, act, ap, [&](int64_t n, int64_t r0, int64_t r1, const Out& out) {
+          rows<Act, Rt, Vt>(d, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1);
+        });
       });
     });
   });

@@ -888,7 +888,7 @@ TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
 
 // The stride-1 convolution from padded row bands (conv_rows): C 1-128 (up to K = 1152, bands of
 // 2 rows up to whole planes), output channels around each panel height (1, 4, 6, 8, 9, 12, 13,
-// 17, 32, 64), kernels 1x2 to 7x7 (square and not), paddings 0 to kernel - 1 on each side, rows
+// 17, 32, 64), kernels 1x2 to 9x9 (square and not), paddings 0 to kernel - 1 on each side, rows
 // of 56-224 outputs (whole and partial last tiles), batch 1-2, 1 and 2 threads, each epilogue and
 // none, through conv_auto against the naive Conv and activation. It applies with AVX-512 (panels
 // of 4-12 x 32 columns) and AVX2 + FMA (blocks of 1-6 x 16 columns: M of 2 and 3 for the sizes
@@ -949,7 +949,66 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
     EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2 && g.out[0] * OW >= 256) << geom_str(g);
     expect_conv_auto_matches_naive(g, iter, 1700, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows narrow");
   }
-  // Not taken: 1x1, stride 2, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
+  // Also kernels of 8 and 9 (fns-candy's 9x9 3 -> 16 and 16 -> 3, pad 4) and, for 3 output
+  // channels or fewer, K up to 2592 (32 x 9 x 9) in tiles of all of them x 80 or 96 columns on
+  // AVX-512 (1 x 64, 2 x 48, 3 x 32 on AVX2): rows of 60-720 (whole and partial last tiles).
+  const int64_t big_OWs[] = {60, 90, 124, 160, 224, 720};
+  const int64_t big_Ms[] = {1, 2, 3, 3, 4, 16};
+  for (int iter = 0; iter < 24; ++iter) {
+    ConvGeom g;
+    g.N = r(1, 2);
+    g.group = 1;
+    g.M = big_Ms[iter % 6];
+    const int64_t kh = iter % 3 == 0 ? 9 : r(2, 9), kw = iter % 3 == 0 ? 9 : r(8, 9);
+    const bool wide = g.M <= 3 && iter % 4 == 3;  // K of 2592 at most
+    g.C = wide ? 2592 / (kh * kw) : r(1, int(std::min<int64_t>(16, 1152 / (kh * kw))));
+    const int64_t ph0 = r(0, int(kh) - 1), ph1 = r(0, int(kh) - 1), pw0 = r(0, int(kw) - 1), pw1 = r(0, int(kw) - 1);
+    const int64_t OW = big_OWs[iter % 6], OH = OW == 720 ? r(1, 2) : r(1, 6);
+    g.in = {std::max<int64_t>(1, OH + kh - 1 - ph0 - ph1), OW + kw - 1 - pw0 - pw1};
+    g.kernel = {kh, kw};
+    g.stride = {1, 1};
+    g.dilation = {1, 1};
+    g.pad_begin = {ph0, pw0};
+    g.pad_end = {ph1, pw1};
+    g.out = {conv_out_dim(g.in[0], kh, 1, 1, ph0 + ph1), conv_out_dim(g.in[1], kw, 1, 1, pw0 + pw1)};
+    if (g.out[0] <= 0) continue;
+    EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2) << geom_str(g);
+    expect_conv_auto_matches_naive(g, iter, 1800, iter % 4 < 2 ? pool : one, "rows 9x9");
+  }
+  {
+    ConvGeom g9 = dense_geom(32, 3, {4, 224}, 9);  // K = 2592, 3 output channels
+    EXPECT_EQ(conv_rows_applies(g9), GetParam() >= Isa::Avx2);
+    g9.C = 33;  // K over 2592
+    EXPECT_FALSE(conv_rows_applies(g9));
+    g9 = dense_geom(15, 4, {4, 720}, 9);  // K = 1215 over 1152 for 4 output channels
+    EXPECT_FALSE(conv_rows_applies(g9));
+    g9 = dense_geom(4, 4, {4, 720}, 11);  // an 11x11 kernel
+    EXPECT_FALSE(conv_rows_applies(g9));
+  }
+  // Also stride 2 with K up to 144 (fns-candy's 3x3 16 -> 32, pad 1): kernels 1x2 to 9x9, the
+  // taps of even columns read first from each row's even half, then the odd ones.
+  for (int iter = 0; iter < 24; ++iter) {
+    ConvGeom g;
+    g.N = r(1, 2);
+    g.group = 1;
+    g.M = Ms[iter % 12];
+    const int64_t kh = iter % 3 == 0 ? 3 : r(1, 9), kw = iter % 3 == 0 ? 3 : r(kh == 1 ? 2 : 1, 9);
+    g.C = iter % 3 == 0 ? 16 : r(1, int(std::max<int64_t>(1, 144 / (kh * kw))));
+    const int64_t ph0 = r(0, int(kh) - 1), ph1 = r(0, int(kh) - 1), pw0 = r(0, int(kw) - 1), pw1 = r(0, int(kw) - 1);
+    const int64_t OW = OWs[iter % 7], OH = r(1, 6);
+    g.in = {std::max<int64_t>(1, 2 * (OH - 1) + kh - ph0 - ph1 + r(0, 1)), 2 * (OW - 1) + kw - pw0 - pw1 + r(0, 1)};
+    g.kernel = {kh, kw};
+    g.stride = {2, 2};
+    g.dilation = {1, 1};
+    g.pad_begin = {ph0, pw0};
+    g.pad_end = {ph1, pw1};
+    g.out = {conv_out_dim(g.in[0], kh, 2, 1, ph0 + ph1), conv_out_dim(g.in[1], kw, 2, 1, pw0 + pw1)};
+    if (g.out[0] <= 0 || g.out[1] != OW) continue;
+    const bool direct = conv_direct_applies(g);
+    EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2) << geom_str(g);
+    expect_conv_auto_matches_naive(g, iter, 1900, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows stride 2");
+  }
+  // Not taken: 1x1, stride 2 with dilation or K over 144, stride 3, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
   // plane under 256 outputs, rows of 56 or more in 32-column tiles under 7/8 full and rows under
   // 56 in 8-column vectors under 7/8 full (AVX2), K over 1152.
   const bool avx512 = GetParam() >= Isa::Avx512;
@@ -959,6 +1018,19 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g.stride = {2, 2};
   g.out = {2, 32};
+  g.dilation = {2, 2};
+  EXPECT_FALSE(conv_rows_applies(g));
+  g.dilation = {1, 1};
+  g.stride = {3, 3};
+  g.out = {2, 22};
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(16, 32, {800, 800}, 3);  // fns-candy's stride-2 layers: K = 144 taken, 288 not
+  g.stride = {2, 2};
+  g.out = {400, 400};
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
+  g = dense_geom(32, 64, {400, 400}, 3);
+  g.stride = {2, 2};
+  g.out = {200, 200};
   EXPECT_FALSE(conv_rows_applies(g));
   g = dense_geom(16, 16, {4, 64}, 3);
   g.dilation = {2, 2};
