@@ -4,14 +4,11 @@
 // blocks until every chunk is done. Workers spin for a moment after a call (a run issues its
 // loops back to back, and waking a sleeping thread costs tens of microseconds), then sleep. Not
 // reentrant: a body must not call parallel_for() itself (nested calls run serially).
-//
-// A call is published and its chunks claimed through atomics alone: no lock on the way, and a
-// futex wake (std::atomic::notify) only for a thread that went to sleep.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -33,25 +30,20 @@ class ThreadPool {
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
  private:
-  void worker();
-  // Claims and runs chunks of call `generation` until none is left (or a later call began).
-  void run_chunks(uint32_t generation);
+  void worker(int index);
 
   std::vector<std::thread> workers_;
-  // The call being run: written by the caller before it publishes claim_, read by a thread only
-  // after it has claimed one of the call's chunks (the call cannot end before that chunk does).
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t n_ = 0;
-  // The call's generation (high 32 bits), its number of chunks (bits 16-31) and the next chunk
-  // to claim (bits 0-15): a claim is one compare-exchange that fails once a later call began.
-  std::atomic<uint64_t> claim_{0};
-  std::atomic<int> pending_{0};          // chunks of the current call not yet finished
-  std::atomic<uint32_t> generation_{0};  // what workers wait on (a futex word)
-  std::atomic<int> sleepers_{0};         // workers asleep on generation_ (or about to be)
-  std::atomic<bool> caller_sleeps_{false};  // the caller asleep on pending_ (or about to be)
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> busy_{false};  // a call is running (a nested call runs serially)
-  std::mutex error_mutex_;
+  int chunks_ = 0;
+  int next_chunk_ = 0;
+  std::atomic<int> pending_{0};  // written under mutex_; read without it while the caller spins
+  std::atomic<uint64_t> generation_{0};  // written under mutex_; read without it while spinning
+  bool stop_ = false;
+  bool busy_ = false;
   std::exception_ptr error_;
 };
 
