@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "model/runtime/avx2.h"
 #include "model/runtime/compute.h"
@@ -47,14 +48,14 @@ inline Rows rows_of(const ConvGeom& g) {
 // Taps kj of phase p (of sw): kj = p + sw t for t < phase_taps(d, p) (stride 1: all kw).
 inline int64_t phase_taps(const Rows& d, int64_t p) { return (d.kw - p + d.sw - 1) / d.sw; }
 
-// Tap kj of the weights' order in the order a tile reads them within one (c, ki): phase by phase.
-inline int64_t tap_at(const Rows& d, int64_t i) {
-  for (int64_t p = 0; p < d.sw; ++p) {
-    const int64_t n = phase_taps(d, p);
-    if (i < n) return p + d.sw * i;
-    i -= n;
-  }
-  return i;
+// The taps of one (c, ki) in the order a tile reads them, phase by phase: order[i] is the kj of
+// the i-th (stride 1: kj = i). Computed once per call: the weights are packed through it.
+inline std::vector<int64_t> tap_order(const Rows& d) {
+  std::vector<int64_t> order;
+  order.reserve(static_cast<size_t>(d.kw));
+  for (int64_t p = 0; p < d.sw; ++p)
+    for (int64_t t = 0; t < phase_taps(d, p); ++t) order.push_back(p + d.sw * t);
+  return order;
 }
 
 // A pool task's output rows [b, e) of N * OH, image by image: f(n, r0, r1, out) for image n's rows

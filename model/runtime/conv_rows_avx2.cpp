@@ -189,12 +189,13 @@ void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const flo
   // as [block][kMB].
   const Blocks blocks(d.M);
   std::vector<float, CacheAligned<float>> wp(static_cast<size_t>(blocks.count * K * kMB), 0.f), bias(static_cast<size_t>(blocks.count * kMB), 0.f);
+  const std::vector<int64_t> order = conv_rows_band::tap_order(d);
   for (int64_t b = 0; b < blocks.count; ++b)
     for (int64_t i = 0; i < blocks.size(b); ++i) {
       const int64_t m = blocks.first(b) + i;
       if (B) bias[static_cast<size_t>(b * kMB + i)] = B[m];
-      for (int64_t k = 0; k < K; ++k)
-        wp[static_cast<size_t>((b * K + k) * kMB + i)] = W[m * K + k - k % d.kw + conv_rows_band::tap_at(d, k % d.kw)];
+      for (int64_t k0 = 0; k0 < K; k0 += d.kw)
+        for (int64_t j = 0; j < d.kw; ++j) wp[static_cast<size_t>((b * K + k0 + j) * kMB + i)] = W[m * K + k0 + order[static_cast<size_t>(j)]];
     }
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t flops_per_row = 2 * d.M * K * d.OW;

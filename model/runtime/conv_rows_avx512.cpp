@@ -98,29 +98,40 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_set1_ps(bias[r]);
-  const int64_t kh = d.kh, row = d.dh * d.Wp, dw = d.dw, sw = d.sw;
-  for (int64_t c = 0; c < d.C; ++c, x += plane)
-    for (int64_t ki = 0; ki < kh; ++ki)
-      for (int64_t p = 0; p < sw; ++p) {
-        const float* b = x + ki * row + p * d.Wq;
-        for (int64_t t = conv_rows_band::phase_taps(d, p); t > 0; --t, b += dw, a += R) {
-          __m512 in[V];
+  // One tap: the input vectors at b times the weights a[0, R).
+  const auto tap = [&](const float* b, const float* a) NNXR_AVX512 __attribute__((always_inline)) {
+    __m512 in[V];
 #pragma GCC unroll 8
-          for (int v = 0; v < V; ++v) {
-            in[v] = Masked ? _mm512_maskz_loadu_ps(k[v], b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
-            // Each input vector loaded once, into a register: with R of 3 or fewer the compiler
-            // would otherwise fold it into every multiply-add as a memory operand, R loads of a
-            // vector (mostly across two cache lines) per tap instead of one.
-            __asm__("" : "+v"(in[v]));
-          }
+    for (int v = 0; v < V; ++v) {
+      in[v] = Masked ? _mm512_maskz_loadu_ps(k[v], b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
+      // Each input vector loaded once, into a register: with R of 3 or fewer the compiler
+      // would otherwise fold it into every multiply-add as a memory operand, R loads of a
+      // vector (mostly across two cache lines) per tap instead of one. (With more rows it
+      // folds them no more, and the barrier cost SqueezeNet's 3x3 expand layers 15%.)
+      if constexpr (R <= 3) __asm__("" : "+v"(in[v]));
+    }
 #pragma GCC unroll 12
-          for (int r = 0; r < R; ++r) {
-            const __m512 av = _mm512_set1_ps(a[r]);
+    for (int r = 0; r < R; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r]);
 #pragma GCC unroll 8
-            for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(av, in[v], acc[r][v]);
-          }
-        }
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(av, in[v], acc[r][v]);
+    }
+  };
+  const int64_t kh = d.kh, kw = d.kw, row = d.dh * d.Wp, dw = d.dw;
+  if (d.sw == 1) {  // (the phase loop below, at stride 1, cost SqueezeNet's 3x3 expand layers 15%)
+    for (int64_t c = 0; c < d.C; ++c, x += plane)
+      for (int64_t ki = 0; ki < kh; ++ki) {
+        const float* b = x + ki * row;
+        for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += R) tap(b, a);
       }
+  } else {
+    for (int64_t c = 0; c < d.C; ++c, x += plane)
+      for (int64_t ki = 0; ki < kh; ++ki)
+        for (int64_t p = 0; p < d.sw; ++p) {
+          const float* b = x + ki * row + p * d.Wq;
+          for (int64_t t = conv_rows_band::phase_taps(d, p); t > 0; --t, b += dw, a += R) tap(b, a);
+        }
+  }
   // (A constant bound and index: the accumulators stay in registers through the taps.)
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
@@ -217,11 +228,12 @@ void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B
   // Weights as [panel][K][R] (k in W's order: c, ki, kj; at stride 2 the kj of each (c, ki)
   // even ones first, as the tile reads them), zero past M; the bias likewise.
   std::vector<float, CacheAligned<float>> wp(static_cast<size_t>(panels * K * R), 0.f), bias(static_cast<size_t>(panels * R), 0.f);
+  const std::vector<int64_t> order = conv_rows_band::tap_order(d);
   for (int64_t m = 0; m < d.M; ++m) {
     if (B) bias[static_cast<size_t>(m)] = B[m];
     const int64_t p = m / R, r = m % R;
-    for (int64_t k = 0; k < K; ++k)
-      wp[static_cast<size_t>((p * K + k) * R + r)] = W[m * K + k - k % d.kw + conv_rows_band::tap_at(d, k % d.kw)];
+    for (int64_t k0 = 0; k0 < K; k0 += d.kw)
+      for (int64_t j = 0; j < d.kw; ++j) wp[static_cast<size_t>((p * K + k0 + j) * R + r)] = W[m * K + k0 + order[static_cast<size_t>(j)]];
   }
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t flops_per_row = 2 * panels * R * K * d.OW;
