@@ -152,6 +152,27 @@ const model::TensorData* KernelInit::constant_input(size_t i) const {
 
 // ---- KernelContext ---------------------------------------------------------------------------
 
+EpilogueOut KernelContext::fused_epilogue() {
+  EpilogueOut act;
+  const Value& y = out(0);
+  if (!epilogue_) return act;
+  if (epilogue_->kind == Epilogue::Kind::Add &&
+      (!epilogue_addend_ || epilogue_addend_->dtype() != DType::Float || epilogue_addend_->dims() != y.dims())) {
+    decline_epilogue();
+    return act;
+  }
+  act.epi = epilogue_;
+  if (epilogue_->kind == Epilogue::Kind::Add) act.addend = epilogue_addend_->as<float>().data();
+  float* z[2] = {nullptr, nullptr};
+  for (int k = 0; k < epilogue_->outputs(); ++k) {
+    epilogue_out_[k]->reset(DType::Float, y.dims());
+    z[k] = epilogue_out_[k]->mutable_as<float>().data();
+  }
+  act.z1 = z[0];
+  act.z2 = z[1];
+  return act;
+}
+
 void KernelContext::fail(const std::string& msg) const { throw RuntimeError("node " + node_label(node_) + ": " + msg); }
 
 std::string KernelContext::input_name(size_t i) const {

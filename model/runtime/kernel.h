@@ -62,7 +62,7 @@ class KernelContext {
   // Output i; throws when the node has no such output.
   Value& out(size_t i) const;
 
-  // The activation fused into this node by the Plan (Conv only), or null; its outputs (one, two
+  // The activation fused into this node by the Plan (Conv, InstanceNormalization), or null; its outputs (one, two
   // for SiLU) must be written by the kernel, unless it declines (an Add whose addend turns out not
   // to be shaped like the output): the fused nodes then run on their own.
   const Epilogue* epilogue() const { return epilogue_; }
@@ -76,6 +76,10 @@ class KernelContext {
   }
   void decline_epilogue() { epilogue_declined_ = true; }
   bool epilogue_declined() const { return epilogue_declined_; }
+  // The fused activation's outputs for a float kernel whose output 0 is reset already, each shaped
+  // like it (none when nothing is fused); an Add whose addend is not a float tensor shaped like
+  // output 0 is declined (it may broadcast: the Add then runs on its own) and none returned.
+  EpilogueOut fused_epilogue();
 
   std::string input_name(size_t i) const;
   std::string output_name(size_t i) const;

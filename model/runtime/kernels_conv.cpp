@@ -797,28 +797,7 @@ void conv_float(KernelContext& ctx, const SpatialAttrs& at, const PackedWeights&
   const Value& w = ctx.in(1);
   const float* bias = conv_bias(ctx, g);
   float* y = conv_output(ctx, g);
-  // A fused activation: its outputs are shaped like y (an Add's addend too, or the Add runs on
-  // its own: it may broadcast).
-  EpilogueOut act;
-  const Epilogue* e = ctx.epilogue();
-  const Value* addend = ctx.epilogue_addend();
-  if (e && e->kind == Epilogue::Kind::Add && (!addend || addend->dtype() != DType::Float || addend->dims() != ctx.out(0).dims())) {
-    ctx.decline_epilogue();
-    e = nullptr;
-  }
-  if (e) {
-    act.epi = e;
-    if (e->kind == Epilogue::Kind::Add) act.addend = addend->as<float>().data();
-    const Value& yv = ctx.out(0);
-    float* z[2] = {nullptr, nullptr};
-    for (int k = 0; k < e->outputs(); ++k) {
-      Value& zv = ctx.epilogue_out(k);
-      zv.reset(DType::Float, yv.dims());
-      z[k] = zv.mutable_as<float>().data();
-    }
-    act.z1 = z[0];
-    act.z2 = z[1];
-  }
+  const EpilogueOut act = ctx.fused_epilogue();
   conv_auto(g, ctx.in(0).as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act, packed_for(packed, packed_elements, w, g));
 }
 

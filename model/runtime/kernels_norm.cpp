@@ -20,32 +20,6 @@ const float* channel_param(const KernelContext& ctx, size_t i, int64_t C, const 
   return v.as<float>().data();
 }
 
-// The activation fused into this node (session.cpp: fuse_activations), its outputs shaped like
-// output 0, which must be reset already; an Add whose other input is not shaped so is declined
-// (the Add then runs on its own).
-EpilogueOut fused_epilogue(KernelContext& ctx) {
-  EpilogueOut act;
-  const Epilogue* e = ctx.epilogue();
-  if (!e) return act;
-  const Value& yv = ctx.out(0);
-  const Value* addend = ctx.epilogue_addend();
-  if (e->kind == Epilogue::Kind::Add && (!addend || addend->dtype() != DType::Float || addend->dims() != yv.dims())) {
-    ctx.decline_epilogue();
-    return act;
-  }
-  act.epi = e;
-  if (e->kind == Epilogue::Kind::Add) act.addend = addend->as<float>().data();
-  float* z[2] = {nullptr, nullptr};
-  for (int k = 0; k < e->outputs(); ++k) {
-    Value& zv = ctx.epilogue_out(k);
-    zv.reset(DType::Float, yv.dims());
-    z[k] = zv.mutable_as<float>().data();
-  }
-  act.z1 = z[0];
-  act.z2 = z[1];
-  return act;
-}
-
 // Softmax family over a [outer, axis, inner] view.
 enum class SoftKind { Softmax, LogSoftmax, Hardmax };
 
@@ -227,7 +201,7 @@ void register_norm(Registry& r) {
       const float* bi = channel_param(ctx, 2, C, "bias");
       Value& y = ctx.out(0);
       y.reset(DType::Float, x.dims());
-      const EpilogueOut act = fused_epilogue(ctx);
+      const EpilogueOut act = ctx.fused_epilogue();
       const float* px = x.as<float>().data();
       float* py = y.mutable_as<float>().data();
       // Per plane: the statistics in one read pass (in double), then one pass reading x and
