@@ -1,6 +1,9 @@
 // The 3x3 depthwise convolution of mobile and detection networks (stride 1 or 2, dilation 1, any
 // padding), and on AVX-512 also the 5x5 one (EfficientNet), one plane at a time; the bias and the
 // activation are applied in registers and y and the activation are written once.
+// - AVX-512 at stride 1 with "same" padding all round on rows that are not whole vectors (28, 14,
+//   7 wide; 56 too without a SiLU; the 5x5 on rows of 8 or fewer): the plane as one run of H W
+//   outputs (plane_flat), the taps off a row's ends masked: no partial vectors at the rows' ends.
 // - AVX-512 with "same" column padding ((K - 1) / 2 on the left: every 3x3 and 5x5 layer of
 //   MobileNet, EfficientNet, UltraFace and YuNet), except the stride-1 5x5: straight from the
 //   input rows (plane_direct), steps of 16 outputs, the shifted taps by valignd of the vectors
@@ -468,6 +471,146 @@ NNXR_AVX512 void planes_direct(const Plane& g, int64_t C, const float* X, const 
   if constexpr (Act != InReg::None) _mm_sfence();
 }
 
+// ---- AVX-512 stride 1 with "same" padding: the plane as one run of H W floats ----
+
+// x[j, j + 16) of a plane of n floats, the lanes outside [0, n) zero (the rows above and below).
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 flat16(const float* x, int64_t j, int64_t n) {
+  if (j >= 0 && j + 16 <= n) return _mm512_loadu_ps(x + j);
+  if (j + 16 <= 0 || j >= n) return _mm512_setzero_ps();
+  const __mmask16 k = static_cast<__mmask16>(avx512::lanes(n - j) & ~avx512::lanes(-j));
+  return _mm512_maskz_loadu_ps(k, x + j);
+}
+
+// The columns of the 16 outputs of a vector (flat index mod W), advanced by 16 outputs.
+[[gnu::always_inline]] NNXR_AVX512 inline __m512i next_cols(__m512i col, __m512i inc, __m512i w) {
+  const __m512i t = _mm512_add_epi32(col, inc);
+  return _mm512_mask_sub_epi32(t, _mm512_cmpge_epi32_mask(t, w), t, w);
+}
+
+// One step: outputs [i, i + 16 V) of the flat plane into r[0, V). The taps of kernel row ki read
+// the plane at flat offset (ki - R) W: st[ki] holds its vectors at i - 16 (pv) and i (cv),
+// advanced past the step. col[v]: the columns of output vector v; a tap whose column falls off
+// the row is masked off (it would read the end of the row before or the start of the next).
+template <int K, int V>
+[[gnu::always_inline]] NNXR_AVX512 inline void flat_step(const float* x, int64_t n, int64_t W, RowState* st, int64_t i, const __m512* wv, __m512 bv,
+                                                         const __m512i* col, __m512i wlast, __m512* r) {
+  constexpr int R = (K - 1) / 2;
+  __mmask16 left[V][R + 1], right[V][R + 1];  // [v][d]: tap d columns left (right) of the output is in the row
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v)
+#pragma GCC unroll 2
+    for (int d = 1; d <= R; ++d) {
+      left[v][d] = _mm512_cmpge_epi32_mask(col[v], _mm512_set1_epi32(d));
+      right[v][d] = _mm512_cmple_epi32_mask(col[v], _mm512_sub_epi32(wlast, _mm512_set1_epi32(d)));
+    }
+  __m512 acc[K][V];
+#pragma GCC unroll 8
+  for (int ki = 0; ki < K; ++ki) {
+    RowState& t = st[ki];
+    const int64_t off = (ki - R) * W;
+    __m512 c[V + 2];
+    c[0] = t.pv;
+    c[1] = t.cv;
+#pragma GCC unroll 2
+    for (int v = 1; v <= V; ++v) c[v + 1] = flat16(x, i + off + 16 * v, n);
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      __m512 a = _mm512_mul_ps(wv[K * ki + R], c[v + 1]);
+#pragma GCC unroll 4
+      for (int d = 1; d <= R; ++d) {
+        a = _mm512_mask3_fmadd_ps(wv[K * ki + R - d], before(c[v + 1], c[v], d), a, left[v][d]);
+        a = _mm512_mask3_fmadd_ps(wv[K * ki + R + d], avx512::shifted(c[v + 1], c[v + 2], d), a, right[v][d]);
+      }
+      acc[ki][v] = a;
+    }
+    t.pv = c[V];
+    t.cv = c[V + 1];
+  }
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    __m512 sum = _mm512_add_ps(bv, acc[0][v]);
+#pragma GCC unroll 8
+    for (int ki = 1; ki < K; ++ki) sum = _mm512_add_ps(sum, acc[ki][v]);
+    r[v] = sum;
+  }
+}
+
+// One plane at stride 1 with (K - 1) / 2 rows and columns of padding on each side (output plane =
+// input plane): the H W outputs as one run in steps of 16 V, whatever W is. Output j reads input
+// j + (ki - R) W + (kj - R); the taps whose column falls off the row are masked off, and the
+// vectors of the rows above and below the plane load as 0. No per-row steps: narrow rows (14, 7)
+// fill whole vectors, rows that are not whole vectors (56, 28) cost no partial steps, and the
+// stores are of whole vectors (streamed when the plane is whole cache lines on a line).
+template <InReg Act, int K, int V>
+NNXR_AVX512 void plane_flat(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend,
+                            const ActParams& ap) {
+  constexpr int R = (K - 1) / 2;  // rows (and columns) of padding
+  const int64_t W = g.W, n = g.H * g.W;
+  __m512 wv[K * K];
+#pragma GCC unroll 32
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  const __m512 bv = _mm512_set1_ps(bias);
+  const bool stream = Act != InReg::None && n % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0 &&
+                      (Act != InReg::SiLU || reinterpret_cast<uintptr_t>(z) % 64 == 0);
+  alignas(64) int32_t first[16];
+  for (int l = 0; l < 16; ++l) first[l] = static_cast<int32_t>(l % W);
+  const __m512i wvec = _mm512_set1_epi32(static_cast<int32_t>(W)), wlast = _mm512_set1_epi32(static_cast<int32_t>(W - 1)),
+                inc = _mm512_set1_epi32(static_cast<int32_t>(16 % W));
+  __m512i col[V];
+  col[0] = _mm512_load_si512(first);
+  RowState st[K];
+#pragma GCC unroll 8
+  for (int ki = 0; ki < K; ++ki) {
+    st[ki].pv = flat16(x, (ki - R) * W - 16, n);
+    st[ki].cv = flat16(x, (ki - R) * W, n);
+  }
+  auto at = [](auto* p, int64_t o) { return p ? p + o : nullptr; };
+  __m512 r[V];
+  int64_t i = 0;
+  for (; i + 16 * (V - 1) < n; i += 16 * V) {
+#pragma GCC unroll 2
+    for (int v = 1; v < V; ++v) col[v] = next_cols(col[v - 1], inc, wvec);
+    flat_step<K, V>(x, n, W, st, i, wv, bv, col, wlast, r);
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      const int64_t o = i + 16 * v;
+      avx512::store<Act>(y + o, at(z, o), at(z2, o), at(addend, o), r[v], avx512::lanes(n - o), stream, ap);
+    }
+    col[0] = next_cols(col[V - 1], inc, wvec);
+  }
+  if (i < n) {
+    flat_step<K, 1>(x, n, W, st, i, wv, bv, col, wlast, r);
+    avx512::store<Act>(y + i, at(z, i), at(z2, i), at(addend, i), r[0], avx512::lanes(n - i), stream, ap);
+  }
+}
+
+template <InReg Act, int K>
+NNXR_AVX512 void planes_flat(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y, const EpilogueOut& act, int64_t b,
+                             int64_t e) {
+  const ActParams ap = avx2::act_params(act.epi);
+  const int64_t P = g.OH * g.OW;
+  const bool none = Act == InReg::None;
+  for (int64_t p = b; p < e; ++p) {
+    const int64_t c = p % C;
+    plane_flat<Act, K, K == 3 ? 2 : 1>(g, X + p * P, W + K * K * c, B ? B[c] : 0.f, Y + p * P, none ? nullptr : act.z1 + p * P,
+                                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap);
+  }
+  if constexpr (Act != InReg::None) _mm_sfence();
+}
+
+// The stride-1 3x3 and 5x5 whose output plane is the input plane ((K - 1) / 2 padding all round).
+void depthwise_flat_avx512(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                           const EpilogueOut& act) {
+  const int64_t K = g.kernel[0];
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
+      if (K == 5) planes_flat<Act, 5>(p, g.C, X, W, B, Y, act, b, e);
+      else planes_flat<Act, 3>(p, g.C, X, W, B, Y, act, b, e);
+    });
+  });
+}
+
 // The 3x3 at stride 1 or 2 and the 5x5 at stride 2, with (K - 1) / 2 columns of padding on the left.
 void depthwise_direct_avx512(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                              const EpilogueOut& act) {
@@ -512,6 +655,13 @@ void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const 
   // Else 5x5 and stride-1 3x3 from copied rows. Stride-2 3x3 with other paddings: the AVX2 kernel
   // on either set (on Zen 4 the AVX-512 copied-row one measured 0.95-1.1x its time).
   const bool silu_split_rows = act.epi && act.epi->kind == Epilogue::Kind::SiLU && p.stride == 1 && p.W > 16 && p.W % 16 != 0;
+  // Stride 1 with "same" padding all round, on AVX-512: the plane as one run (depthwise_flat_avx512)
+  // where its rows are not whole vectors, the 3x3 except with a SiLU on rows wider than 16 and the
+  // 5x5 on rows of 8 or fewer (on Zen 4 the 5x5 on 14-wide rows and EfficientNet's SiLU 3x3 on
+  // 56-wide ones measured 1.1x slower that way; rows of whole vectors, 1.1-1.3x).
+  const int64_t R = (g.kernel[0] - 1) / 2;
+  const bool same = p.stride == 1 && p.ph == R && p.pw == R && p.OH == p.H && p.OW == p.W && p.W % 16 != 0;
+  if (cpu_has_avx512() && same && (g.kernel[0] == 3 ? !silu_split_rows : p.W <= 8)) return depthwise_flat_avx512(g, p, X, W, B, Y, pool, act);
   if (cpu_has_avx512() && p.pw == (g.kernel[0] - 1) / 2 && (g.kernel[0] == 3 || p.stride == 2) && !silu_split_rows)
     return depthwise_direct_avx512(g, p, X, W, B, Y, pool, act);
   if (cpu_has_avx512() && (g.kernel[0] == 5 || p.stride == 1)) return depthwise_avx512(g, p, X, W, B, Y, pool, act);

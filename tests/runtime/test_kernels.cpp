@@ -553,6 +553,15 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
                             geom(1, 4, 1, one, one, {2, 8}), geom(1, 2, 2, one, one, {16, 48}), geom(1, 2, 2, one, one, {120, 160}),
                             geom(1, 3, 2, one, one, {56, 56}), geom(1, 2, 1, one, one, {7, 7}), geom(1, 2, 2, one, one, {15, 33})})
     for (int k = 0; k < 5; ++k) check(g, iter++);
+  // Stride 1 with "same" padding (AVX-512: the plane as one run of H W outputs): rows narrower
+  // and wider than a vector, not whole vectors, a plane of one row or one column, planes whose
+  // run ends in a partial vector; the taps off the row's ends masked, the rows above and below 0.
+  auto same_planes = [&](int64_t k) {
+    const std::vector<int64_t> p{k / 2, k / 2};
+    for (int64_t w : {1, 2, 3, 5, 7, 8, 13, 14, 16, 17, 20, 28, 31, 33, 56})
+      for (int64_t h : {1, 2, 3, 7, 9}) check(geom(1 + (w + h) % 2, 2, 1, p, p, {h, w}, k), iter++);
+  };
+  same_planes(3);
   if (GetParam() < Isa::Avx512) return;
   // 5x5 (AVX-512): every padding up to 4, and EfficientNet's planes with its padding of 2.
   for (int i = 0; i < 60; ++i, ++iter) {
@@ -569,6 +578,7 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
   for (const ConvGeom& g : {geom(1, 2, 2, two, two, {112, 112}, 5), geom(1, 3, 1, two, two, {28, 28}, 5), geom(1, 2, 2, two, two, {56, 56}, 5),
                             geom(1, 2, 1, two, two, {14, 14}, 5), geom(1, 2, 1, two, two, {7, 7}, 5), geom(1, 2, 2, two, two, {29, 31}, 5)})
     for (int k = 0; k < 5; ++k) check(g, iter++);
+  same_planes(5);
 }
 
 // gemm_packed on its own: row counts that are not a multiple of the panel, column tails, a
