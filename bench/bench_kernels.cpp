@@ -29,6 +29,10 @@
 //                         and the product written; same counters as big/), and sigmoid/N/ISA:
 //                         the Sigmoid kernel alone over N floats (counter ms, thread CPU time);
 //                         efficientnet/dwKxK/...: its depthwise layers, with their SiLU too
+//   lanes/1x1/CxHxW->M+ACT/ISA  the 1x1 layers on 7x7 and 14x14 planes of EfficientNet-B0 and
+//                         MobileNet v2 with their fused activation (none, SiLU, Clip(0, 6)), as the
+//                         Conv kernel runs them at one thread (gemm_lanes where gemm_lanes_wins);
+//                         counters ms = thread CPU time per call, lanes = 1 where gemm_lanes ran
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -346,6 +350,54 @@ bool takes_thin_kernel(const ConvGeom& g) {
   return applies;
 }
 
+// One 1x1 layer at one thread on `isa`, with epilogue e (null: none), as the Conv kernel runs it:
+// thread CPU ms per call, and whether gemm_lanes took it.
+void run_lanes_layer(benchmark::State& state, ConvGeom g, Isa isa, const Epilogue* e) {
+  if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
+  const Isa previous = active_isa();
+  set_active_isa(isa);
+  ThreadPool pool(1);
+  const GemmPool use(pool);
+  const int64_t Kdim = g.C, P = g.out[0] * g.out[1];
+  const auto x = random_floats(static_cast<size_t>(g.C * g.in[0] * g.in[1]), 1);
+  const auto w = random_floats(static_cast<size_t>(g.M * Kdim), 2);
+  const auto b = random_floats(static_cast<size_t>(g.M), 3);
+  const int64_t n = g.M * P;
+  Floats y(static_cast<size_t>(n)), z(e ? static_cast<size_t>(n) : 0), z2(e && e->kind == Epilogue::Kind::SiLU ? static_cast<size_t>(n) : 0);
+  const EpilogueOut act{e, z.empty() ? nullptr : z.data(), z2.empty() ? nullptr : z2.data()};
+  const auto packed = gemm_packed_available() ? pack_conv_weights(w.data(), g.M, g.group, Kdim) : std::vector<PackedA>{};
+  double seconds = 0;
+  for (auto _ : state) {
+    const double t0 = thread_seconds();
+    conv_auto(g, x.data(), w.data(), b.data(), y.data(), pool, act, packed.empty() ? nullptr : &packed);
+    seconds += thread_seconds() - t0;
+    benchmark::DoNotOptimize(y.data());
+  }
+  const bool lanes = !packed.empty() && gemm_lanes_wins(g.M, P, Kdim, P);
+  set_active_isa(previous);
+  state.counters["flop/s"] = benchmark::Counter(2.0 * static_cast<double>(n * Kdim), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ms"] = state.iterations() ? 1e3 * seconds / static_cast<double>(state.iterations()) : 0;
+  state.counters["lanes"] = lanes ? 1 : 0;
+}
+
+// The 1x1 layers of EfficientNet-B0 and MobileNet v2 (224x224) on 7x7 and 14x14 planes.
+void register_lanes() {
+  static const Epilogue silu{Epilogue::Kind::SiLU}, clip{Epilogue::Kind::Clip, 0.f, 6.f, 0.f};
+  struct Layer {
+    int64_t C, H, M;
+    const Epilogue* e;
+    const char* act;
+  };
+  const Layer layers[] = {{192, 7, 1152, &silu, "silu"}, {1152, 7, 320, nullptr, "none"}, {112, 14, 672, &silu, "silu"},
+                          {672, 14, 112, nullptr, "none"}, {160, 7, 960, &clip, "clip"},  {960, 7, 160, nullptr, "none"}};
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    for (const Layer& l : layers) {
+      const std::string name = "lanes/1x1/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.H) + "->" + std::to_string(l.M) + "+" +
+                               l.act + "/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), run_lanes_layer, geom(l.C, l.H, l.M, 1, 1, 1), isa, l.e)->Unit(benchmark::kMicrosecond);
+    }
+}
+
 void register_all() {
   struct Layer {
     int64_t C, H, M, k, s, group;
@@ -461,6 +513,7 @@ void register_all() {
     benchmark::RegisterBenchmark(("efficientnet/sigmoid/1204224/" + std::string(isa_name(isa))).c_str(), run_sigmoid, int64_t{96 * 112 * 112}, isa)
         ->Unit(benchmark::kMicrosecond);
   }
+  register_lanes();
   for (int threads : {1, 2})
     benchmark::RegisterBenchmark(("memory/keep-all/t" + std::to_string(threads)).c_str(), run_keep_all, threads)->Unit(benchmark::kMillisecond)->UseRealTime();
 }

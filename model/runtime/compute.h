@@ -172,7 +172,8 @@ void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64
 
 // Products with few columns (the 7x7 and 14x14 planes of the last stages) with the rows in the
 // vector lanes: tiles of 32 rows x 14 or 7 columns, which 49 and 196 columns fill exactly
-// (gemm_packed's 32-column tiles fill 49 of 64 lanes there), stored by scatter. AVX-512 only.
+// (gemm_packed's 32-column tiles fill 49 of 64 lanes there), stored as rows through an
+// in-register transpose. AVX-512 only.
 // Whether it beats gemm_packed for M rows x N columns x K, written with row stride ldc:
 bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K, int64_t ldc);
 constexpr int64_t kLaneRows = 32;

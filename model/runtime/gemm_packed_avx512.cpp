@@ -261,29 +261,107 @@ NNXR_AVX512 void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16
 
 constexpr int kLaneCols = 14;  // two groups of 7: 28 accumulators, A read once for 14 columns
 
-// Tile rows [0, 32) (lanes kr0, kr1 valid) x NC columns: acc (j, v) = rows 16 v .. 16 v + 15 of
-// column j. Stored out of line by scatter (row r of column j at y + r ldc + j).
+// The 16 x 16 transpose of in (in[j] lane r -> out[r] lane j): pairs of lanes by unpcklps /
+// unpckhps, fours by unpcklpd / unpckhpd (row 4 L + k, columns 4 i .. 4 i + 3 in 128-bit lane L
+// of u[4 i + k]), then the 4 x 4 transpose of the 128-bit lanes by vshuff32x4.
+// (The maskz forms with every lane: the same instructions, without GCC 12's false
+// -Wuninitialized on the plain forms' undefined pass-through operand.)
+constexpr __mmask16 kAll = 0xffff;
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 unpacklo(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(kAll, a, b); }
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 unpackhi(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(kAll, a, b); }
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 unpacklo2(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 unpackhi2(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+template <int Imm>
+[[gnu::always_inline]] NNXR_AVX512 inline __m512 shuffle4(__m512 a, __m512 b) {
+  return _mm512_maskz_shuffle_f32x4(kAll, a, b, Imm);
+}
+
+[[gnu::always_inline]] NNXR_AVX512 inline void quads(const __m512 (&in)[16], int groups, __m512 (&u)[16]) {
+  for (int i = 0; i < groups; ++i) {
+    const __m512 a = unpacklo(in[4 * i], in[4 * i + 1]), b = unpackhi(in[4 * i], in[4 * i + 1]);
+    const __m512 c = unpacklo(in[4 * i + 2], in[4 * i + 3]), d = unpackhi(in[4 * i + 2], in[4 * i + 3]);
+    u[4 * i] = unpacklo2(a, c);
+    u[4 * i + 1] = unpackhi2(a, c);
+    u[4 * i + 2] = unpacklo2(b, d);
+    u[4 * i + 3] = unpackhi2(b, d);
+  }
+}
+
+// Rows [0, rows) of one half (16 rows, lanes of acc[j]) x NC columns stored as rows of NC floats
+// at y + r ld (and the epilogue's z1, z2; Add's addend read as rows), through the in-register
+// transpose instead of one scatter per column and output (and a gather for the addend). The
+// epilogue is computed on the transposed rows: the same function of each element.
 template <InReg Act, int NC>
-[[gnu::noinline]] NNXR_AVX512 void store_lanes(const __m512 (&acc)[kLaneCols][2], const TileOut& o, __mmask16 kr0, __mmask16 kr1) {
-  const __m512i step = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(static_cast<int>(o.ld)));
-  const __m512i idx[2] = {step, _mm512_add_epi32(step, _mm512_set1_epi32(static_cast<int>(16 * o.ld)))};
-  const __mmask16 kr[2] = {kr0, kr1};
-  for (int j = 0; j < NC; ++j)
-    for (int v = 0; v < 2; ++v) {
-      if (!kr[v]) continue;
-      const __m512 y = acc[j][v];
-      _mm512_mask_i32scatter_ps(o.y + j, kr[v], idx[v], y, 4);
-      if constexpr (Act == InReg::None) continue;
-      __m512 a = avx512::activate<Act>(y, o.p);
-      if constexpr (Act == InReg::Add) a = _mm512_add_ps(y, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kr[v], idx[v], o.addend + j, 4));
-      _mm512_mask_i32scatter_ps(o.z1 + j, kr[v], idx[v], a, 4);
-      if constexpr (Act == InReg::SiLU) _mm512_mask_i32scatter_ps(o.z2 + j, kr[v], idx[v], _mm512_mul_ps(y, a), 4);
+NNXR_AVX512 void store_rows(const __m512 (&acc)[kLaneCols][2], int v, const TileOut& o, int64_t at, int rows) {
+  __m512 in[16], u[16];
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; ++j) in[j] = j < NC ? acc[j][v] : _mm512_setzero_ps();
+  const int64_t ld = o.ld;
+  if constexpr (NC > 8) {
+    quads(in, 4, u);
+    const __mmask16 k = avx512::lanes(NC);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) {
+      const __m512 v0 = shuffle4<0x44>(u[q], u[4 + q]), v1 = shuffle4<0xee>(u[q], u[4 + q]);
+      const __m512 v2 = shuffle4<0x44>(u[8 + q], u[12 + q]), v3 = shuffle4<0xee>(u[8 + q], u[12 + q]);
+      const __m512 out[4] = {shuffle4<0x88>(v0, v2), shuffle4<0xdd>(v0, v2), shuffle4<0x88>(v1, v3), shuffle4<0xdd>(v1, v3)};
+#pragma GCC unroll 4
+      for (int l = 0; l < 4; ++l) {
+        const int r = 4 * l + q;
+        if (r >= rows) break;
+        const int64_t off = at + r * ld;
+        avx512::store<Act>(o.y + off, o.z1 ? o.z1 + off : nullptr, o.z2 ? o.z2 + off : nullptr, o.addend ? o.addend + off : nullptr, out[l], k, false,
+                           o.p);
+      }
     }
+  } else {
+    // 8 columns: two rows of 8 floats a vector (rows q and 4 + q, then 8 + q and 12 + q).
+    quads(in, 2, u);
+    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    const __mmask8 k = static_cast<__mmask8>((1u << NC) - 1u);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int ra = 8 * h + q, rb = ra + 4;
+        if (ra >= rows) continue;
+        const __m512 y = _mm512_permutex2var_ps(u[q], h ? hi : lo, u[4 + q]);
+        const __mmask8 kb = rb < rows ? k : 0;
+        const int64_t a0 = at + ra * ld, b0 = at + rb * ld;
+        _mm256_mask_storeu_ps(o.y + a0, k, _mm512_castps512_ps256(y));
+        _mm256_mask_storeu_ps(o.y + b0, kb, _mm512_extractf32x8_ps(y, 1));
+        if constexpr (Act == InReg::None) continue;
+        __m512 z = avx512::activate<Act>(y, o.p);
+        if constexpr (Act == InReg::Add)
+          z = _mm512_add_ps(y, _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_maskz_loadu_ps(k, o.addend + a0)), _mm256_maskz_loadu_ps(kb, o.addend + b0), 1));
+        _mm256_mask_storeu_ps(o.z1 + a0, k, _mm512_castps512_ps256(z));
+        _mm256_mask_storeu_ps(o.z1 + b0, kb, _mm512_extractf32x8_ps(z, 1));
+        if constexpr (Act == InReg::SiLU) {
+          const __m512 p = _mm512_mul_ps(y, z);  // as the Mul kernel
+          _mm256_mask_storeu_ps(o.z2 + a0, k, _mm512_castps512_ps256(p));
+          _mm256_mask_storeu_ps(o.z2 + b0, kb, _mm512_extractf32x8_ps(p, 1));
+        }
+      }
+  }
+}
+
+// Tile rows [0, rows) (of 32) x NC columns: acc (j, v) = rows 16 v .. 16 v + 15 of column j.
+// Stored out of line (keeps the accumulators in registers in the loop), row by row.
+template <InReg Act, int NC>
+[[gnu::noinline]] NNXR_AVX512 void store_lanes(const __m512 (&acc)[kLaneCols][2], const TileOut& o, int rows) {
+  store_rows<Act, NC>(acc, 0, o, 0, std::min(rows, 16));
+  if (rows > 16) store_rows<Act, NC>(acc, 1, o, 16 * o.ld, rows - 16);
 }
 
 // One tile: a = the block's rows, k-major (32 a step), b = NC columns k-major (16 a step).
 template <InReg Act, int NC>
-NNXR_AVX512 void lane_tile(const float* a, const float* b, int64_t K, const float* bias, const TileOut& o, __mmask16 kr0, __mmask16 kr1) {
+NNXR_AVX512 void lane_tile(const float* a, const float* b, int64_t K, const float* bias, const TileOut& o, int rows) {
+  const __mmask16 kr0 = avx512::lanes(rows), kr1 = avx512::lanes(rows - 16);
   __m512 acc[kLaneCols][2];
   const __m512 bias0 = _mm512_maskz_loadu_ps(kr0, bias), bias1 = _mm512_maskz_loadu_ps(kr1, bias + 16);
 #pragma GCC unroll 14
@@ -300,7 +378,7 @@ NNXR_AVX512 void lane_tile(const float* a, const float* b, int64_t K, const floa
       acc[j][1] = _mm512_fmadd_ps(a1, bj, acc[j][1]);
     }
   }
-  store_lanes<Act, NC>(acc, o, kr0, kr1);
+  store_lanes<Act, NC>(acc, o, rows);
 }
 
 const float* lane_rows(const PackedA& a) {
@@ -315,6 +393,12 @@ const float* lane_rows(const PackedA& a) {
     }
   });
   return c.data.data();
+}
+
+// Columns [0, nc) of B (K rows, stride ldb) k-major, 16 a step: one masked load and store a row.
+NNXR_AVX512 void copy_tile_columns(const float* B, int64_t ldb, int64_t K, int nc, float* dst) {
+  const __mmask16 k = avx512::lanes(nc);
+  for (int64_t r = 0; r < K; ++r, B += ldb, dst += 16) _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(k, B));
 }
 
 template <InReg Act>
@@ -332,8 +416,7 @@ void run_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t
     // Tiles of 14 columns, and of 7 where 14 would leave a narrow last tile (49 = 14 + 14 + 14 + 7).
     const int64_t left = n1 - j;
     const int nc = static_cast<int>(left >= 21 || left == 14 ? 14 : std::min<int64_t>(7, left));
-    for (int64_t k = 0; k < K; ++k)
-      for (int c = 0; c < nc; ++c) bt[static_cast<size_t>(k * 16 + c)] = B[k * ldb + j + c];
+    copy_tile_columns(B + j, ldb, K, nc, bt.data());
     for (int64_t blk = b0; blk < b1; ++blk) {
       const int64_t m0 = blk * kLaneRows;
       const int64_t valid = std::min<int64_t>(kLaneRows, a.M - m0);
@@ -346,16 +429,16 @@ void run_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t
       o.z2 = z2 ? z2 + at : nullptr;
       o.addend = addend ? addend + at : nullptr;
       const float* ab = rows + blk * K * kLaneRows;
-      const __mmask16 kr0 = avx512::lanes(valid), kr1 = avx512::lanes(valid - 16);
+      const int rows_valid = static_cast<int>(valid);
       switch (nc) {
-        case 14: lane_tile<Act, 14>(ab, bt.data(), K, bias, o, kr0, kr1); break;
-        case 7: lane_tile<Act, 7>(ab, bt.data(), K, bias, o, kr0, kr1); break;
-        case 6: lane_tile<Act, 6>(ab, bt.data(), K, bias, o, kr0, kr1); break;
-        case 5: lane_tile<Act, 5>(ab, bt.data(), K, bias, o, kr0, kr1); break;
-        case 4: lane_tile<Act, 4>(ab, bt.data(), K, bias, o, kr0, kr1); break;
-        case 3: lane_tile<Act, 3>(ab, bt.data(), K, bias, o, kr0, kr1); break;
-        case 2: lane_tile<Act, 2>(ab, bt.data(), K, bias, o, kr0, kr1); break;
-        default: lane_tile<Act, 1>(ab, bt.data(), K, bias, o, kr0, kr1); break;
+        case 14: lane_tile<Act, 14>(ab, bt.data(), K, bias, o, rows_valid); break;
+        case 7: lane_tile<Act, 7>(ab, bt.data(), K, bias, o, rows_valid); break;
+        case 6: lane_tile<Act, 6>(ab, bt.data(), K, bias, o, rows_valid); break;
+        case 5: lane_tile<Act, 5>(ab, bt.data(), K, bias, o, rows_valid); break;
+        case 4: lane_tile<Act, 4>(ab, bt.data(), K, bias, o, rows_valid); break;
+        case 3: lane_tile<Act, 3>(ab, bt.data(), K, bias, o, rows_valid); break;
+        case 2: lane_tile<Act, 2>(ab, bt.data(), K, bias, o, rows_valid); break;
+        default: lane_tile<Act, 1>(ab, bt.data(), K, bias, o, rows_valid); break;
       }
     }
     j += nc;
@@ -382,10 +465,16 @@ double fill(int64_t n, int64_t tile) { return static_cast<double>(n) / static_ca
 
 bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K, int64_t ldc) {
   if (!cpu_has_avx512() || M < 16 || N <= 0 || K <= 0 || ldc > (int64_t{1} << 24)) return false;
-  // Filled lanes of the two tilings (7-column tiles where 14 do not divide), less the scattered
-  // stores: about 25 / K of a tile's time.
-  const double lanes = fill(N, 7) * fill(M, kLaneRows) * (1.0 - 25.0 / static_cast<double>(K));
-  return lanes > fill(N, kCols) * fill(M, kPanelRows) + 0.03;
+  // Filled lanes of the two tilings (7-column tiles where 14 do not divide), the lanes tiling's
+  // less its transposing stores (about 4 / K of a tile's time), and it must beat the other by
+  // 15%, the more time it takes per filled lane. Measured on AMD EPYC Zen 4 (bench_kernels
+  // lanes/, thread CPU time, both tilings forced): on 7x7 planes, rows in whole blocks, the lanes
+  // win by 19-23% at K = 160-1152, 11-14% at K = 64 and 7% at K = 32, tie at K = 16; on 14x14
+  // planes, where 32-column tiles fill 196 of 224 lanes, they lose by 3-9% at K = 32-64 and on
+  // partial row blocks, tie at K = 80-112 and win by 3-4% at most (96 rows: 3 row blocks, which
+  // two threads split 2 + 1), so those stay on gemm_packed.
+  const double lanes = fill(N, 7) * fill(M, kLaneRows) * (1.0 - 4.0 / static_cast<double>(K));
+  return lanes > 1.15 * fill(N, kCols) * fill(M, kPanelRows);
 }
 
 void gemm_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {

@@ -617,7 +617,7 @@ TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
   }
 }
 
-// gemm_lanes (rows in the vector lanes, scattered stores): partial row blocks, column tails, a
+// gemm_lanes (rows in the vector lanes, transposed stores): partial row blocks, column tails, a
 // column range inside a wider C, a range of row blocks, bias and each epilogue.
 TEST_P(RuntimeKernels, GemmLanesMatchesNaive) {
   if (!gemm_lanes_wins(64, 49, 512, 49)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
@@ -654,6 +654,50 @@ TEST_P(RuntimeKernels, GemmLanesMatchesNaive) {
     expect_close(z, refz, K, what + " epilogue " + std::to_string(static_cast<int>(e.kind)));
     if (e.kind == Epilogue::Kind::SiLU) expect_close(zz, refzz, K, what + " silu");
   }
+}
+
+// gemm_lanes on the planes it is for and ragged ones: 7, 14, 49 and 196 columns and odd counts
+// (tiles of 14, of 7 and the 1-6 column tails), rows in partial blocks of 32 (under 16, 16-31 and
+// past a whole block), with no epilogue, Relu, Clip, SiLU and Add: every element of y and of the
+// epilogue's outputs against the naive product, and nothing written outside [M, N).
+TEST_P(RuntimeKernels, GemmLanesPlanesAndEpilogues) {
+  if (!gemm_lanes_wins(64, 49, 512, 49)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
+  const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::SiLU, Epilogue::Kind::Add};
+  int seed = 0;
+  for (const int64_t N : {7, 14, 49, 196, 1, 5, 13, 23, 33})
+    for (const int64_t M : {9, 16, 32, 45, 100})
+      for (int kind = -1; kind < 4; ++kind) {
+        const int64_t K = 17 + 11 * (seed % 5), ldc = N + (seed % 3 == 0 ? 3 : 0);
+        ++seed;
+        const auto a = test::random_floats(static_cast<size_t>(M * K), 3300 + seed);
+        const auto bm = test::random_floats(static_cast<size_t>(K * N), 3400 + seed);
+        const auto bias = test::random_floats(static_cast<size_t>(M), 3500 + seed);
+        Epilogue e;
+        if (kind >= 0) e.kind = kinds[kind];
+        e.lo = 0.f;
+        e.hi = 0.5f;
+        std::vector<float> c(static_cast<size_t>(M * ldc + 20), 123.f), z(c.size(), 123.f), zz(c.size(), 123.f);
+        const auto addend = test::random_floats(c.size(), 3600 + seed);
+        const EpilogueOut act{kind >= 0 ? &e : nullptr, kind >= 0 ? z.data() : nullptr, e.kind == Epilogue::Kind::SiLU && kind >= 0 ? zz.data() : nullptr,
+                              addend.data()};
+        const PackedA pa = pack_a(a.data(), M, K, K);
+        gemm_lanes(pa, 0, lane_blocks(M), bm.data(), N, 0, N, GemmOut{c.data(), ldc, bias.data(), &act, 0});
+        std::vector<float> ref(c.size(), 123.f), refz(c.size(), 123.f), refzz(c.size(), 123.f);
+        gemm_naive(false, false, M, N, K, 1.f, a.data(), K, bm.data(), N, 0.f, ref.data(), ldc);
+        for (size_t i = 0; i < ref.size(); ++i) {
+          const int64_t m = static_cast<int64_t>(i) / ldc, j = static_cast<int64_t>(i) % ldc;
+          if (m >= M || j >= N) {
+            ref[i] = 123.f;
+            continue;
+          }
+          ref[i] += bias[static_cast<size_t>(m)];
+          if (kind >= 0) epilogue_naive(e, &ref[i], &refz[i], &refzz[i], 1, &addend[i]);
+        }
+        const std::string what = "gemm_lanes M" + std::to_string(M) + " N" + std::to_string(N) + " K" + std::to_string(K) + " epilogue " + std::to_string(kind);
+        expect_close(c, ref, K, what);
+        expect_close(z, refz, K, what + " z1");
+        expect_close(zz, refzz, K, what + " z2");
+      }
 }
 
 namespace {
