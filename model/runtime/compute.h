@@ -223,9 +223,9 @@ void conv_im2col_f16(const ConvGeom& g, const uint16_t* X, const std::vector<Pac
 // Spatial rank 1 or 2, group == C == M: a direct kernel.
 void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                     const EpilogueOut& act = {});
-// Spatial rank 2, group == C == M, a 3x3 kernel (AVX2 + FMA) or a 3x3 or 5x5 kernel (AVX-512)
-// with dilation 1 and stride 1 or 2 (both dims): from zero-padded row copies, with the epilogue
-// in registers.
+// Spatial rank 2, group == C == M, a 3x3 or 5x5 kernel (AVX2 + FMA or AVX-512) with dilation 1
+// and stride 1 or 2 (both dims), padding under K: from the input rows or zero-padded row copies,
+// with the epilogue in registers.
 bool conv_depthwise3x3_applies(const ConvGeom& g);
 void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                        const EpilogueOut& act = {});

@@ -1,5 +1,5 @@
 // The 3x3 depthwise convolution of mobile and detection networks (stride 1 or 2, dilation 1, any
-// padding), and on AVX-512 also the 5x5 one (EfficientNet), one plane at a time; the bias and the
+// padding), and the 5x5 one (EfficientNet), one plane at a time; the bias and the
 // activation are applied in registers and y and the activation are written once.
 // - AVX-512 at stride 1 with "same" padding all round on rows that are not whole vectors (28, 14,
 //   7 wide; 56 too without a SiLU; the 5x5 on rows of 8 or fewer): the plane as one run of H W
@@ -9,8 +9,8 @@
 //   input rows (plane_direct), steps of 16 outputs, the shifted taps by valignd of the vectors
 //   of consecutive steps and stride 2's even and odd columns by vpermt2ps: no copy of the input.
 // - Otherwise each input row is copied once into a zero-padded row (stride 2: split into its even
-//   and odd columns), so that the taps of a step of outputs are vector loads of those rows. AVX2:
-//   steps of 16 outputs (two 8-float vectors). AVX-512 (the stride-1 5x5, and other paddings):
+//   and odd columns), so that the taps of a step of outputs are vector loads of those rows. AVX2
+//   (3x3 and 5x5): steps of 16 outputs (two 8-float vectors). AVX-512 (the stride-1 5x5, and other paddings):
 //   steps of 32 outputs (two 16-float vectors) from aligned loads of the rows, shifted by valignd;
 //   the row's end one or two vectors with masked stores (a 7- or 14-wide plane is one vector a
 //   row).
@@ -29,7 +29,7 @@ namespace nnxr::runtime {
 bool conv_depthwise3x3_applies(const ConvGeom& g) {
   if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group <= 1 || g.group != g.C || g.M != g.C) return false;
   const int64_t s = g.stride[0], k = g.kernel[0];
-  if (!(k == 3 || (k == 5 && cpu_has_avx512()))) return false;
+  if (k != 3 && k != 5) return false;
   return g.kernel[1] == k && g.dilation[0] == 1 && g.dilation[1] == 1 && g.stride[1] == s && (s == 1 || s == 2) && g.pad_begin[0] < k &&
          g.pad_begin[1] < k;
 }
@@ -106,29 +106,36 @@ inline int64_t row_length(const Plane& p, int64_t K, int64_t step, int64_t vec, 
   return (need + vec - 1) / vec * vec;
 }
 
-// Outputs [ow, ow + 8 V) of one output row into r[0, V): the bias plus the taps of the three
+// Outputs [ow, ow + 8 V) of one output row into r[0, V): the bias plus the K x K taps of the K
 // prepared input rows src (stride 2: their even halves, the odd ones L floats further).
-template <int Stride, int V>
+template <int Stride, int K, int V>
 __attribute__((target("avx2,fma"), always_inline)) inline void taps(const float* const* src, int64_t L, int64_t ow, const __m256* wv, __m256 bv,
                                                                     __m256* r) {
-  __m256 acc[3][V];
-  for (int ki = 0; ki < 3; ++ki)
+  __m256 acc[K][V];
+#pragma GCC unroll 8
+  for (int ki = 0; ki < K; ++ki)
+#pragma GCC unroll 2
     for (int v = 0; v < V; ++v) {
       const float* p = src[ki] + ow + 8 * v;
       // Stride 1: output ow + j reads padded column ow + j + kj. Stride 2: padded column
-      // 2 (ow + j) + kj, that is even[ow + j], odd[ow + j], even[ow + j + 1].
-      const float* p1 = Stride == 1 ? p + 1 : p + L;
-      const float* p2 = Stride == 1 ? p + 2 : p + 1;
-      __m256 a = _mm256_mul_ps(wv[3 * ki], _mm256_loadu_ps(p));
-      a = _mm256_fmadd_ps(wv[3 * ki + 1], _mm256_loadu_ps(p1), a);
-      acc[ki][v] = _mm256_fmadd_ps(wv[3 * ki + 2], _mm256_loadu_ps(p2), a);
+      // 2 (ow + j) + kj, that is even[ow + j + kj / 2] for even kj, odd[ow + j + kj / 2] for odd.
+      __m256 a = _mm256_mul_ps(wv[K * ki], _mm256_loadu_ps(p));
+#pragma GCC unroll 8
+      for (int kj = 1; kj < K; ++kj) a = _mm256_fmadd_ps(wv[K * ki + kj], _mm256_loadu_ps(Stride == 1 ? p + kj : p + (kj % 2) * L + kj / 2), a);
+      acc[ki][v] = a;
     }
-  for (int v = 0; v < V; ++v) r[v] = _mm256_add_ps(_mm256_add_ps(bv, acc[0][v]), _mm256_add_ps(acc[1][v], acc[2][v]));
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    __m256 t = _mm256_add_ps(bv, acc[0][v]);
+#pragma GCC unroll 8
+    for (int ki = 1; ki < K; ++ki) t = _mm256_add_ps(t, acc[ki][v]);
+    r[v] = t;
+  }
 }
 
 // One plane: x [H, W] -> y [OH, OW] (and z, the activation, when Act is not None; z2, SiLU's
 // product; addend, Add's addend).
-template <InReg Act, int Stride>
+template <InReg Act, int Stride, int K>
 __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2,
                                                const float* addend, const ActParams& ap, const Rows& prepared) {
   const int64_t L = g.row_len;
@@ -142,21 +149,22 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
       avx2::split_row(x + r * g.W, g.W, g.pw, rows + 2 * r * L, rows + (2 * r + 1) * L);
     }
   }
-  __m256 wv[9];
-  for (int t = 0; t < 9; ++t) wv[t] = _mm256_set1_ps(w[t]);
+  __m256 wv[K * K];
+#pragma GCC unroll 32
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm256_set1_ps(w[t]);
   const __m256 bv = _mm256_set1_ps(bias);
   // Streaming stores only when every row is whole vectors and the plane whole cache lines: y is
   // then written front to back in aligned vectors, all streamed (a line written partly by
   // streaming and partly by ordinary stores is flushed piecemeal, several times slower).
   const bool stream = Act != InReg::None && g.OW % 8 == 0 && g.OH * g.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const float* src[3];
-    tap_rows<3, Stride>(g, prepared, oh, src);
+    const float* src[K];
+    tap_rows<K, Stride>(g, prepared, oh, src);
     const auto [yr, zr, z2r, ar] = out_row(oh, g.OW, y, z, z2, addend);
     int64_t ow = 0;
     __m256 r[2];
     for (; ow + kOut <= g.OW; ow += kOut) {
-      taps<Stride, 2>(src, L, ow, wv, bv, r);
+      taps<Stride, K, 2>(src, L, ow, wv, bv, r);
       avx2::store16(yr + ow, r[0], r[1], stream);
       if constexpr (Act != InReg::None) avx2::store_act<Act>(zr + ow, z2r ? z2r + ow : nullptr, ar ? ar + ow : nullptr, r[0], r[1], ap, kOut);
     }
@@ -164,9 +172,9 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
     const int64_t rest = g.OW - ow;
     if (rest > 0) {
       if (rest > 8) {
-        taps<Stride, 2>(src, L, ow, wv, bv, r);
+        taps<Stride, K, 2>(src, L, ow, wv, bv, r);
       } else {
-        taps<Stride, 1>(src, L, ow, wv, bv, r);
+        taps<Stride, K, 1>(src, L, ow, wv, bv, r);
         r[1] = r[0];  // (not stored)
       }
       if (stream && rest == 8) _mm256_stream_ps(yr + ow, r[0]);
@@ -176,12 +184,12 @@ __attribute__((target("avx2,fma"))) void plane(const Plane& g, const float* x, c
   }
 }
 
-template <InReg Act, int Stride>
+template <InReg Act, int Stride, int K>
 __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y,
                                                 const EpilogueOut& act, int64_t b, int64_t e) {
   const ActParams ap = avx2::act_params(act.epi);
-  each_plane<3>(g, C, X, W, B, Y, act, Act, b, e, [&](const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend, const Rows& rows) {
-    plane<Act, Stride>(g, x, w, bias, y, z, z2, addend, ap, rows);
+  each_plane<K>(g, C, X, W, B, Y, act, Act, b, e, [&](const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend, const Rows& rows) {
+    plane<Act, Stride, K>(g, x, w, bias, y, z, z2, addend, ap, rows);
   });
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }
@@ -665,12 +673,19 @@ void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const 
   if (cpu_has_avx512() && p.pw == (g.kernel[0] - 1) / 2 && (g.kernel[0] == 3 || p.stride == 2) && !silu_split_rows)
     return depthwise_direct_avx512(g, p, X, W, B, Y, pool, act);
   if (cpu_has_avx512() && (g.kernel[0] == 5 || p.stride == 1)) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
-  p.row_len = row_length(p, 3, kOut, 8, p.pw + (p.W + 7) / 8 * 8);  // (copy_row stores whole vectors)
+  const int64_t K = g.kernel[0];
+  p.row_len = row_length(p, K, kOut, 8, p.pw + (p.W + 7) / 8 * 8);  // (copy_row stores whole vectors)
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
-      if (p.stride == 1) planes<Act, 1>(p, g.C, X, W, B, Y, act, b, e);
-      else planes<Act, 2>(p, g.C, X, W, B, Y, act, b, e);
+      if (K == 5) {
+        if (p.stride == 1) planes<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
+        else planes<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
+      } else if (p.stride == 1) {
+        planes<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
+      } else {
+        planes<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
+      }
     });
   });
 }

@@ -490,9 +490,8 @@ TEST_P(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
 
 // The 3x3 and 5x5 depthwise kernels (strides 1 and 2, every padding they take, planes narrower
 // and wider than a step of 16 outputs) with each epilogue, against the naive Conv and activation.
-// 5x5 is taken on AVX-512 only. Outputs
-// are cache-line aligned, as a session's are, so that planes of whole vectors (mobilenet's 56x56)
-// take the streamed stores.
+// Outputs are cache-line aligned, as a session's are, so that planes of whole vectors
+// (mobilenet's 56x56) take the streamed stores.
 TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
   if (!conv_depthwise3x3_applies(ConvGeom{1, 2, 2, 2, {5, 5}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}})) GTEST_SKIP() << "needs AVX2 + FMA: the " << isa_name(GetParam()) << " path runs the general kernels";
   std::mt19937 rng(17);
@@ -562,8 +561,7 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
       for (int64_t h : {1, 2, 3, 7, 9}) check(geom(1 + (w + h) % 2, 2, 1, p, p, {h, w}, k), iter++);
   };
   same_planes(3);
-  if (GetParam() < Isa::Avx512) return;
-  // 5x5 (AVX-512): every padding up to 4, and EfficientNet's planes with its padding of 2.
+  // 5x5: every padding up to 4, and EfficientNet's planes with its padding of 2.
   for (int i = 0; i < 60; ++i, ++iter) {
     const int64_t N = r(1, 2), C = r(2, 5);
     std::vector<int64_t> pb, pe, in;
