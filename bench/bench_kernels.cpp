@@ -437,8 +437,9 @@ void register_all() {
   // super-resolution-core-op11's convolutions (224x224, 1 -> 64 5x5, then 3x3 64 -> 64 -> 32 -> 9).
   const Layer superres[] = {{1, 224, 64, 5, 1, 1}, {64, 224, 64, 3, 1, 1}, {64, 224, 32, 3, 1, 1}, {32, 224, 9, 3, 1, 1}};
   // fns-candy's largest convolutions (its 720x720 input reflect-padded to 800x800): the 9x9 3 -> 16
-  // stem, the 9x9 16 -> 3 output layer on 720x720 and the two 3x3 stride-2 layers.
-  const Layer fns[] = {{3, 800, 16, 9, 1, 1}, {16, 720, 3, 9, 1, 1}, {16, 800, 32, 3, 2, 1}, {32, 400, 64, 3, 2, 1}};
+  // stem, the 9x9 16 -> 3 output layer on 720x720, the two 3x3 stride-2 layers and a 3x3 64 -> 64 of
+  // its residual blocks (196 columns: tiles along the rows end to end, 198 lanes a row, not 208).
+  const Layer fns[] = {{3, 800, 16, 9, 1, 1}, {16, 720, 3, 9, 1, 1}, {16, 800, 32, 3, 2, 1}, {32, 400, 64, 3, 2, 1}, {64, 196, 64, 3, 1, 1}};
   const std::pair<const char*, std::span<const Layer>> nets[] = {
       {"squeezenet/", squeeze}, {"mobilenet/", mobilenet}, {"superres/", superres}, {"fns-candy/", fns}};
   for (const auto& [net, net_layers] : nets)

@@ -87,9 +87,14 @@ using conv_rows_band::Rows;
 // M) x columns [0, cols) of the output row whose taps start at x (channel c's row ki at
 // x + c * plane + ki * Wp), stored at offset o of each output plane: V vectors of 16 columns
 // (cols in (16 (V - 1), 16 V]), the last ones masked when Masked.
-template <InReg Act, int R, int V, bool Masked>
+//
+// Flat (stride 1 only): the tile's columns are positions [o, o + cols) of the band's rows laid
+// end to end Wp apart (output row b0 + o / Wp, column o % Wp; the Wp - OW positions past each
+// row's outputs are computed and not stored), so that a vector may end one row and start the
+// next: its lanes are stored in two masked parts.
+template <InReg Act, int R, int V, bool Masked, bool Flat = false>
 NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t plane, const float* bias, const Out& out, int64_t m0, int rows,
-                      int64_t o, int64_t cols) {
+                      int64_t b0, int64_t o, int64_t cols) {
   __mmask16 k[V];
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) k[v] = Masked ? avx512::lanes(cols - 16 * v) : __mmask16(0xffff);
@@ -132,33 +137,62 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
           for (int64_t t = conv_rows_band::phase_taps(d, p); t > 0; --t, b += dw, a += R) tap(b, a);
         }
   }
+  const auto put = [&](int64_t i, __m512 v, __mmask16 m, bool stream) NNXR_AVX512 __attribute__((always_inline)) {
+    avx512::store<Act>(out.y + i, out.z1 ? out.z1 + i : nullptr, out.z2 ? out.z2 + i : nullptr, out.addend ? out.addend + i : nullptr, v, m, stream,
+                       out.ap);
+  };
+  if constexpr (Flat) {
+    // Vector v's lanes of output row b0 + row[v] (mask lo[v], from column col[v]) and of the next
+    // row (mask hi[v], from its column 0): Wp > 16, so no vector reaches a third row.
+    int64_t row[V], col[V];
+    __mmask16 lo[V], hi[V];
+    int64_t rr = o / d.Wp, c = o % d.Wp;
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+      row[v] = b0 + rr;
+      col[v] = c;
+      lo[v] = c < d.OW ? __mmask16(k[v] & avx512::lanes(d.OW - c)) : __mmask16(0);
+      hi[v] = c + 16 > d.Wp ? __mmask16(k[v] & ~avx512::lanes(d.Wp - c)) : __mmask16(0);
+      c += 16;
+      if (c >= d.Wp) c -= d.Wp, ++rr;
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      if (r >= rows) break;
+      const int64_t at = (m0 + r) * out.P;
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        // (the second part's lanes j >= Wp - col[v] are columns j - (Wp - col[v]) of the next row)
+        if (lo[v]) put(at + row[v] * d.OW + col[v], acc[r][v], lo[v], false);
+        if (hi[v]) put(at + (row[v] + 1) * d.OW + col[v] - d.Wp, acc[r][v], hi[v], false);
+      }
+    }
+    return;
+  }
   // (A constant bound and index: the accumulators stay in registers through the taps.)
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
     const int64_t at = (m0 + r) * out.P + o;
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) {
-      const int64_t i = at + 16 * v;
-      avx512::store<Act>(out.y + i, out.z1 ? out.z1 + i : nullptr, out.z2 ? out.z2 + i : nullptr, out.addend ? out.addend + i : nullptr, acc[r][v],
-                         k[v], out.stream, out.ap);
-    }
+    for (int v = 0; v < V; ++v) put(at + 16 * v, acc[r][v], k[v], out.stream);
   }
 }
 
 // A row's last tile of cols < 16 V columns: in as few vectors as hold them, masked unless they
 // fill them.
-template <InReg Act, int R, int V, class... Args>
+template <InReg Act, int R, int V, bool Flat, class... Args>
 NNXR_AVX512 void last_tile(int64_t cols, const Args&... args) {
   if constexpr (V > 1)
-    if (cols <= 16 * (V - 1)) return last_tile<Act, R, V - 1>(cols, args...);
-  if (cols == 16 * V) tile<Act, R, V, false>(args..., cols);
-  else tile<Act, R, V, true>(args..., cols);
+    if (cols <= 16 * (V - 1)) return last_tile<Act, R, V - 1, Flat>(cols, args...);
+  if (cols == 16 * V) tile<Act, R, V, false, Flat>(args..., cols);
+  else tile<Act, R, V, true, Flat>(args..., cols);
 }
 
 // Output rows [r0, r1) of one image: x [C, H, W] -> out (weights wp[panel][K][R], bias by panel),
-// in tiles of R channels x 16 V columns.
-template <InReg Act, int R, int V>
+// in tiles of R channels x 16 V columns of one output row, or when Flat (stride 1) of the band's
+// rows end to end (see tile).
+template <InReg Act, int R, int V, bool Flat>
 NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const float* bias, const Out& out, int64_t r0, int64_t r1) {
   constexpr int64_t kCols = 16 * V;
   const int64_t K = d.C * d.kh * d.kw, panels = (d.M + R - 1) / R;
@@ -169,6 +203,19 @@ NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const floa
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
     conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx512::split_row);
+    if constexpr (Flat) {
+      // Positions [0, end): the last one's last tap reads the last float of each channel's rows.
+      const int64_t end = (b1 - b0 - 1) * d.Wp + d.OW;
+      for (int64_t f = 0; f < end; f += kCols)
+        for (int64_t p = 0; p < panels; ++p) {
+          const int rows = static_cast<int>(std::min<int64_t>(R, d.M - p * R));
+          const float* const a = wp + p * K * R;
+          const int64_t cols = std::min(kCols, end - f);
+          if (cols == kCols) tile<Act, R, V, false, true>(d, a, buf.data() + f, plane, bias + p * R, out, p * R, rows, b0, f, cols);
+          else last_tile<Act, R, V, true>(cols, d, a, buf.data() + f, plane, bias + p * R, out, p * R, rows, b0, f);
+        }
+      continue;
+    }
     for (int64_t oh = b0; oh < b1; ++oh)
       for (int64_t p = 0; p < panels; ++p) {
         const int rows = static_cast<int>(std::min<int64_t>(R, d.M - p * R));
@@ -176,8 +223,8 @@ NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const floa
         for (int64_t ow = 0; ow < d.OW; ow += kCols) {
           const float* const src = buf.data() + (oh - b0) * d.sh * d.Wp + ow;
           const int64_t cols = std::min(kCols, d.OW - ow), o = oh * d.OW + ow;
-          if (cols == kCols) tile<Act, R, V, false>(d, a, src, plane, bias + p * R, out, p * R, rows, o, cols);
-          else last_tile<Act, R, V>(cols, d, a, src, plane, bias + p * R, out, p * R, rows, o);
+          if (cols == kCols) tile<Act, R, V, false>(d, a, src, plane, bias + p * R, out, p * R, rows, b0, o, cols);
+          else last_tile<Act, R, V, false>(cols, d, a, src, plane, bias + p * R, out, p * R, rows, b0, o);
         }
       }
   }
@@ -238,11 +285,18 @@ void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t flops_per_row = 2 * panels * R * K * d.OW;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, flops_per_row));
+  // At stride 1 the tiles run along the band's rows end to end when that computes fewer lanes than
+  // row by row: SqueezeNet 1.1's 55- and 27-column rows take 57 and 29 lanes each instead of 64
+  // and 32 (the 2 positions past each row's outputs are computed, not stored).
+  const int64_t cols = shape.R <= 3 ? 16 * shape.V : kTileCols, rest = d.OW % cols;
+  const int64_t row_lanes = d.OW - rest + (rest + 15) / 16 * 16;
+  const bool flat = d.sh == 1 && d.sw == 1 && d.Wp > 16 && d.Wp < row_lanes;
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     with_shape(shape, [&]<int Rt, int Vt>() {
       pool.parallel_for(g.N * d.OH, grain, [&](int64_t b, int64_t e) {
         conv_rows_band::image_rows<Act>(d, b, e, Y, act, ap, [&](int64_t n, int64_t r0, int64_t r1, const Out& out) {
-          rows<Act, Rt, Vt>(d, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1);
+          if (flat) rows<Act, Rt, Vt, true>(d, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1);
+          else rows<Act, Rt, Vt, false>(d, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1);
         });
       });
     });

@@ -1060,6 +1060,24 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
     EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2) << geom_str(g);
     expect_conv_auto_matches_naive(g, iter, 1900, iter % 4 < 2 ? pool : one, direct ? "direct" : "rows stride 2");
   }
+  // Also SqueezeNet 1.1's 3x3 expands (16 -> 64 on 55x55, 32 -> 128 on 27x27), which AVX-512 runs
+  // along each band's rows end to end (a vector ending one row and starting the next), bands cut
+  // at other rows (128 channels of 27 and 40 columns: 33 and 24 output rows a band; a 2-thread
+  // task's rows), 3 output channels in 80-column tiles over rows of 40 and 42, 4 channels on 24, 9 on 40,
+  // a 5x5 kernel and dilation 2, 2 images; each epilogue in turn, 1 and 2 threads.
+  const std::vector<int64_t> flat[] = {{16, 64, 55, 55, 3, 1, 1}, {32, 128, 27, 27, 3, 1, 2}, {128, 16, 70, 27, 3, 1, 1}, {128, 9, 50, 40, 3, 1, 1},
+                                       {8, 3, 20, 40, 3, 1, 2},   {5, 3, 12, 42, 5, 2, 1},    {20, 4, 16, 24, 3, 1, 2},   {24, 12, 31, 30, 5, 1, 1}};
+  for (int iter = 0; iter < 16; ++iter) {
+    const std::vector<int64_t>& f = flat[iter % 8];
+    ConvGeom g = dense_geom(f[0], f[1], {f[2], f[3]}, f[4]);
+    g.N = f[6];
+    g.dilation = {f[5], f[5]};
+    g.pad_begin = g.pad_end = {f[5] * (f[4] / 2), f[5] * (f[4] / 2)};
+    if (GetParam() >= Isa::Avx512) {
+      EXPECT_TRUE(conv_rows_applies(g)) << geom_str(g);  // (AVX2 leaves some of them to im2col)
+    }
+    expect_conv_auto_matches_naive(g, iter, 2000, iter < 8 ? pool : one, "rows flat");
+  }
   // Not taken: 1x1, stride 2 with dilation or K over 144, stride 3, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
   // plane under 256 outputs, rows of 56 or more in 32-column tiles under 7/8 full and rows under
   // 56 in 8-column vectors under 7/8 full (AVX2), K over 1152.
