@@ -29,6 +29,8 @@
 //                         and the product written; same counters as big/), and sigmoid/N/ISA:
 //                         the Sigmoid kernel alone over N floats (counter ms, thread CPU time);
 //                         efficientnet/dwKxK/...: its depthwise layers, with their SiLU too
+//                         (counters GB/s: x read and y, the sigmoid and the product written, per
+//                         second of thread CPU time; us: that time per call)
 //   lanes/1x1/CxHxW->M+ACT/ISA  the 1x1 layers on 7x7 and 14x14 planes of EfficientNet-B0 and
 //                         MobileNet v2 with their fused activation (none, SiLU, Clip(0, 6)), as the
 //                         Conv kernel runs them at one thread (gemm_lanes where gemm_lanes_wins);
@@ -253,6 +255,13 @@ void run_big_act(benchmark::State& state, ConvGeom g, Isa isa, bool im2col, Epil
   const double flop = 2.0 * static_cast<double>(n * Kdim);
   state.counters["flop/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
   if (seconds > 0 && peak > 0) state.counters["peak"] = flop * static_cast<double>(state.iterations()) / seconds / peak;
+  if (depthwise && seconds > 0) {
+    // Depthwise layers are bound by memory, not FMAs: x read once, y and the epilogue's outputs
+    // written (thread CPU time; compare with memory/keep-all's bytes/s).
+    const double bytes = 4.0 * static_cast<double>(x.size() + y.size() + z.size() + z2.size());
+    state.counters["GB/s"] = bytes * static_cast<double>(state.iterations()) / seconds * 1e-9;
+    state.counters["us"] = 1e6 * seconds / static_cast<double>(state.iterations());
+  }
 }
 
 void run_big(benchmark::State& state, ConvGeom g, Isa isa, bool im2col) { run_big_act(state, g, isa, im2col, Epilogue::Kind::Relu); }
@@ -471,7 +480,7 @@ void register_all() {
   // EfficientNet-B0's depthwise layers (224x224 input), with the SiLU that follows each.
   const Layer efficientnet[] = {{32, 112, 32, 3, 1, 32},    {96, 112, 96, 3, 2, 96},    {144, 56, 144, 3, 1, 144},  {144, 56, 144, 5, 2, 144},
                                 {240, 28, 240, 5, 1, 240},  {240, 28, 240, 3, 2, 240},  {480, 14, 480, 3, 1, 480},  {480, 14, 480, 5, 1, 480},
-                                {672, 14, 672, 5, 2, 672},  {1152, 7, 1152, 5, 1, 1152}, {1152, 7, 1152, 3, 1, 1152}};
+                                {672, 14, 672, 5, 1, 672},  {672, 14, 672, 5, 2, 672},  {1152, 7, 1152, 5, 1, 1152}, {1152, 7, 1152, 3, 1, 1152}};
   for (Isa isa : {Isa::Avx2, Isa::Avx512})
     for (const Layer& l : efficientnet) {
       const std::string name = "efficientnet/dw" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) +

@@ -551,7 +551,7 @@ template <int K, int V>
 // stores are of whole vectors (streamed when the plane is whole cache lines on a line).
 template <InReg Act, int K, int V>
 NNXR_AVX512 void plane_flat(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2, const float* addend,
-                            const ActParams& ap) {
+                            const ActParams& ap, __m512i first) {
   constexpr int R = (K - 1) / 2;  // rows (and columns) of padding
   const int64_t W = g.W, n = g.H * g.W;
   __m512 wv[K * K];
@@ -560,12 +560,10 @@ NNXR_AVX512 void plane_flat(const Plane& g, const float* x, const float* w, floa
   const __m512 bv = _mm512_set1_ps(bias);
   const bool stream = Act != InReg::None && n % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0 &&
                       (Act != InReg::SiLU || reinterpret_cast<uintptr_t>(z) % 64 == 0);
-  alignas(64) int32_t first[16];
-  for (int l = 0; l < 16; ++l) first[l] = static_cast<int32_t>(l % W);
   const __m512i wvec = _mm512_set1_epi32(static_cast<int32_t>(W)), wlast = _mm512_set1_epi32(static_cast<int32_t>(W - 1)),
                 inc = _mm512_set1_epi32(static_cast<int32_t>(16 % W));
   __m512i col[V];
-  col[0] = _mm512_load_si512(first);
+  col[0] = first;
   RowState st[K];
 #pragma GCC unroll 8
   for (int ki = 0; ki < K; ++ki) {
@@ -598,10 +596,13 @@ NNXR_AVX512 void planes_flat(const Plane& g, int64_t C, const float* X, const fl
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t P = g.OH * g.OW;
   const bool none = Act == InReg::None;
+  alignas(64) int32_t cols[16];  // the columns of the first 16 outputs (once a call: a division each)
+  for (int l = 0; l < 16; ++l) cols[l] = static_cast<int32_t>(l % g.W);
+  const __m512i first = _mm512_load_si512(cols);
   for (int64_t p = b; p < e; ++p) {
     const int64_t c = p % C;
     plane_flat<Act, K, K == 3 ? 2 : 1>(g, X + p * P, W + K * K * c, B ? B[c] : 0.f, Y + p * P, none ? nullptr : act.z1 + p * P,
-                                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap);
+                                       Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap, first);
   }
   if constexpr (Act != InReg::None) _mm_sfence();
 }
