@@ -35,6 +35,8 @@
 //                         MobileNet v2 with their fused activation (none, SiLU, Clip(0, 6)), as the
 //                         Conv kernel runs them at one thread (gemm_lanes where gemm_lanes_wins);
 //                         counters ms = thread CPU time per call, lanes = 1 where gemm_lanes ran
+//   squeezenet/maxpool/3x3/CxHxW/ISA  SqueezeNet 1.1's three 3x3 stride-2 max pools (ceil mode:
+//                         every window inside), one thread, counter ms = thread CPU time per call
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
 #include <benchmark/benchmark.h>
 
@@ -295,6 +297,27 @@ void run_instnorm(benchmark::State& state, int64_t C, int64_t H, bool relu, Isa 
   if (state.iterations() > 0) state.counters["ms"] = 1e3 * seconds / static_cast<double>(state.iterations());
 }
 
+// The 3x3 stride-2 max pool of C planes of H x H (windows inside: OH = (H - 3) / 2 + 1), as
+// MaxPool runs it, one thread.
+void run_max_pool(benchmark::State& state, int64_t C, int64_t H, Isa isa) {
+  if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
+  const Isa previous = active_isa();
+  set_active_isa(isa);
+  const int64_t O = (H - 3) / 2 + 1;
+  const auto x = random_floats(static_cast<size_t>(C * H * H), 6);
+  Floats y(static_cast<size_t>(C * O * O));
+  double seconds = 0;
+  for (auto _ : state) {
+    const double t0 = thread_seconds();
+    max_pool_s2_float(x.data(), C, 3, H, H, y.data(), O, O);
+    seconds += thread_seconds() - t0;
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_active_isa(previous);
+  state.counters["bytes/s"] = benchmark::Counter(4.0 * static_cast<double>(C * (H * H + O * O)), benchmark::Counter::kIsIterationInvariantRate);
+  if (state.iterations() > 0) state.counters["ms"] = 1e3 * seconds / static_cast<double>(state.iterations());
+}
+
 // A 3x3 stride-2 ConvTranspose with no padding (fns-candy's upsampling layers), one thread.
 void run_conv_transpose(benchmark::State& state, int64_t C, int64_t H, int64_t M, Isa isa) {
   if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
@@ -499,6 +522,11 @@ void register_all() {
     bool relu;
   };
   const Norm norms[] = {{16, 800, true}, {32, 400, true}, {64, 198, true}, {64, 196, false}, {32, 360, true}, {16, 720, true}};
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    for (const auto& [C, H] : {std::pair<int64_t, int64_t>{64, 111}, {128, 55}, {256, 27}})
+      benchmark::RegisterBenchmark(("squeezenet/maxpool/3x3/" + std::to_string(C) + "x" + std::to_string(H) + "x" + std::to_string(H) + "/" + isa_name(isa)).c_str(),
+                                   run_max_pool, C, H, isa)
+          ->Unit(benchmark::kMicrosecond);
   for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512}) {
     for (const Norm& l : norms)
       benchmark::RegisterBenchmark(("candy/instnorm/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.H) + (l.relu ? "+relu/" : "/") +

@@ -261,6 +261,10 @@ void copy_every_other(const float* src, float* dst, int64_t n);
 // Picks one of the above.
 void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                const EpilogueOut& act = {}, const std::vector<PackedA>* packed = nullptr);
+// The k x k (k = 2 or 3) stride-2 max pool of `planes` planes of H x W whose windows all lie inside
+// them, as MaxPool runs it (one thread; x86 with AVX2 + FMA only): AVX-512 sixteen outputs a
+// step, AVX2 eight.
+void max_pool_s2_float(const float* x, int64_t planes, int64_t k, int64_t H, int64_t W, float* y, int64_t OH, int64_t OW);
 
 // The mean and population variance of x[0, n) in double, in one read pass (two when the first
 // values are far from the mean): sums of x - k and (x - k)^2 in double lanes, k a float near the

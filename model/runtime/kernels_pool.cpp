@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "model/half.h"
 #include "model/runtime/avx2.h"
@@ -132,8 +133,53 @@ __attribute__((target("avx2,fma,f16c"))) void max_pool_s2(const T* x, int64_t W,
   }
 }
 
+// max_nan() on 16 lanes.
+NNXR_AVX512 inline __m512 max_nan(__m512 a, __m512 b) {
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, a, _CMP_GT_OQ) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), a, b);
+}
+
+// The max over K rows (stride W) of the 16 columns at r + at, those past column W - 1 zero.
+template <int K>
+NNXR_AVX512 inline __m512 rows_max16(const float* r, int64_t W, int64_t at) {
+  const __mmask16 k = avx512::lanes(W - at);
+  __m512 v = _mm512_maskz_loadu_ps(k, r + at);
+#pragma GCC unroll 2
+  for (int i = 1; i < K; ++i) v = max_nan(v, _mm512_maskz_loadu_ps(k, r + i * W + at));
+  return v;
+}
+
+// max_pool_s2 on AVX-512, sixteen outputs a step: the rows' max over columns 2 ow .. 2 ow + 31 as
+// two vectors, their even and odd columns by vpermt2ps; for K = 3 the third column of each window
+// (the even columns one on) by valignd with the next step's first vector, which that step reuses.
+// The same max_nan()s in the same order as max_pool_s2 (NaN wins; the same zero of -0 and +0).
+// Loads past column W - 1 are masked (zeros that no stored output reads: every window is inside).
+template <int K>
+NNXR_AVX512 void max_pool_s2_avx512(const float* x, int64_t W, float* y, int64_t OH, int64_t OW) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* r = x + 2 * oh * W;
+    float* yr = y + oh * OW;
+    __m512 a = rows_max16<K>(r, W, 0);
+    for (int64_t ow = 0; ow < OW; ow += 16) {
+      const __m512 c = rows_max16<K>(r, W, 2 * ow + 16);
+      const __m512 e = _mm512_permutex2var_ps(a, even, c);
+      __m512 m = max_nan(e, _mm512_permutex2var_ps(a, odd, c));
+      if (K == 3 || ow + 16 < OW) a = rows_max16<K>(r, W, 2 * ow + 32);
+      if constexpr (K == 3) m = max_nan(m, _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(a), _mm512_castps_si512(e), 1)));
+      _mm512_mask_storeu_ps(yr + ow, avx512::lanes(OW - ow), m);
+    }
+  }
+}
+
 template <class T>
 void max_pool_s2_planes(const T* x, int64_t k, int64_t W, T* y, int64_t OH, int64_t OW) {
+  if constexpr (std::is_same_v<T, float>)
+    if (cpu_has_avx512()) {
+      if (k == 2) max_pool_s2_avx512<2>(x, W, y, OH, OW);
+      else max_pool_s2_avx512<3>(x, W, y, OH, OW);
+      return;
+    }
   if (k == 2) max_pool_s2<2>(x, W, y, OH, OW);
   else max_pool_s2<3>(x, W, y, OH, OW);
 }
@@ -589,6 +635,10 @@ std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kin
 }
 
 }  // namespace
+
+void max_pool_s2_float(const float* x, int64_t planes, int64_t k, int64_t H, int64_t W, float* y, int64_t OH, int64_t OW) {
+  for (int64_t p = 0; p < planes; ++p) max_pool_s2_planes(x + p * H * W, k, W, y + p * OH * OW, OH, OW);
+}
 
 void register_pool(Registry& r) {
   r.add("MaxPool", [](const KernelInit& i) {

@@ -1647,6 +1647,61 @@ TEST_P(RuntimeKernels, TransposeAndStridedSliceMatchNaive) {
   }
 }
 
+// Stride-2 2x2 and 3x3 max pools with every window inside the plane (AVX-512 sixteen outputs a
+// step, the window's third column from the next step's vector; AVX2 eight): SqueezeNet 1.1's
+// 111, 55, 27 (ceil_mode) and 13, rows of 8-40 (a partial last step, one output), odd and even
+// sizes, against the max over each window, with NaNs that win: in the first and last columns,
+// at column 32 (the third column of output 15's window, from the next step) and past the last
+// window (read by no output).
+TEST_P(RuntimeKernels, MaxPoolStride2MatchesNaive) {
+  struct Case {
+    int64_t H, W, k;
+    bool ceil;
+  };
+  const std::vector<Case> cases = {{111, 111, 3, true}, {55, 55, 3, true}, {27, 27, 3, true}, {13, 13, 3, true}, {20, 17, 3, false},
+                                   {9, 40, 3, false},   {34, 33, 3, false}, {8, 67, 3, false}, {40, 33, 2, false}, {6, 64, 2, false},
+                                   {5, 3, 3, false},    {7, 35, 2, true}};
+  uint32_t seed = 4200;
+  for (const Case& c : cases) {
+    const int64_t C = 3;
+    const int64_t OH = (c.H - c.k + (c.ceil ? 1 : 0)) / 2 + 1, OW = (c.W - c.k + (c.ceil ? 1 : 0)) / 2 + 1;
+    const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + std::to_string(C) + "," + std::to_string(c.H) + "," +
+                             std::to_string(c.W) + "] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + "," + std::to_string(OW) +
+                             "] Y) { Y = MaxPool <kernel_shape = [" + std::to_string(c.k) + ", " + std::to_string(c.k) +
+                             "], strides = [2, 2], ceil_mode = " + (c.ceil ? "1" : "0") + "> (X) }";
+    Session s(test::plan_from_text(text));
+    auto x = test::random_floats(static_cast<size_t>(C * c.H * c.W), seed++, -5.f, 5.f);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    x[static_cast<size_t>(c.H * c.W + c.W + 1)] = nan;                                // plane 1, row 1, column 1
+    x[static_cast<size_t>(2 * c.H * c.W + 2 * c.W - 1)] = nan;                          // plane 2, row 1, the last column
+    if (c.W > 32) x[static_cast<size_t>(2 * c.H * c.W + 4 * c.W + 32)] = nan;            // plane 2, row 4, column 32
+    x[static_cast<size_t>(c.H * c.W - 1)] = nan;                                      // plane 0's last element
+    test::feed_f(s, "X", {1, C, c.H, c.W}, x);
+    s.run();
+    const auto y = test::values<float>(s, "Y");
+    ASSERT_EQ(static_cast<int64_t>(y.size()), C * OH * OW) << text;
+    size_t bad = 0;
+    for (int64_t p = 0; p < C; ++p)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float m = -std::numeric_limits<float>::infinity();
+          bool is_nan = false;
+          for (int64_t i = 0; i < c.k; ++i)
+            for (int64_t j = 0; j < c.k; ++j) {
+              const int64_t r = 2 * oh + i, col = 2 * ow + j;
+              if (r >= c.H || col >= c.W) continue;
+              const float v = x[static_cast<size_t>((p * c.H + r) * c.W + col)];
+              is_nan = is_nan || std::isnan(v);
+              m = std::max(m, v);
+            }
+          const float got = y[static_cast<size_t>((p * OH + oh) * OW + ow)];
+          if (!(is_nan ? std::isnan(got) : got == m) && ++bad <= 3)
+            ADD_FAILURE() << text << " at " << p << "," << oh << "," << ow << ": " << got << ", want " << (is_nan ? NAN : m);
+        }
+    EXPECT_EQ(bad, 0u) << text;
+  }
+}
+
 // Stride-1 max pools (the window max by doubling along the padded plane: YOLOX's SPP 5x5, 9x9
 // and 13x13 padded to the same size; uneven windows and pads, ceil_mode, windows wider than the
 // plane) against the max over each window inside the input, with NaN inputs winning.
