@@ -376,9 +376,8 @@ void conv_im2col_f16(const ConvGeom& g, const uint16_t* X, const std::vector<Pac
     const double even_panels = static_cast<double>(panels) / static_cast<double>(threads * ((panels + threads - 1) / threads));
     by_panels = even_panels >= even_cols;
   }
-  // As in conv_im2col: a small product stays on the calling thread.
-  // A pointwise product split by panels has neither cost (one pool call, no im2col): it is split
-  // from 2 Mflop (SqueezeNet's 1x1 layers on 13x13 planes, 5-8 Mflop, ran on one thread).
+  // As in conv_im2col: a small product stays on the calling thread (under 2 Mflop when split by
+  // panels, else under 8).
   const bool small = 2 * g.N * g.M * Kdim * P < (int64_t{1} << (by_panels ? 21 : 23));
   if (threads == 1 || small || (blocks >= threads && !by_panels)) {
     for (int64_t n = 0; n < g.N; ++n)
