@@ -1647,6 +1647,41 @@ TEST_P(RuntimeKernels, TransposeAndStridedSliceMatchNaive) {
   }
 }
 
+namespace {
+
+// Runs the one-MaxPool model `text` on x ([1, C, H, W]) and compares each output with the max
+// over its window (kh x kw, stride sh x sw, from row -pt and column -pl) of the input values
+// inside the plane, a NaN among them winning. Reports the first three differences.
+void expect_max_pool_naive(const std::string& text, const std::vector<float>& x, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                           int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl) {
+  Session s(test::plan_from_text(text));
+  test::feed_f(s, "X", {1, C, H, W}, x);
+  s.run();
+  const auto y = test::values<float>(s, "Y");
+  ASSERT_EQ(static_cast<int64_t>(y.size()), C * OH * OW) << text;
+  size_t bad = 0;
+  for (int64_t p = 0; p < C; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float m = -std::numeric_limits<float>::infinity();
+        bool is_nan = false;
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t r = sh * oh - pt + i, col = sw * ow - pl + j;
+            if (r < 0 || r >= H || col < 0 || col >= W) continue;
+            const float v = x[static_cast<size_t>((p * H + r) * W + col)];
+            is_nan = is_nan || std::isnan(v);
+            m = std::max(m, v);
+          }
+        const float got = y[static_cast<size_t>((p * OH + oh) * OW + ow)];
+        if (!(is_nan ? std::isnan(got) : got == m) && ++bad <= 3)
+          ADD_FAILURE() << text << " at " << p << "," << oh << "," << ow << ": " << got << ", want " << (is_nan ? NAN : m);
+      }
+  EXPECT_EQ(bad, 0u) << text;
+}
+
+}  // namespace
+
 // Stride-2 2x2 and 3x3 max pools with every window inside the plane (AVX-512 sixteen outputs a
 // step, the window's third column from the next step's vector; AVX2 eight): SqueezeNet 1.1's
 // 111, 55, 27 (ceil_mode) and 13, rows of 8-40 (a partial last step, one output), odd and even
@@ -1669,36 +1704,13 @@ TEST_P(RuntimeKernels, MaxPoolStride2MatchesNaive) {
                              std::to_string(c.W) + "] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + "," + std::to_string(OW) +
                              "] Y) { Y = MaxPool <kernel_shape = [" + std::to_string(c.k) + ", " + std::to_string(c.k) +
                              "], strides = [2, 2], ceil_mode = " + (c.ceil ? "1" : "0") + "> (X) }";
-    Session s(test::plan_from_text(text));
     auto x = test::random_floats(static_cast<size_t>(C * c.H * c.W), seed++, -5.f, 5.f);
     const float nan = std::numeric_limits<float>::quiet_NaN();
     x[static_cast<size_t>(c.H * c.W + c.W + 1)] = nan;                                // plane 1, row 1, column 1
     x[static_cast<size_t>(2 * c.H * c.W + 2 * c.W - 1)] = nan;                          // plane 2, row 1, the last column
     if (c.W > 32) x[static_cast<size_t>(2 * c.H * c.W + 4 * c.W + 32)] = nan;            // plane 2, row 4, column 32
     x[static_cast<size_t>(c.H * c.W - 1)] = nan;                                      // plane 0's last element
-    test::feed_f(s, "X", {1, C, c.H, c.W}, x);
-    s.run();
-    const auto y = test::values<float>(s, "Y");
-    ASSERT_EQ(static_cast<int64_t>(y.size()), C * OH * OW) << text;
-    size_t bad = 0;
-    for (int64_t p = 0; p < C; ++p)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          float m = -std::numeric_limits<float>::infinity();
-          bool is_nan = false;
-          for (int64_t i = 0; i < c.k; ++i)
-            for (int64_t j = 0; j < c.k; ++j) {
-              const int64_t r = 2 * oh + i, col = 2 * ow + j;
-              if (r >= c.H || col >= c.W) continue;
-              const float v = x[static_cast<size_t>((p * c.H + r) * c.W + col)];
-              is_nan = is_nan || std::isnan(v);
-              m = std::max(m, v);
-            }
-          const float got = y[static_cast<size_t>((p * OH + oh) * OW + ow)];
-          if (!(is_nan ? std::isnan(got) : got == m) && ++bad <= 3)
-            ADD_FAILURE() << text << " at " << p << "," << oh << "," << ow << ": " << got << ", want " << (is_nan ? NAN : m);
-        }
-    EXPECT_EQ(bad, 0u) << text;
+    expect_max_pool_naive(text, x, C, c.H, c.W, OH, OW, c.k, c.k, 2, 2, 0, 0);
   }
 }
 
@@ -1722,30 +1734,8 @@ TEST_P(RuntimeKernels, MaxPoolStride1MatchesNaive) {
                              "] Y) { Y = MaxPool <kernel_shape = [" + std::to_string(c.kh) + ", " + std::to_string(c.kw) + "], pads = [" +
                              std::to_string(c.pt) + ", " + std::to_string(c.pl) + ", " + std::to_string(c.pb) + ", " + std::to_string(c.pr) +
                              "], ceil_mode = " + (c.ceil ? "1" : "0") + "> (X) }";
-    Session s(test::plan_from_text(text));
     auto x = test::random_floats(static_cast<size_t>(C * c.H * c.W), seed++, -5.f, 5.f);
     x[static_cast<size_t>(c.H * c.W + c.W + 1)] = std::numeric_limits<float>::quiet_NaN();  // plane 1, row 1, column 1
-    test::feed_f(s, "X", {1, C, c.H, c.W}, x);
-    s.run();
-    const auto y = test::values<float>(s, "Y");
-    ASSERT_EQ(static_cast<int64_t>(y.size()), C * OH * OW) << text;
-    size_t bad = 0;
-    for (int64_t p = 0; p < C; ++p)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          float m = -std::numeric_limits<float>::infinity();
-          bool nan = false;
-          for (int64_t i = 0; i < c.kh; ++i)
-            for (int64_t j = 0; j < c.kw; ++j) {
-              const int64_t r = oh - c.pt + i, col = ow - c.pl + j;
-              if (r < 0 || r >= c.H || col < 0 || col >= c.W) continue;
-              const float v = x[static_cast<size_t>((p * c.H + r) * c.W + col)];
-              nan = nan || std::isnan(v);
-              m = std::max(m, v);
-            }
-          const float got = y[static_cast<size_t>((p * OH + oh) * OW + ow)];
-          if (!(nan ? std::isnan(got) : got == m) && ++bad <= 3) ADD_FAILURE() << text << " at " << p << "," << oh << "," << ow << ": " << got << ", want " << (nan ? NAN : m);
-        }
-    EXPECT_EQ(bad, 0u) << text;
+    expect_max_pool_naive(text, x, C, c.H, c.W, OH, OW, c.kh, c.kw, 1, 1, c.pt, c.pl);
   }
 }
