@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/model_bytes.h"
@@ -85,6 +86,19 @@ void expect_colour_bar(const fs::path& png) {
   stbi_image_free(px);
   EXPECT_TRUE(found) << "no colour bar (blue → grey → red) in the legend of " << png;
 }
+
+// Removes a test's scratch directory when the test ends, unless it failed: then its images stay
+// for a look.
+struct RemovedIfPassed {
+  explicit RemovedIfPassed(fs::path d) : dir(std::move(d)) {}
+  RemovedIfPassed(const RemovedIfPassed&) = delete;
+  RemovedIfPassed& operator=(const RemovedIfPassed&) = delete;
+  ~RemovedIfPassed() {
+    std::error_code ec;
+    if (!::testing::Test::HasFailure()) fs::remove_all(dir, ec);
+  }
+  fs::path dir;
+};
 
 TEST(Labels, DefaultModelIsLabelledAndPredicts) {
   if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
@@ -276,6 +290,7 @@ Found find_colour(const fs::path& png, Rgb c, int x0, int y0, int x1, int y1) {
 // minus the mean) is shown from its own range in the same channel order.
 TEST(Labels, InputAndImageOutputInTrueColours) {
   const fs::path dir = nnxr::test::temp_dir("labels-pictures");
+  const RemovedIfPassed cleanup{dir};
   const fs::path png = quadrants_png(dir);
   const fs::path model = nnxr::test::write_file(dir / "identity.onnx", nnxr::test::edited_model(R"(
 <ir_version: 8, opset_import: ["" : 13]>
@@ -310,6 +325,7 @@ net (float[1, 3, 32, 32] x) => (float[1, 3, 32, 32] y) {
 TEST(Labels, DetectorBoxesOverTheInput) {
   if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
   const fs::path dir = nnxr::test::temp_dir("labels-detector");
+  const RemovedIfPassed cleanup{dir};
   const fs::path png = quadrants_png(dir);
   // Three separate boxes above 0.7, one suppressed by overlap, one below the threshold.
   const fs::path model = nnxr::test::write_file(dir / "tiny-face-detector.onnx", nnxr::test::edited_model(R"(
@@ -344,6 +360,7 @@ net (float[1, 3, 32, 32] x) => (float[1, 5, 2] scores, float[1, 5, 4] boxes, flo
 TEST(Labels, TitleSaysTheInputIsRandom) {
   if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
   const fs::path dir = nnxr::test::temp_dir("labels-random");
+  const RemovedIfPassed cleanup{dir};
   const fs::path model = nnxr::test::write_file(dir / "relu.onnx", nnxr::test::edited_model(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 net (float[1, 3, 32, 32] x) => (float[1, 3, 32, 32] y) {
@@ -401,6 +418,7 @@ std::string yunet_text() {
 TEST(Labels, YunetFaceAndLandmarksOverTheInput) {
   if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
   const fs::path dir = nnxr::test::temp_dir("labels-yunet");
+  const RemovedIfPassed cleanup{dir};
   const fs::path png = quadrants_png(dir);
   const fs::path model = nnxr::test::write_file(dir / "yunet.onnx", nnxr::test::edited_model(yunet_text(), [](auto&) {}));
   const fs::path out = dir / "yunet.png";
@@ -436,6 +454,7 @@ TEST(Labels, YunetFaceAndLandmarksOverTheInput) {
 TEST(Labels, UnknownOutputsAsATable) {
   if (!have_tesseract()) GTEST_SKIP() << "tesseract not installed (Debian tesseract-ocr)";
   const fs::path dir = nnxr::test::temp_dir("labels-table");
+  const RemovedIfPassed cleanup{dir};
   const fs::path model = nnxr::test::write_file(dir / "two-heads.onnx", nnxr::test::edited_model(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 net (float[1, 3, 16, 16] x) => (float[2, 3] heatmap, float[1, 4, 5] offsets) {
