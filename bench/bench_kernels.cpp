@@ -405,7 +405,7 @@ void run_lanes_layer(benchmark::State& state, ConvGeom g, Isa isa, const Epilogu
     seconds += thread_seconds() - t0;
     benchmark::DoNotOptimize(y.data());
   }
-  const bool lanes = !packed.empty() && gemm_lanes_wins(g.M, P, Kdim, P);
+  const bool lanes = !packed.empty() && gemm_lanes_wins(g.M, P, Kdim);
   set_active_isa(previous);
   state.counters["flop/s"] = benchmark::Counter(2.0 * static_cast<double>(n * Kdim), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["ms"] = state.iterations() ? 1e3 * seconds / static_cast<double>(state.iterations()) : 0;

@@ -174,8 +174,8 @@ void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64
 // vector lanes: tiles of 32 rows x 14 or 7 columns, which 49 and 196 columns fill exactly
 // (gemm_packed's 32-column tiles fill 49 of 64 lanes there), stored as rows through an
 // in-register transpose. AVX-512 only.
-// Whether it beats gemm_packed for M rows x N columns x K, written with row stride ldc:
-bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K, int64_t ldc);
+// Whether it beats gemm_packed for M rows x N columns x K:
+bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K);
 constexpr int64_t kLaneRows = 32;
 inline int64_t lane_blocks(int64_t M) { return (M + kLaneRows - 1) / kLaneRows; }
 // Row blocks [b0, b1) (rows [32 b0, min(32 b1, M))) and columns [n0, n1) of C = A · B + bias and

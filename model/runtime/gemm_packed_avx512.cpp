@@ -463,8 +463,8 @@ namespace {
 double fill(int64_t n, int64_t tile) { return static_cast<double>(n) / static_cast<double>((n + tile - 1) / tile * tile); }
 }  // namespace
 
-bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K, int64_t ldc) {
-  if (!cpu_has_avx512() || M < 16 || N <= 0 || K <= 0 || ldc > (int64_t{1} << 24)) return false;
+bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K) {
+  if (!cpu_has_avx512() || M < 16 || N <= 0 || K <= 0) return false;
   // Filled lanes of the two tilings (7-column tiles where 14 do not divide), the lanes tiling's
   // less its transposing stores (about 4 / K of a tile's time), and it must beat the other by
   // 15%, the more time it takes per filled lane. Measured on AMD EPYC Zen 4 (bench_kernels
@@ -483,7 +483,7 @@ void gemm_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_
   avx2::with_in_reg(e, [&]<InReg Act>() { run_lanes<Act>(a, b0, b1, B, ldb, n0, n1, out); });
 }
 #else
-bool gemm_lanes_wins(int64_t, int64_t, int64_t, int64_t) { return false; }
+bool gemm_lanes_wins(int64_t, int64_t, int64_t) { return false; }
 void gemm_lanes(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
 void gemm_packed_avx512(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
 void gemm_packed_f16_avx512(const PackedA&, int64_t, int64_t, const uint16_t*, int64_t, int64_t, int64_t, const GemmOutF16&) {}

@@ -201,6 +201,50 @@ void im2col_all(const G2& s, const float* x, int64_t C, int64_t p0, int64_t pb, 
   im2col_rows(s, x, s.kh * s.kw, p0, pb, 0, C * s.kh * s.kw, cols);
 }
 
+// How conv_im2col and conv_im2col_f16 share a product of Mg x Kdim (x P columns) over the pool.
+struct ConvBlocking {
+  int64_t block, blocks;    // blocks of output columns, each done whole by one thread
+  int64_t flops_per_block;
+  bool by_panels;           // a pointwise product on a small plane, split by panels of output rows
+  bool whole_blocks;        // the blocks above, one thread each (else the product split by rows)
+};
+
+// Blocks sized so that a block's columns and outputs (`budget` elements, in steps of `step`
+// columns, at most `max_block`) stay in L2; as many for every thread (a run waits for the last
+// one), and at least one per thread when each still gets 128 columns or more: a thread then
+// works on its own columns from im2col to epilogue, which beats sharing one im2col buffer between
+// cores. `panels`: gemm_packed's panels of the weights, 0 without them.
+ConvBlocking conv_blocking(const ConvGeom& g, int64_t P, int64_t Kdim, bool pointwise, int64_t threads, int64_t panels, int64_t budget,
+                           int64_t step, int64_t max_block) {
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
+  const int64_t per_col = (pointwise ? Cg : Kdim) + Mg;
+  ConvBlocking b{};
+  b.block = std::clamp<int64_t>(budget / per_col / step * step, 64, max_block);
+  b.blocks = (P + b.block - 1) / b.block;
+  if (threads > 1 && b.blocks < threads && P >= 128 * threads) b.blocks = threads;
+  if (b.blocks > 1 && b.blocks % threads != 0) b.blocks += threads - b.blocks % threads;
+  b.block = std::max<int64_t>(16, ((P + b.blocks - 1) / b.blocks + 15) / 16 * 16);
+  b.blocks = (P + b.block - 1) / b.block;
+  b.flops_per_block = 2 * Mg * Kdim * std::min(b.block, P);
+  // A pointwise product on a small plane (B small enough for every thread to read it whole) is
+  // split by panels when that shares the work at least as evenly: 196 columns split as 112 + 84,
+  // while 96 panels split as 48 + 48.
+  if (panels > 0 && pointwise && threads > 1 && P < 1024) {
+    const double even_cols = static_cast<double>(P) / static_cast<double>(threads * std::min(P, b.block) * ((b.blocks + threads - 1) / threads));
+    const double even_panels = static_cast<double>(panels) / static_cast<double>(threads * ((panels + threads - 1) / threads));
+    b.by_panels = even_panels >= even_cols;
+  }
+  // A small product (under 8 Mflop: tens of microseconds) stays on the calling thread: the split
+  // by rows (im2col by rows into one buffer, then the product by panels) costs two pool calls and
+  // a third more time than the whole blocks (MNIST's 32 -> 64 3x3 at 14x14: 115 us against 98 us
+  // when the caller ends up with every chunk). A pointwise product split by panels has neither
+  // cost (one pool call, no im2col): it is split from 2 Mflop (SqueezeNet's 1x1 layers on 13x13
+  // planes, 5-8 Mflop, ran on one thread).
+  const bool small = 2 * g.N * g.M * Kdim * P < (int64_t{1} << (b.by_panels ? 21 : 23));
+  b.whole_blocks = threads == 1 || small || (b.blocks >= threads && !b.by_panels);
+  return b;
+}
+
 }  // namespace
 
 std::vector<PackedA> pack_conv_weights(const float* W, int64_t M, int64_t group, int64_t Kdim) {
@@ -242,37 +286,10 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
     else gemm_packed((*packed)[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
   };
   // Blocks of output columns, each done whole by one thread (im2col into that thread's buffer,
-  // product, bias and epilogue), sized so that the block's columns and outputs stay in L2.
-  const int64_t per_col = (pointwise ? Cg : Kdim) + Mg;
-  int64_t block = std::clamp<int64_t>((int64_t{1} << 17) / per_col / 16 * 16, 64, 1024);
-  int64_t blocks = (P + block - 1) / block;
-  // As many blocks for every thread (a run waits for the last one), and at least one per thread
-  // when each still gets 128 columns or more: a thread then works on its own columns from im2col
-  // to epilogue, which beats sharing one im2col buffer between cores.
-  const int64_t threads = pool.threads();
-  if (threads > 1 && blocks < threads && P >= 128 * threads) blocks = threads;
-  if (blocks > 1 && blocks % threads != 0) blocks += threads - blocks % threads;
-  block = std::max<int64_t>(16, ((P + blocks - 1) / blocks + 15) / 16 * 16);
-  blocks = (P + block - 1) / block;
-  const int64_t flops_per_block = 2 * Mg * Kdim * std::min(block, P);
-  // A pointwise product on a small plane (B small enough for every thread to read it whole) is
-  // split by panels when that shares the work at least as evenly: 196 columns split as 112 + 84,
-  // while 96 panels split as 48 + 48.
-  bool by_panels = false;
-  if (fast && pointwise && threads > 1 && P < 1024) {
-    const int64_t panels = (*packed)[0].panels();
-    const double even_cols = static_cast<double>(P) / static_cast<double>(threads * std::min(P, block) * ((blocks + threads - 1) / threads));
-    const double even_panels = static_cast<double>(panels) / static_cast<double>(threads * ((panels + threads - 1) / threads));
-    by_panels = even_panels >= even_cols;
-  }
-  // A small product (under 8 Mflop: tens of microseconds) stays on the calling thread: the split
-  // below (im2col by rows into one buffer, then the product by panels) costs two pool calls and
-  // a third more time than the whole blocks here (MNIST's 32 -> 64 3x3 at 14x14: 115 us against
-  // 98 us when the caller ends up with every chunk).
-  // A pointwise product split by panels has neither cost (one pool call, no im2col): it is split
-  // from 2 Mflop (SqueezeNet's 1x1 layers on 13x13 planes, 5-8 Mflop, ran on one thread).
-  const bool small = 2 * g.N * g.M * Kdim * P < (int64_t{1} << (by_panels ? 21 : 23));
-  if (threads == 1 || small || (blocks >= threads && !by_panels)) {
+  // product, bias and epilogue), of floats.
+  const ConvBlocking cb = conv_blocking(g, P, Kdim, pointwise, pool.threads(), fast ? (*packed)[0].panels() : 0, int64_t{1} << 17, 16, 1024);
+  const int64_t block = cb.block, blocks = cb.blocks, flops_per_block = cb.flops_per_block;
+  if (cb.whole_blocks) {
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.group; ++grp) {
         const float* x = X + (n * g.C + grp * Cg) * HW;
@@ -293,7 +310,7 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
               ldb = pb;
             }
             if (fast) {
-              if (gemm_lanes_wins(Mg, pb, Kdim, P)) packed_part(n, grp, 0, lane_blocks(Mg), p0, pb, src, ldb, true);
+              if (gemm_lanes_wins(Mg, pb, Kdim)) packed_part(n, grp, 0, lane_blocks(Mg), p0, pb, src, ldb, true);
               else packed_part(n, grp, 0, panels, p0, pb, src, ldb, false);
               continue;
             }
@@ -326,7 +343,7 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
           ldb = pb;
         }
         if (fast) {
-          const bool lanes = gemm_lanes_wins(Mg, pb, Kdim, P);
+          const bool lanes = gemm_lanes_wins(Mg, pb, Kdim);
           const int64_t rows = lanes ? kLaneRows : kPanelRows;
           const int64_t parts = lanes ? lane_blocks(Mg) : (*packed)[static_cast<size_t>(grp)].panels();
           const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / (2 * rows * std::max<int64_t>(1, Kdim) * pb));
@@ -358,28 +375,10 @@ void conv_im2col_f16(const ConvGeom& g, const uint16_t* X, const std::vector<Pac
     const GemmOutF16 out{Y + at, P, B ? B + grp * Mg : nullptr, relu ? relu + at : nullptr};
     gemm_packed_f16(packed[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
   };
-  // The blocking of conv_im2col (columns per thread from im2col to the stores; panels for a
-  // small pointwise plane).
-  const int64_t per_col = (pointwise ? Cg : Kdim) + Mg;
-  int64_t block = std::clamp<int64_t>((int64_t{1} << 18) / per_col / 32 * 32, 64, 2048);
-  int64_t blocks = (P + block - 1) / block;
-  const int64_t threads = pool.threads();
-  if (threads > 1 && blocks < threads && P >= 128 * threads) blocks = threads;
-  if (blocks > 1 && blocks % threads != 0) blocks += threads - blocks % threads;
-  block = std::max<int64_t>(16, ((P + blocks - 1) / blocks + 15) / 16 * 16);
-  blocks = (P + block - 1) / block;
-  const int64_t flops_per_block = 2 * Mg * Kdim * std::min(block, P);
-  bool by_panels = false;
-  if (pointwise && threads > 1 && P < 1024) {
-    const int64_t panels = packed[0].panels();
-    const double even_cols = static_cast<double>(P) / static_cast<double>(threads * std::min(P, block) * ((blocks + threads - 1) / threads));
-    const double even_panels = static_cast<double>(panels) / static_cast<double>(threads * ((panels + threads - 1) / threads));
-    by_panels = even_panels >= even_cols;
-  }
-  // As in conv_im2col: a small product stays on the calling thread (under 2 Mflop when split by
-  // panels, else under 8).
-  const bool small = 2 * g.N * g.M * Kdim * P < (int64_t{1} << (by_panels ? 21 : 23));
-  if (threads == 1 || small || (blocks >= threads && !by_panels)) {
+  // The blocking of conv_im2col, of halves: twice the columns in the same bytes.
+  const ConvBlocking cb = conv_blocking(g, P, Kdim, pointwise, pool.threads(), packed[0].panels(), int64_t{1} << 18, 32, 2048);
+  const int64_t block = cb.block, blocks = cb.blocks, flops_per_block = cb.flops_per_block;
+  if (cb.whole_blocks) {
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.group; ++grp) {
         const uint16_t* x = X + (n * g.C + grp * Cg) * HW;

@@ -618,7 +618,7 @@ TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
 // gemm_lanes (rows in the vector lanes, transposed stores): partial row blocks, column tails, a
 // column range inside a wider C, a range of row blocks, bias and each epilogue.
 TEST_P(RuntimeKernels, GemmLanesMatchesNaive) {
-  if (!gemm_lanes_wins(64, 49, 512, 49)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
+  if (!gemm_lanes_wins(64, 49, 512)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
   std::mt19937 rng(31);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int iter = 0; iter < 60; ++iter) {
@@ -659,7 +659,7 @@ TEST_P(RuntimeKernels, GemmLanesMatchesNaive) {
 // past a whole block), with no epilogue, Relu, Clip, SiLU and Add: every element of y and of the
 // epilogue's outputs against the naive product, and nothing written outside [M, N).
 TEST_P(RuntimeKernels, GemmLanesPlanesAndEpilogues) {
-  if (!gemm_lanes_wins(64, 49, 512, 49)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
+  if (!gemm_lanes_wins(64, 49, 512)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
   const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::SiLU, Epilogue::Kind::Add};
   int seed = 0;
   for (const int64_t N : {7, 14, 49, 196, 1, 5, 13, 23, 33})
