@@ -510,6 +510,16 @@ void register_all() {
                                "x" + std::to_string(l.H) + "/s" + std::to_string(l.s) + "/" + isa_name(isa);
       benchmark::RegisterBenchmark(name.c_str(), run_big_act, geom(l.C, l.H, l.M, l.k, l.s, l.group), isa, false, Epilogue::Kind::SiLU)->Unit(benchmark::kMicrosecond);
     }
+  // MobileNet v2's depthwise layers (224x224 input), with a Relu for its Clip.
+  const Layer mobilenet_dw[] = {{32, 112, 32, 3, 1, 32},   {96, 112, 96, 3, 2, 96},   {144, 56, 144, 3, 1, 144}, {144, 56, 144, 3, 2, 144},
+                                {192, 28, 192, 3, 1, 192}, {192, 28, 192, 3, 2, 192}, {384, 14, 384, 3, 1, 384}, {576, 14, 576, 3, 2, 576},
+                                {960, 7, 960, 3, 1, 960}};
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    for (const Layer& l : mobilenet_dw) {
+      const std::string name = "mobilenet/dw3x3/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.H) + "/s" +
+                               std::to_string(l.s) + "/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), run_big, geom(l.C, l.H, l.M, l.k, l.s, l.group), isa, false)->Unit(benchmark::kMicrosecond);
+    }
   for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512})
     for (const Layer& l : big) {
       const std::string name = "big/" + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" + std::to_string(l.C) + "x" + std::to_string(l.H) + "x" +

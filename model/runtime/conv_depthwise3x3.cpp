@@ -8,6 +8,10 @@
 //   MobileNet, EfficientNet, UltraFace and YuNet), except the stride-1 5x5: straight from the
 //   input rows (plane_direct), steps of 16 outputs, the shifted taps by valignd of the vectors
 //   of consecutive steps and stride 2's even and odd columns by vpermt2ps: no copy of the input.
+// - AVX2 at stride 1 with "same" padding all round on planes of up to 1024 outputs (5x5: 256):
+//   the plane as one run of H W outputs (plane_flat8), copied once between zeros, the taps off a
+//   row's ends masked. AVX2 stride-2 3x3 on rows of 96 or more: straight from the input rows
+//   (plane_direct8), even and odd columns by shuffle_ps, masked loads at the rows' ends.
 // - Otherwise each input row is copied once into a zero-padded row (stride 2: split into its even
 //   and odd columns), so that the taps of a step of outputs are vector loads of those rows. AVX2
 //   (3x3 and 5x5): steps of 16 outputs (two 8-float vectors). AVX-512 (the stride-1 5x5, and other paddings):
@@ -192,6 +196,287 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
     plane<Act, Stride, K>(g, x, w, bias, y, z, z2, addend, ap, rows);
   });
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
+}
+
+// ---- AVX2 at stride 2 straight from the input rows (any padding) ----
+
+// The lanes l of [c, c + 8) with c + l in [0, n), as a mask for maskload.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i lanes_in(int64_t c, int64_t n) {
+  const __m256i i = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(c)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), i), _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(n)), i));
+}
+
+// The vector loads of one input row in a step of V vectors of direct_step8 (the same columns in
+// each of the K rows): 16 raw columns for each pair of taps.
+template <int K, int V>
+constexpr int kRowLoads = V * 2 * ((K + 1) / 2);
+
+// The lanes inside [0, W) of each load of an input row (in the order direct_step8 reads them) in
+// the step at ow: set up once a step for its K rows.
+template <int K, int V>
+__attribute__((target("avx2,fma"), always_inline)) inline void edge_masks(int64_t ow, int64_t W, int64_t pw, __m256i* mk) {
+  int j = 0;
+  for (int v = 0; v < V; ++v)
+    for (int m = 0; 2 * m < K; ++m) {
+      const int64_t c = 2 * (ow + 8 * v) - pw + 2 * m;
+      mk[j++] = lanes_in(c, W);
+      mk[j++] = lanes_in(c + 8, W);
+    }
+}
+
+// Row load j at column c of a step of direct_step8: whole, or (Edge) the lanes of mask mk[j].
+template <bool Edge>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 row_load(const __m256i* mk, const float* row, int64_t c, int j) {
+  if constexpr (Edge) return _mm256_maskload_ps(row + c, mk[j]);
+  else return _mm256_loadu_ps(row + c);
+}
+
+// One step: outputs [ow, ow + 8 V) of an output row into r[0, V), the taps read straight from the
+// K input rows src (rows outside the input are a row of zeros): output ow + j, tap kj reads column
+// 2 (ow + j) + kj - pw. The 16 raw columns from 2 ow - pw + 2 m give taps 2 m (their even lanes)
+// and 2 m + 1 (odd lanes), split by shuffle_ps, which leaves the outputs in the order
+// [0 1 4 5 2 3 6 7] for every tap alike: one permute of the sum restores it. Edge: some of the
+// columns are outside the row (masked loads, mk from edge_masks).
+template <int K, int V, bool Edge>
+__attribute__((target("avx2,fma"), always_inline)) inline void direct_step8(const float* const* src, int64_t ow, int64_t pw, const __m256* wv, __m256 bv,
+                                                                            __m256* r, const __m256i* mk = nullptr) {
+  __m256 acc[K][V];
+#pragma GCC unroll 8
+  for (int ki = 0; ki < K; ++ki)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      const int64_t base = 2 * (ow + 8 * v) - pw;
+      __m256 a = _mm256_setzero_ps();
+#pragma GCC unroll 4
+      for (int m = 0; 2 * m < K; ++m) {
+        const int j = v * 2 * ((K + 1) / 2) + 2 * m;
+        const __m256 lo = row_load<Edge>(mk, src[ki], base + 2 * m, j), hi = row_load<Edge>(mk, src[ki], base + 2 * m + 8, j + 1);
+        a = _mm256_fmadd_ps(wv[K * ki + 2 * m], _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)), a);
+        if (2 * m + 1 < K) a = _mm256_fmadd_ps(wv[K * ki + 2 * m + 1], _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)), a);
+      }
+      acc[ki][v] = a;
+    }
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    __m256 t = _mm256_add_ps(bv, acc[0][v]);
+#pragma GCC unroll 8
+    for (int ki = 1; ki < K; ++ki) t = _mm256_add_ps(t, acc[ki][v]);
+    r[v] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+}
+
+// Outputs [o, o + n) (n in [1, 16]) of y from (r0, r1), and the epilogue's; streamed (y, and
+// SiLU's sigmoid) when `stream` and n is 8 or 16 (o + y then on 32 bytes).
+template <InReg Act>
+__attribute__((target("avx2,fma"), always_inline)) inline void put8(bool stream, const ActParams& ap, float* y, float* z, float* z2, const float* addend,
+                                                                    __m256 r0, __m256 r1, int64_t n) {
+  if (stream && n == 16) avx2::store16(y, r0, r1, true);
+  else if (stream && n == 8) _mm256_stream_ps(y, r0);
+  else avx2::store_first(y, r0, r1, n);
+  if constexpr (Act == InReg::SiLU) {
+    if (stream && n == 8) {  // the sigmoid streamed as y (store_act streams 16 only): no line written both ways
+      const __m256 s = avx2::activate<Act>(r0, ap);
+      _mm256_stream_ps(z, s);
+      return _mm256_storeu_ps(z2, _mm256_mul_ps(r0, s));
+    }
+  }
+  if constexpr (Act != InReg::None) avx2::store_act<Act>(z, z2, addend, r0, r1, ap, n, stream);
+}
+
+// One plane: x [H, W] -> y [OH, OW] (and the epilogue's outputs), K x K taps at stride 2, any
+// padding, read straight from x's rows with unaligned loads (masked in the steps that reach past
+// a row's ends): no copy. Steps of 16 outputs (8 where a row's rest is 8 or fewer).
+template <InReg Act, int K>
+__attribute__((target("avx2,fma"))) void plane_direct8(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2,
+                                                       const float* addend, const ActParams& ap, const float* zero) {
+  const int64_t W = g.W, pw = g.pw;
+  __m256 wv[K * K];
+#pragma GCC unroll 32
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm256_set1_ps(w[t]);
+  const __m256 bv = _mm256_set1_ps(bias);
+  // Streamed stores of y (and SiLU's sigmoid) only when every row is whole vectors and the plane
+  // whole cache lines, y (and z) on a line: y is then written front to back, all of it streamed.
+  const bool stream = Act != InReg::None && g.OW % 8 == 0 && g.OH * g.OW % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0 &&
+                      (Act != InReg::SiLU || reinterpret_cast<uintptr_t>(z) % 64 == 0);
+  // Whether the step of n outputs (8 or 16) at ow reads only columns inside the row: from
+  // 2 ow - pw to the last of the 16 raw columns of its last vector's last pair of taps.
+  auto inside = [&](int64_t ow, int64_t n) { return 2 * ow - pw >= 0 && 2 * (ow + n - 8) - pw + 2 * ((K - 1) / 2) + 15 < W; };
+  auto at = [](auto* p, int64_t o) { return p ? p + o : nullptr; };
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const float* src[K];
+#pragma GCC unroll 8
+    for (int ki = 0; ki < K; ++ki) {
+      const int64_t ih = oh * 2 - g.ph + ki;
+      src[ki] = ih < 0 || ih >= g.H ? zero : x + ih * W;
+    }
+    const auto [yr, zr, z2r, ar] = out_row(oh, g.OW, y, z, z2, addend);
+    __m256 r[2];
+    int64_t ow = 0;
+    for (; ow + 8 < g.OW; ow += 16) {
+      if (inside(ow, 16)) {
+        direct_step8<K, 2, false>(src, ow, pw, wv, bv, r);
+      } else {
+        __m256i mk[kRowLoads<K, 2>];
+        edge_masks<K, 2>(ow, W, pw, mk);
+        direct_step8<K, 2, true>(src, ow, pw, wv, bv, r, mk);
+      }
+      put8<Act>(stream, ap, yr + ow, at(zr, ow), at(z2r, ow), at(ar, ow), r[0], r[1], std::min<int64_t>(16, g.OW - ow));
+    }
+    if (ow < g.OW) {
+      if (inside(ow, 8)) {
+        direct_step8<K, 1, false>(src, ow, pw, wv, bv, r);
+      } else {
+        __m256i mk[kRowLoads<K, 1>];
+        edge_masks<K, 1>(ow, W, pw, mk);
+        direct_step8<K, 1, true>(src, ow, pw, wv, bv, r, mk);
+      }
+      put8<Act>(stream, ap, yr + ow, at(zr, ow), at(z2r, ow), at(ar, ow), r[0], r[0], g.OW - ow);
+    }
+  }
+}
+
+template <InReg Act, int K>
+__attribute__((target("avx2,fma"))) void planes_direct8(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y,
+                                                        const EpilogueOut& act, int64_t b, int64_t e) {
+  const ActParams ap = avx2::act_params(act.epi);
+  thread_local std::vector<float, CacheAligned<float>> zero;
+  if (zero.size() < static_cast<size_t>(g.W)) zero.assign(static_cast<size_t>(g.W), 0.f);
+  const int64_t P = g.OH * g.OW;
+  const bool none = Act == InReg::None;
+  for (int64_t p = b; p < e; ++p) {
+    const int64_t c = p % C;
+    plane_direct8<Act, K>(g, X + p * g.H * g.W, W + K * K * c, B ? B[c] : 0.f, Y + p * P, none ? nullptr : act.z1 + p * P,
+                          Act == InReg::SiLU ? act.z2 + p * P : nullptr, Act == InReg::Add ? act.addend + p * P : nullptr, ap, zero.data());
+  }
+  if constexpr (Act != InReg::None) _mm_sfence();
+}
+
+// ---- AVX2 stride 1 with "same" padding: the plane as one run of H W floats ----
+
+// The columns of the 8 outputs of a vector (flat index mod W), advanced by 8 outputs (inc = 8 mod W).
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i next_cols8(__m256i col, __m256i inc, __m256i wlast, __m256i w) {
+  const __m256i t = _mm256_add_epi32(col, inc);
+  return _mm256_sub_epi32(t, _mm256_and_si256(_mm256_cmpgt_epi32(t, wlast), w));
+}
+
+// One step: outputs [i, i + 8 V) of the flat plane into r[0, V). Output j reads input
+// j + (ki - R) W + (kj - R) (x: the plane between R W + R zeros before and after); the taps whose
+// column falls off the row are zeroed by the column masks (they would read the end of the row
+// before or the start of the next).
+template <int K, int V>
+__attribute__((target("avx2,fma"), always_inline)) inline void flat_step8(const float* x, int64_t W, int64_t i, const __m256* wv, __m256 bv,
+                                                                          const __m256i* col, __m256i wlast, __m256* r) {
+  constexpr int R = (K - 1) / 2;
+  __m256 left[V][R + 1], right[V][R + 1];  // [v][d]: tap d columns left (right) of the output is in the row
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v)
+#pragma GCC unroll 2
+    for (int d = 1; d <= R; ++d) {
+      left[v][d] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(col[v], _mm256_set1_epi32(d - 1)));
+      right[v][d] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_sub_epi32(wlast, _mm256_set1_epi32(d - 1)), col[v]));
+    }
+  __m256 acc[K][V];
+#pragma GCC unroll 8
+  for (int ki = 0; ki < K; ++ki)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      const float* o = x + i + 8 * v + (ki - R) * W;
+      __m256 a = _mm256_mul_ps(wv[K * ki + R], _mm256_loadu_ps(o));
+#pragma GCC unroll 4
+      for (int d = 1; d <= R; ++d) {
+        a = _mm256_fmadd_ps(wv[K * ki + R - d], _mm256_and_ps(_mm256_loadu_ps(o - d), left[v][d]), a);
+        a = _mm256_fmadd_ps(wv[K * ki + R + d], _mm256_and_ps(_mm256_loadu_ps(o + d), right[v][d]), a);
+      }
+      acc[ki][v] = a;
+    }
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    __m256 t = _mm256_add_ps(bv, acc[0][v]);
+#pragma GCC unroll 8
+    for (int ki = 1; ki < K; ++ki) t = _mm256_add_ps(t, acc[ki][v]);
+    r[v] = t;
+  }
+}
+
+// One plane at stride 1 with (K - 1) / 2 rows and columns of padding on each side (output plane =
+// input plane): the H W outputs as one run in steps of 16, whatever W is (narrow rows fill whole
+// vectors, rows that are not whole vectors cost no partial steps). x: the plane between zeros
+// (flat_step8); first: the columns of the first 8 outputs (set up once a call).
+template <InReg Act, int K>
+__attribute__((target("avx2,fma"))) void plane_flat8(const Plane& g, const float* x, const float* w, float bias, float* y, float* z, float* z2,
+                                                     const float* addend, const ActParams& ap, __m256i first) {
+  const int64_t W = g.W, n = g.H * g.W;
+  __m256 wv[K * K];
+#pragma GCC unroll 32
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm256_set1_ps(w[t]);
+  const __m256 bv = _mm256_set1_ps(bias);
+  const bool stream = Act != InReg::None && n % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0 &&
+                      (Act != InReg::SiLU || reinterpret_cast<uintptr_t>(z) % 64 == 0);
+  const __m256i wvec = _mm256_set1_epi32(static_cast<int32_t>(W)), wlast = _mm256_set1_epi32(static_cast<int32_t>(W - 1)),
+                inc = _mm256_set1_epi32(static_cast<int32_t>(8 % W));
+  auto at = [](auto* p, int64_t o) { return p ? p + o : nullptr; };
+  __m256i col[2];
+  col[0] = first;
+  __m256 r[2];
+  int64_t i = 0;
+  for (; i + 8 < n; i += 16) {
+    col[1] = next_cols8(col[0], inc, wlast, wvec);
+    flat_step8<K, 2>(x, W, i, wv, bv, col, wlast, r);
+    put8<Act>(stream, ap, y + i, at(z, i), at(z2, i), at(addend, i), r[0], r[1], std::min<int64_t>(16, n - i));
+    col[0] = next_cols8(col[1], inc, wlast, wvec);
+  }
+  if (i < n) {
+    flat_step8<K, 1>(x, W, i, wv, bv, col, wlast, r);
+    put8<Act>(false, ap, y + i, at(z, i), at(z2, i), at(addend, i), r[0], r[0], n - i);
+  }
+}
+
+template <InReg Act, int K>
+__attribute__((target("avx2,fma"))) void planes_flat8(const Plane& g, int64_t C, const float* X, const float* W, const float* B, float* Y,
+                                                      const EpilogueOut& act, int64_t b, int64_t e) {
+  const ActParams ap = avx2::act_params(act.epi);
+  const int64_t P = g.OH * g.OW;
+  const bool none = Act == InReg::None;
+  alignas(32) int32_t cols[8];  // the columns of the first 8 outputs (once a call: a division each)
+  for (int l = 0; l < 8; ++l) cols[l] = static_cast<int32_t>(l % g.W);
+  const __m256i first = _mm256_load_si256(reinterpret_cast<const __m256i*>(cols));
+  // Each plane copied between zeros (pad floats before it, pad + 8 after: a step reads up to
+  // R W + R floats either side of its outputs, and a whole vector past the last), so that no step
+  // needs masked loads. (Straight from the input with masked loads at the plane's first and last
+  // rows measured 1.2-1.5x slower on Zen 4's 14x14 and 7x7 planes, where most steps are such.)
+  const int64_t pad = ((K - 1) / 2 * (g.W + 1) + 7) / 8 * 8;
+  thread_local std::vector<float, CacheAligned<float>> buf;
+  buf.assign(static_cast<size_t>(P + 2 * pad + 8), 0.f);
+  float* const x = buf.data() + pad;
+  for (int64_t p = b; p < e; ++p) {
+    const int64_t c = p % C;
+    avx2::copy_row(X + p * P, P, x);  // (whole vectors: the zeros past P stay)
+    plane_flat8<Act, K>(g, x, W + K * K * c, B ? B[c] : 0.f, Y + p * P, none ? nullptr : act.z1 + p * P, Act == InReg::SiLU ? act.z2 + p * P : nullptr,
+                        Act == InReg::Add ? act.addend + p * P : nullptr, ap, first);
+  }
+  if constexpr (Act != InReg::None) _mm_sfence();
+}
+
+// AVX2 stride 1 with "same" padding on small planes: the plane as one run (planes_flat8).
+void depthwise_flat_avx2(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                         const EpilogueOut& act) {
+  const int64_t K = g.kernel[0];
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
+      if (K == 5) planes_flat8<Act, 5>(p, g.C, X, W, B, Y, act, b, e);
+      else planes_flat8<Act, 3>(p, g.C, X, W, B, Y, act, b, e);
+    });
+  });
+}
+
+// AVX2 stride-2 3x3 straight from the input rows (planes_direct8).
+void depthwise_direct_avx2(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
+                           const EpilogueOut& act) {
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) { planes_direct8<Act, 3>(p, g.C, X, W, B, Y, act, b, e); });
+  });
 }
 
 // ---- AVX-512: 5x5 and stride-1 3x3 (written for any odd K) ----
@@ -674,6 +959,16 @@ void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const 
   if (cpu_has_avx512() && p.pw == (g.kernel[0] - 1) / 2 && (g.kernel[0] == 3 || p.stride == 2) && !silu_split_rows)
     return depthwise_direct_avx512(g, p, X, W, B, Y, pool, act);
   if (cpu_has_avx512() && (g.kernel[0] == 5 || p.stride == 1)) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
+  // AVX2 (a CPU without AVX-512, or NNXR_ISA=avx2): stride 1 with "same" padding all round on
+  // planes of up to 1024 outputs (5x5: 256) as one run; the stride-2 3x3 on rows of 96 or more
+  // straight from the input rows. Else from copied rows, which on Zen 4 measured faster for the
+  // larger stride-1 planes (EfficientNet's 56x56 and 112x112, the 5x5 on 28x28: 1.1-1.2x) and the
+  // stride-2 planes on narrower rows and the 5x5 (their steps mostly at a row's ends: masked loads).
+  if (!cpu_has_avx512()) {
+    const bool same_all = p.stride == 1 && p.ph == R && p.pw == R && p.OH == p.H && p.OW == p.W;
+    if (same_all && p.H * p.W <= (g.kernel[0] == 3 ? 1024 : 256)) return depthwise_flat_avx2(g, p, X, W, B, Y, pool, act);
+    if (p.stride == 2 && g.kernel[0] == 3 && p.W >= 96) return depthwise_direct_avx2(g, p, X, W, B, Y, pool, act);
+  }
   const int64_t K = g.kernel[0];
   p.row_len = row_length(p, K, kOut, 8, p.pw + (p.W + 7) / 8 * 8);  // (copy_row stores whole vectors)
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
