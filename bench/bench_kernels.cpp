@@ -33,8 +33,9 @@
 //                         second of thread CPU time; us: that time per call)
 //   lanes/1x1/CxHxW->M+ACT/ISA  the 1x1 layers on 7x7 and 14x14 planes of EfficientNet-B0 and
 //                         MobileNet v2 with their fused activation (none, SiLU, Clip(0, 6)), as the
-//                         Conv kernel runs them at one thread (gemm_lanes where gemm_lanes_wins);
-//                         counters ms = thread CPU time per call, lanes = 1 where gemm_lanes ran
+//                         Conv kernel runs them at one thread (gemm_lanes where gemm_lanes_wins,
+//                         gemm_lanes_avx2 where gemm_lanes_avx2_wins); counters ms = thread CPU
+//                         time per call, lanes = 1 where either ran, peak as big/'s
 //   squeezenet/maxpool/3x3/CxHxW/ISA  SqueezeNet 1.1's three 3x3 stride-2 max pools (ceil mode:
 //                         every window inside), one thread, counter ms = thread CPU time per call
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
@@ -56,6 +57,7 @@
 #include <vector>
 
 #include "model/runtime/compute.h"
+#include "model/runtime/gemm_packed.h"
 #include "model/runtime/runtime.h"
 #include "model/runtime/value.h"
 
@@ -405,9 +407,11 @@ void run_lanes_layer(benchmark::State& state, ConvGeom g, Isa isa, const Epilogu
     seconds += thread_seconds() - t0;
     benchmark::DoNotOptimize(y.data());
   }
-  const bool lanes = !packed.empty() && gemm_lanes_wins(g.M, P, Kdim);
+  const bool lanes = !packed.empty() && (gemm_lanes_wins(g.M, P, Kdim) || gemm_lanes_avx2_wins(g.M, P, Kdim));
   set_active_isa(previous);
-  state.counters["flop/s"] = benchmark::Counter(2.0 * static_cast<double>(n * Kdim), benchmark::Counter::kIsIterationInvariantRate);
+  const double flop = 2.0 * static_cast<double>(n * Kdim), peak = peak_flops(isa);
+  state.counters["flop/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
+  if (seconds > 0 && peak > 0) state.counters["peak"] = flop * static_cast<double>(state.iterations()) / seconds / peak;
   state.counters["ms"] = state.iterations() ? 1e3 * seconds / static_cast<double>(state.iterations()) : 0;
   state.counters["lanes"] = lanes ? 1 : 0;
 }
@@ -454,12 +458,13 @@ void register_all() {
   }
   for (Isa isa : {Isa::Avx2, Isa::Avx512})
     benchmark::RegisterBenchmark((std::string("peak/fma/") + isa_name(isa)).c_str(), run_peak, isa)->Unit(benchmark::kMillisecond);
-  // ResNet-50's 3x3 and 1x1 layers (stride 2 in the 3x3 of each stage's first block).
+  // ResNet-50's 3x3 and 1x1 layers (stride 2 in the 3x3 of each stage's first block, and in the 1x1
+  // downsample of the last stage, 1024 -> 2048 onto 7x7).
   const Layer big[] = {
       {64, 56, 64, 3, 1, 1},     {128, 28, 128, 3, 1, 1},  {256, 14, 256, 3, 1, 1},   {512, 7, 512, 3, 1, 1},
       {128, 56, 128, 3, 2, 1},   {256, 28, 256, 3, 2, 1},  {512, 14, 512, 3, 2, 1},   {64, 56, 256, 1, 1, 1},
       {256, 56, 64, 1, 1, 1},    {512, 28, 128, 1, 1, 1},  {128, 28, 512, 1, 1, 1},   {1024, 14, 256, 1, 1, 1},
-      {256, 14, 1024, 1, 1, 1},  {2048, 7, 512, 1, 1, 1},  {512, 7, 2048, 1, 1, 1},
+      {256, 14, 1024, 1, 1, 1},  {2048, 7, 512, 1, 1, 1},  {512, 7, 2048, 1, 1, 1},  {1024, 14, 2048, 1, 2, 1},
   };
   // MobileNet v2's stem (K = 27) and its 1x1 expands of 16 and 24 channels (224x224 input).
   const Layer mobilenet[] = {{3, 224, 32, 3, 2, 1}, {16, 112, 96, 1, 1, 1}, {24, 56, 144, 1, 1, 1}};

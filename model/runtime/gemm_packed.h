@@ -10,11 +10,21 @@
 namespace nnxr::runtime {
 
 // PackedA's rows for gemm_lanes: blocks of 32 rows, k-major (data[(b * K + k) * 32 + r], rows
-// past M zero), made once from the panels at the first gemm_lanes call.
+// past M zero), made once from the panels at the first gemm_lanes call; rows16: the same in
+// blocks of 16 rows for gemm_lanes_avx2.
 struct LaneCache {
   std::once_flag once;
   std::vector<float> data;
+  std::once_flag once16;
+  std::vector<float> rows16;
 };
+
+// gemm_lanes on AVX2 (gemm_lanes_avx2.cpp): row blocks [b0, b1) of 16 (rows [16 b0, min(16 b1,
+// M))), columns and outputs as gemm_lanes, in tiles of 16 rows x 4-6 columns. Only where
+// gemm_lanes_avx2_wins() (false where the AVX-512 path runs).
+constexpr int64_t kLaneRowsAvx2 = 16;
+bool gemm_lanes_avx2_wins(int64_t M, int64_t N, int64_t K);
+void gemm_lanes_avx2(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
 
 void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
 void gemm_packed_f16_avx512(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1,

@@ -3,6 +3,7 @@
 // (float32 sums in a different order; the naive references accumulate in double).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <iostream>
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "model/half.h"
 #include "model/runtime/compute.h"
+#include "model/runtime/gemm_packed.h"
 #include "model/runtime/kernel.h"
 #include "model/runtime/runtime.h"
 #include "model/runtime/value.h"
@@ -488,6 +490,42 @@ TEST_P(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
     }
 }
 
+// Convolutions onto 7x7 and 10x10 planes, which gemm_lanes (AVX-512) and gemm_lanes_avx2 take
+// where they win: 1x1, 3x3 and 3x3 stride 2 (im2col), output channels in whole and partial row
+// blocks, batch 2, on one thread (whole column blocks) and two (row blocks split between them),
+// with each epilogue, against the naive Conv and activation.
+TEST_P(RuntimeKernels, ConvSmallPlanesMatchNaive) {
+  int iter = 0;
+  for (const int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    const GemmPool use(pool);
+    for (const int64_t out : {7, 10})
+      for (const int64_t k : {1, 3})
+        for (const int64_t stride : {1, 2}) {
+          if (k == 1 && stride == 2) continue;
+          const int64_t M = iter % 2 ? 160 : 40, C = 48, pad = k / 2, in = (out - 1) * stride + 1 + 2 * pad - k + 1 + (stride - 1);
+          ConvGeom g{2, C, M, 1, {in, in}, {k, k}, {out, out}, {stride, stride}, {1, 1}, {pad, pad}, {pad, pad}};
+          ASSERT_EQ((in + 2 * pad - k) / stride + 1, out);
+          const Epilogue e = test::epilogue_in_turn(iter);
+          const int64_t Kdim = C * k * k;
+          const auto x = test::random_floats(static_cast<size_t>(g.N * C * in * in), 5100 + iter);
+          const auto w = test::random_floats(static_cast<size_t>(M * Kdim), 5200 + iter);
+          const auto b = test::random_floats(static_cast<size_t>(M), 5300 + iter);
+          const size_t n = static_cast<size_t>(g.N * M * out * out);
+          std::vector<float> ref(n), ref1(n), ref2(n), opt(n, 123.f), z1(n, 123.f), z2(n, 123.f);
+          const auto addend = test::random_floats(n, 5400 + iter);
+          conv_naive(g, x.data(), w.data(), b.data(), ref.data());
+          epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+          conv_auto(g, x.data(), w.data(), b.data(), opt.data(), pool, {&e, z1.data(), z2.data(), addend.data()});
+          const std::string what = geom_str(g) + " threads " + std::to_string(threads);
+          expect_close(opt, ref, Kdim, "conv " + what);
+          expect_close(z1, ref1, Kdim, "epilogue " + what);
+          if (e.kind == Epilogue::Kind::SiLU) expect_close(z2, ref2, Kdim, "silu " + what);
+          ++iter;
+        }
+  }
+}
+
 // The 3x3 and 5x5 depthwise kernels (strides 1 and 2, every padding they take, planes narrower
 // and wider than a step of 16 outputs) with each epilogue, against the naive Conv and activation.
 // Outputs are cache-line aligned, as a session's are, so that planes of whole vectors
@@ -708,6 +746,90 @@ TEST_P(RuntimeKernels, GemmLanesPlanesAndEpilogues) {
         expect_close(c, ref, K, what);
         expect_close(z, refz, K, what + " z1");
         expect_close(zz, refzz, K, what + " z2");
+      }
+}
+
+// gemm_lanes_avx2 (16 rows in the lanes x 4-6 columns, K in chunks of 64 kept between passes):
+// the planes it is for and ragged ones (N from 1, rows under 16, in partial blocks of 16 and whole
+// ones, K under, at and past a chunk), column ranges inside a wider C and ranges of row blocks, with
+// no epilogue, Relu, Clip, SiLU and Add. Every element of y and of the epilogue's outputs against
+// the naive product, nothing written outside the range, and the same bits as gemm_packed (each
+// sum taken in the same order).
+TEST_P(RuntimeKernels, GemmLanesAvx2MatchesNaiveAndGemmPacked) {
+  if (!gemm_lanes_avx2_wins(64, 49, 512)) GTEST_SKIP() << "the AVX2 path only: the " << isa_name(GetParam()) << " path runs gemm_packed or gemm_lanes";
+  const Epilogue::Kind kinds[] = {Epilogue::Kind::Relu, Epilogue::Kind::Clip, Epilogue::Kind::SiLU, Epilogue::Kind::Add};
+  std::mt19937 rng(43);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int seed = 0;
+  for (const int64_t N : {49, 196, 7, 1, 5, 13, 23, 100})
+    for (const int64_t M : {9, 16, 32, 45, 100})
+      for (int kind = -1; kind < 4; ++kind) {
+        const int64_t Ks[] = {17, 64, 65, 150, 300};
+        const int64_t K = Ks[seed % 5], ldb = N + (seed % 4 == 1 ? 2 : 0), ldc = N + (seed % 3 == 0 ? 3 : 0);
+        // Every third case a column range and a range of row blocks; the others whole.
+        const bool part = seed % 3 == 2;
+        const int64_t n0 = part ? r(0, static_cast<int>(N) - 1) : 0, n1 = part ? r(static_cast<int>(n0) + 1, static_cast<int>(N)) : N;
+        const int64_t blocks = (M + kLaneRowsAvx2 - 1) / kLaneRowsAvx2, b0 = part ? r(0, static_cast<int>(blocks) - 1) : 0;
+        const int64_t b1 = part ? r(static_cast<int>(b0) + 1, static_cast<int>(blocks)) : blocks;
+        ++seed;
+        const auto a = test::random_floats(static_cast<size_t>(M * K), 4300 + seed);
+        const auto bm = test::random_floats(static_cast<size_t>(K * ldb), 4400 + seed);
+        const auto bias = test::random_floats(static_cast<size_t>(M), 4500 + seed);
+        Epilogue e;
+        if (kind >= 0) e.kind = kinds[kind];
+        e.lo = 0.f;
+        e.hi = 0.5f;
+        const size_t size = static_cast<size_t>(M * ldc + 20);
+        const auto addend = test::random_floats(size, 4600 + seed);
+        const PackedA pa = pack_a(a.data(), M, K, K);
+        // y, z1, z2 from gemm_lanes_avx2 (lanes) or gemm_packed over the same rows and columns.
+        auto run = [&](bool lanes) {
+          std::vector<float> c(size, 123.f), z(size, 123.f), zz(size, 123.f);
+          const EpilogueOut act{kind >= 0 ? &e : nullptr, kind >= 0 ? z.data() : nullptr, e.kind == Epilogue::Kind::SiLU && kind >= 0 ? zz.data() : nullptr,
+                                addend.data()};
+          const GemmOut out{c.data(), ldc, seed % 2 ? bias.data() : nullptr, &act, 0};
+          if (lanes) gemm_lanes_avx2(pa, b0, b1, bm.data(), ldb, n0, n1, out);
+          else
+            for (int64_t p = 0; p < pa.panels(); ++p)  // the panels that meet rows [16 b0, 16 b1)
+              if (p * kPanelRows < b1 * kLaneRowsAvx2 && (p + 1) * kPanelRows > b0 * kLaneRowsAvx2) {
+                // Run over a copy, and keep only the panel's rows inside the range (a panel may
+                // straddle a block's edge: 16 is not a multiple of 6).
+                std::vector<float> c2 = c, z2 = z, zz2 = zz;
+                const EpilogueOut act2{act.epi, act.z1 ? z2.data() : nullptr, act.z2 ? zz2.data() : nullptr, addend.data()};
+                gemm_packed(pa, p, p + 1, bm.data(), ldb, n0, n1, GemmOut{c2.data(), ldc, out.bias, &act2, 0});
+                for (int64_t m = std::max(p * kPanelRows, b0 * kLaneRowsAvx2); m < std::min({M, (p + 1) * kPanelRows, b1 * kLaneRowsAvx2}); ++m)
+                  for (int64_t j = 0; j < ldc; ++j) {
+                    const size_t i = static_cast<size_t>(m * ldc + j);
+                    c[i] = c2[i];
+                    z[i] = z2[i];
+                    zz[i] = zz2[i];
+                  }
+              }
+          return std::array<std::vector<float>, 3>{c, z, zz};
+        };
+        const auto got = run(true), packed = run(false);
+        std::vector<float> ref(size, 123.f), refz(size, 123.f), refzz(size, 123.f);
+        gemm_naive(false, false, M, N, K, 1.f, a.data(), K, bm.data(), ldb, 0.f, ref.data(), ldc);
+        for (size_t i = 0; i < ref.size(); ++i) {
+          const int64_t m = static_cast<int64_t>(i) / ldc, j = static_cast<int64_t>(i) % ldc;
+          if (m >= M || j < n0 || j >= n1 || m < b0 * kLaneRowsAvx2 || m >= b1 * kLaneRowsAvx2) {  // outside the range: untouched
+            ref[i] = 123.f;
+            continue;
+          }
+          if (seed % 2) ref[i] += bias[static_cast<size_t>(m)];
+          if (kind >= 0) epilogue_naive(e, &ref[i], &refz[i], &refzz[i], 1, &addend[i]);
+        }
+        const std::string what = "gemm_lanes_avx2 M" + std::to_string(M) + " N" + std::to_string(N) + " [" + std::to_string(n0) + ", " +
+                                 std::to_string(n1) + ") blocks [" + std::to_string(b0) + ", " + std::to_string(b1) + ") K" + std::to_string(K) +
+                                 " epilogue " + std::to_string(kind);
+        expect_close(got[0], ref, K, what);
+        expect_close(got[1], refz, K, what + " z1");
+        expect_close(got[2], refzz, K, what + " z2");
+        for (int o = 0; o < 3; ++o) {
+          size_t differ = 0;
+          for (size_t i = 0; i < size; ++i) differ += std::bit_cast<uint32_t>(got[o][i]) != std::bit_cast<uint32_t>(packed[o][i]);
+          EXPECT_EQ(differ, 0u) << what << ": output " << o << " differs from gemm_packed's";
+        }
       }
 }
 
