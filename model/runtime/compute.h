@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -254,13 +255,24 @@ void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W,
 // on AVX-512, up to 6 x 16 on AVX2 (conv_rows_avx2), and M <= 3 channels x 80-96 columns on
 // AVX-512, x 32-64 on AVX2 (no im2col matrix).
 bool conv_rows_applies(const ConvGeom& g);
-void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act = {});
+// conv_rows' weights and bias as its AVX-512 tiles read them (conv_rows_avx512.cpp), with the W
+// and layout they were packed from.
+struct ConvRowsWeights;
+// Kept by a Conv node whose weights are constant: conv_rows packs them on the first call and
+// reuses them while W (the same address), the layout and the bias (the same values) are the
+// same, instead of packing on every call.
+struct ConvRowsCache {
+  std::mutex mutex;
+  std::shared_ptr<const ConvRowsWeights> packed;
+};
+void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act = {},
+               ConvRowsCache* cache = nullptr);
 void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act);
 // dst[i] = src[2 i] for i < n (reads no further than src[2 (n - 1)]): the stride-2 gather of im2col.
 void copy_every_other(const float* src, float* dst, int64_t n);
 // Picks one of the above.
 void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
-               const EpilogueOut& act = {}, const std::vector<PackedA>* packed = nullptr);
+               const EpilogueOut& act = {}, const std::vector<PackedA>* packed = nullptr, ConvRowsCache* rows_cache = nullptr);
 // The k x k (k = 2 or 3) stride-2 max pool of `planes` planes of H x W whose windows all lie inside
 // them, as MaxPool runs it (one thread; x86 with AVX2 + FMA only): AVX-512 sixteen outputs a
 // step, AVX2 eight.

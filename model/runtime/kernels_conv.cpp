@@ -548,7 +548,7 @@ void conv_depthwise(const ConvGeom& g, const float* X, const float* W, const flo
 }
 
 void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act,
-               const std::vector<PackedA>* packed) {
+               const std::vector<PackedA>* packed, ConvRowsCache* rows_cache) {
   if (g.spatial() > 2) {
     conv_naive(g, X, W, B, Y);
     if (act.epi) epilogue_apply(act, Y, 0, g.N * g.M * product(g.out), false, 0.f);
@@ -558,7 +558,7 @@ void conv_auto(const ConvGeom& g, const float* X, const float* W, const float* B
   if (g.group == g.C && g.M == g.C && g.group > 1) return conv_depthwise(g, X, W, B, Y, pool, act);
   if (conv_direct_applies(g)) return conv_direct(g, X, W, B, Y, pool, act);
   if (conv_pointwise_thin_applies(g)) return conv_pointwise_thin(g, X, W, B, Y, pool, act);
-  if (conv_rows_applies(g)) return conv_rows(g, X, W, B, Y, pool, act);
+  if (conv_rows_applies(g)) return conv_rows(g, X, W, B, Y, pool, act, rows_cache);
   conv_im2col(g, X, W, B, Y, pool, act, packed);
 }
 
@@ -802,7 +802,7 @@ const std::vector<PackedA>* packed_for(const PackedWeights& packed, int64_t pack
   return packed && w.elements() == packed_elements && static_cast<int64_t>(packed->size()) == g.group ? packed.get() : nullptr;
 }
 
-void conv_float(KernelContext& ctx, const SpatialAttrs& at, const PackedWeights& packed, int64_t packed_elements) {
+void conv_float(KernelContext& ctx, const SpatialAttrs& at, const PackedWeights& packed, int64_t packed_elements, ConvRowsCache* rows_cache = nullptr) {
   ctx.expect_dtype(0, {DType::Float});
   ctx.expect_dtype(1, {DType::Float});
   const ConvGeom g = conv_geometry(ctx, at);
@@ -810,7 +810,7 @@ void conv_float(KernelContext& ctx, const SpatialAttrs& at, const PackedWeights&
   const float* bias = conv_bias(ctx, g);
   float* y = conv_output(ctx, g);
   const EpilogueOut act = ctx.fused_epilogue();
-  conv_auto(g, ctx.in(0).as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act, packed_for(packed, packed_elements, w, g));
+  conv_auto(g, ctx.in(0).as<float>().data(), w.as<float>().data(), bias, y, ctx.pool(), act, packed_for(packed, packed_elements, w, g), rows_cache);
 }
 
 // `v` (float16) widened into `f`.
@@ -883,9 +883,12 @@ std::unique_ptr<Kernel> conv_factory(const KernelInit& init) {
   auto packed = pack_constant_weights(init, at.group);
   const int64_t packed_elements = packed ? (*packed)[0].M * (*packed)[0].K * static_cast<int64_t>(packed->size()) : 0;
   const model::Graph* graph = &init.graph;  // owned by the Plan, which owns this kernel
-  return make_kernel([at, packed, packed_elements, graph](KernelContext& ctx) {
+  // conv_rows' packing kept across calls only for constant weights (the float path; the bias,
+  // which may come from a node such as an Identity, is compared by value).
+  auto rows_cache = init.constant_input(1) ? std::make_shared<ConvRowsCache>() : nullptr;
+  return make_kernel([at, packed, packed_elements, graph, rows_cache](KernelContext& ctx) {
     if (ctx.in(0).dtype() == DType::Float16) return conv_half(ctx, *graph, at, packed, packed_elements);
-    conv_float(ctx, at, packed, packed_elements);
+    conv_float(ctx, at, packed, packed_elements, rows_cache.get());
   });
 }
 

@@ -1261,6 +1261,65 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   EXPECT_FALSE(conv_rows_applies(g));
 }
 
+// conv_rows with a ConvRowsCache (as a Conv node with constant weights runs it): a call with the
+// same weights (address) and bias values (at any address) reuses the packing (AVX-512; AVX2 packs
+// per call), and other weights, another bias (or none), the same weights at stride 2 (another tap
+// order) or as fewer output channels (another tile height) are packed anew: every call against
+// the naive Conv, at 1 and 2 threads, with the Relu epilogue.
+TEST_P(RuntimeKernels, ConvRowsCacheRepacksWhenWeightsOrLayoutChange) {
+  ThreadPool pool(2), one(1);
+  const Epilogue relu{Epilogue::Kind::Relu};
+  const auto x = test::random_floats(16 * 55 * 55, 2101);
+  const auto w1 = test::random_floats(32 * 16 * 9, 2102), w2 = test::random_floats(32 * 16 * 9, 2103);
+  const auto b1 = test::random_floats(32, 2104), b2 = test::random_floats(32, 2105);
+  const std::vector<float> b1_elsewhere = b1;
+  struct Call {
+    const std::vector<float>* w;
+    const float* b;
+    int64_t M, stride;
+    bool reuse;  // of the previous call's packing
+    const char* what;
+  };
+  const Call calls[] = {{&w1, b1.data(), 32, 1, false, "first"},
+                        {&w1, b1.data(), 32, 1, true, "again"},
+                        {&w1, b1_elsewhere.data(), 32, 1, true, "the same bias elsewhere"},
+                        {&w2, b1.data(), 32, 1, false, "other weights"},
+                        {&w2, b2.data(), 32, 1, false, "other bias"},
+                        {&w2, nullptr, 32, 1, false, "no bias"},
+                        {&w2, nullptr, 32, 1, true, "no bias again"},
+                        {&w2, nullptr, 32, 2, false, "stride 2"},
+                        {&w2, nullptr, 20, 2, false, "20 channels"},
+                        {&w2, nullptr, 20, 1, false, "20, stride 1"},
+                        {&w1, b1.data(), 32, 1, false, "first again"}};
+  ConvRowsCache cache;
+  std::shared_ptr<const ConvRowsWeights> previous;  // (held: a new packing cannot take its address)
+  int i = 0;
+  for (const Call& c : calls) {
+    ConvGeom g = dense_geom(16, c.M, {55, 55}, 3);
+    g.stride = {c.stride, c.stride};
+    g.out = {conv_out_dim(55, 3, c.stride, 1, 2), conv_out_dim(55, 3, c.stride, 1, 2)};
+    ASSERT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2) << c.what;
+    const size_t n = static_cast<size_t>(g.M * product(g.out));
+    std::vector<float> ref(n), ref1(n), ref2(n), y(n, 123.f), z(n, 123.f);
+    conv_naive(g, x.data(), c.w->data(), c.b, ref.data());
+    epilogue_naive(relu, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), nullptr);
+    conv_auto(g, x.data(), c.w->data(), c.b, y.data(), i++ % 2 ? pool : one, EpilogueOut{&relu, z.data()}, nullptr, &cache);
+    expect_close(y, ref, 16 * 9, c.what);
+    expect_close(z, ref1, 16 * 9, std::string(c.what) + " relu");
+    if (GetParam() != Isa::Avx512) {
+      EXPECT_EQ(cache.packed, nullptr) << c.what;
+      continue;
+    }
+    ASSERT_NE(cache.packed, nullptr) << c.what;
+    if (c.reuse) {
+      EXPECT_EQ(cache.packed, previous) << c.what << ": packed again";
+    } else {
+      EXPECT_NE(cache.packed, previous) << c.what << ": reused the previous packing";
+    }
+    previous = cache.packed;
+  }
+}
+
 // conv_im2col_f16 on random geometries (pointwise, strided, padded, dilated, groups, 1-D and 2-D,
 // planes of many columns): exactly conv_im2col on the widened input rounded once, and so within
 // the tolerance of the naive reference plus float16's rounding.
