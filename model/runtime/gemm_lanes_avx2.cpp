@@ -27,7 +27,7 @@ using avx2::InReg;
 
 constexpr int kRows = kLaneRowsAvx2;  // rows of a tile: two 8-float vectors
 constexpr int kMaxCols = 6;     // 12 accumulators, 2 rows of A and a broadcast: 15 registers
-constexpr int64_t kChunk = 64;  // rows of K per pass: 4 KB of A and 64 rows of B stay in L1  // rows of K per pass: 16 KB of A, in L1 beside B's rows
+constexpr int64_t kChunk = 64;  // rows of K per pass: 4 KB of A (16 rows each) and 64 rows of B stay in L1
 
 struct Out {
   float* y;  // C at the tile's first element
@@ -179,7 +179,7 @@ void run(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, 
     for (int64_t rb = r0; rb < r1; ++rb) {
       const float* ab = A + chunk_at(blocks, rb, k0, klen);
       const int rows = static_cast<int>(std::min<int64_t>(kRows, a.M - rb * kRows));
-      float* keep = sums.data() + (rb - r0) * N * kRows;
+      float* keep = K > kChunk ? sums.data() + (rb - r0) * N * kRows : nullptr;  // (one chunk: no sums between chunks)
       int64_t j = 0;
       for (int64_t t = 0; t < tiles; ++t) {
         const int nc = tile_width(N, t);
