@@ -198,6 +198,15 @@ __attribute__((target("avx2,fma"))) void planes(const Plane& g, int64_t C, const
   if constexpr (Act != InReg::None) _mm_sfence();  // streamed y visible before the task completes
 }
 
+// Runs run.template operator()<Act>(b, e) over ranges [b, e) of g's N C planes, shared by the
+// pool's threads (at least 4096 outputs a task), Act being the epilogue's in-register kind: the
+// driver of every plane kernel below.
+template <class Run>
+void over_planes(const ConvGeom& g, const Plane& p, ThreadPool& pool, const EpilogueOut& act, Run&& run) {
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
+  avx2::with_in_reg(act.epi, [&]<InReg Act>() { pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) { run.template operator()<Act>(b, e); }); });
+}
+
 // ---- AVX2 at stride 2 straight from the input rows (any padding) ----
 
 // The lanes l of [c, c + 8) with c + l in [0, n), as a mask for maskload.
@@ -461,22 +470,16 @@ __attribute__((target("avx2,fma"))) void planes_flat8(const Plane& g, int64_t C,
 void depthwise_flat_avx2(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                          const EpilogueOut& act) {
   const int64_t K = g.kernel[0];
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
-  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
-      if (K == 5) planes_flat8<Act, 5>(p, g.C, X, W, B, Y, act, b, e);
-      else planes_flat8<Act, 3>(p, g.C, X, W, B, Y, act, b, e);
-    });
+  over_planes(g, p, pool, act, [&]<InReg Act>(int64_t b, int64_t e) {
+    if (K == 5) planes_flat8<Act, 5>(p, g.C, X, W, B, Y, act, b, e);
+    else planes_flat8<Act, 3>(p, g.C, X, W, B, Y, act, b, e);
   });
 }
 
 // AVX2 stride-2 3x3 straight from the input rows (planes_direct8).
 void depthwise_direct_avx2(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                            const EpilogueOut& act) {
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
-  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) { planes_direct8<Act, 3>(p, g.C, X, W, B, Y, act, b, e); });
-  });
+  over_planes(g, p, pool, act, [&]<InReg Act>(int64_t b, int64_t e) { planes_direct8<Act, 3>(p, g.C, X, W, B, Y, act, b, e); });
 }
 
 // ---- AVX-512: 5x5 and stride-1 3x3 (written for any odd K) ----
@@ -896,12 +899,9 @@ NNXR_AVX512 void planes_flat(const Plane& g, int64_t C, const float* X, const fl
 void depthwise_flat_avx512(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                            const EpilogueOut& act) {
   const int64_t K = g.kernel[0];
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
-  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
-      if (K == 5) planes_flat<Act, 5>(p, g.C, X, W, B, Y, act, b, e);
-      else planes_flat<Act, 3>(p, g.C, X, W, B, Y, act, b, e);
-    });
+  over_planes(g, p, pool, act, [&]<InReg Act>(int64_t b, int64_t e) {
+    if (K == 5) planes_flat<Act, 5>(p, g.C, X, W, B, Y, act, b, e);
+    else planes_flat<Act, 3>(p, g.C, X, W, B, Y, act, b, e);
   });
 }
 
@@ -909,13 +909,10 @@ void depthwise_flat_avx512(const ConvGeom& g, const Plane& p, const float* X, co
 void depthwise_direct_avx512(const ConvGeom& g, const Plane& p, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                              const EpilogueOut& act) {
   const int64_t K = g.kernel[0];
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
-  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
-      if (K == 5) planes_direct<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
-      else if (p.stride == 1) planes_direct<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
-      else planes_direct<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
-    });
+  over_planes(g, p, pool, act, [&]<InReg Act>(int64_t b, int64_t e) {
+    if (K == 5) planes_direct<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
+    else if (p.stride == 1) planes_direct<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
+    else planes_direct<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
   });
 }
 
@@ -923,17 +920,14 @@ void depthwise_avx512(const ConvGeom& g, Plane p, const float* X, const float* W
                       const EpilogueOut& act) {
   const int64_t K = g.kernel[0];
   p.row_len = row_length(p, K, 16, 16, p.pw + (p.W + 15) / 16 * 16);  // (avx512::copy_row stores whole vectors)
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
-  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
-      if (K == 3) {
-        if (p.stride == 1) planes16<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
-        else planes16<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
-      } else {
-        if (p.stride == 1) planes16<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
-        else planes16<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
-      }
-    });
+  over_planes(g, p, pool, act, [&]<InReg Act>(int64_t b, int64_t e) {
+    if (K == 3) {
+      if (p.stride == 1) planes16<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
+      else planes16<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
+    } else {
+      if (p.stride == 1) planes16<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
+      else planes16<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
+    }
   });
 }
 
@@ -971,18 +965,15 @@ void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const 
   }
   const int64_t K = g.kernel[0];
   p.row_len = row_length(p, K, kOut, 8, p.pw + (p.W + 7) / 8 * 8);  // (copy_row stores whole vectors)
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.OH * p.OW));
-  avx2::with_in_reg(act.epi, [&]<InReg Act>() {
-    pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) {
-      if (K == 5) {
-        if (p.stride == 1) planes<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
-        else planes<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
-      } else if (p.stride == 1) {
-        planes<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
-      } else {
-        planes<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
-      }
-    });
+  over_planes(g, p, pool, act, [&]<InReg Act>(int64_t b, int64_t e) {
+    if (K == 5) {
+      if (p.stride == 1) planes<Act, 1, 5>(p, g.C, X, W, B, Y, act, b, e);
+      else planes<Act, 2, 5>(p, g.C, X, W, B, Y, act, b, e);
+    } else if (p.stride == 1) {
+      planes<Act, 1, 3>(p, g.C, X, W, B, Y, act, b, e);
+    } else {
+      planes<Act, 2, 3>(p, g.C, X, W, B, Y, act, b, e);
+    }
   });
 }
 #else
