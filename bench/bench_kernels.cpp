@@ -33,9 +33,9 @@
 //                         second of thread CPU time; us: that time per call)
 //   lanes/1x1/CxHxW->M+ACT/ISA  the 1x1 layers on 7x7 and 14x14 planes of EfficientNet-B0 and
 //                         MobileNet v2 with their fused activation (none, SiLU, Clip(0, 6)), as the
-//                         Conv kernel runs them at one thread (gemm_lanes where gemm_lanes_wins,
-//                         gemm_lanes_avx2 where gemm_lanes_avx2_wins); counters ms = thread CPU
-//                         time per call, lanes = 1 where either ran, peak as big/'s
+//                         Conv kernel runs them at one thread (the active set's lanes kernel,
+//                         gemm_lanes or gemm_lanes_avx2, where lanes_kernel_wins); counters ms =
+//                         thread CPU time per call, lanes = 1 where it ran, peak as big/'s
 //   squeezenet/maxpool/3x3/CxHxW/ISA  SqueezeNet 1.1's three 3x3 stride-2 max pools (ceil mode:
 //                         every window inside), one thread, counter ms = thread CPU time per call
 // Compare against the naive reference with --benchmark_filter=naive (much slower).
@@ -408,7 +408,7 @@ void run_lanes_layer(benchmark::State& state, ConvGeom g, Isa isa, const Epilogu
     seconds += thread_seconds() - t0;
     benchmark::DoNotOptimize(y.data());
   }
-  const bool lanes = !packed.empty() && (gemm_lanes_wins(g.M, P, Kdim) || gemm_lanes_avx2_wins(g.M, P, Kdim));
+  const bool lanes = !packed.empty() && lanes_kernel_wins(g.M, P, Kdim);
   set_active_isa(previous);
   const double flop = 2.0 * static_cast<double>(n * Kdim), peak = peak_flops(isa);
   state.counters["flop/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);

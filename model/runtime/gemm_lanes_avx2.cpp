@@ -215,9 +215,8 @@ bool gemm_lanes_avx2_wins(int64_t M, int64_t N, int64_t K) {
   // K = 192 with SiLU; on 14x14 (196 in 208) they tie at K = 256-2304 and lose by 20% at
   // K = 112 with SiLU (three outputs stored 6 floats at a time), on 28x28 by 35%.
   if (N < 8 || K < 32) return false;
-  const auto fill = [](int64_t n, int64_t tile) { return static_cast<double>(n) / static_cast<double>((n + tile - 1) / tile * tile); };
-  const double lanes = fill(M, kRows) * (1.0 - 4.0 / static_cast<double>(K));
-  return lanes > 1.1 * fill(N, 16) * fill(M, kPanelRows);
+  const double lanes = tile_fill(M, kRows) * (1.0 - 4.0 / static_cast<double>(K));
+  return lanes > 1.1 * tile_fill(N, 16) * tile_fill(M, kPanelRows);
 }
 
 void gemm_lanes_avx2(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {

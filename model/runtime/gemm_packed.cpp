@@ -296,4 +296,12 @@ void gemm_packed(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_
 void gemm_packed_f16(const PackedA&, int64_t, int64_t, const uint16_t*, int64_t, int64_t, int64_t, const GemmOutF16&) {}
 #endif
 
+// Each *_wins is false where the other instruction set runs.
+bool lanes_kernel_wins(int64_t M, int64_t N, int64_t K) { return gemm_lanes_wins(M, N, K) || gemm_lanes_avx2_wins(M, N, K); }
+int64_t lanes_kernel_rows() { return cpu_has_avx512() ? kLaneRows : kLaneRowsAvx2; }
+void lanes_kernel(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {
+  if (cpu_has_avx512()) return gemm_lanes(a, b0, b1, B, ldb, n0, n1, out);
+  gemm_lanes_avx2(a, b0, b1, B, ldb, n0, n1, out);
+}
+
 }  // namespace nnxr::runtime

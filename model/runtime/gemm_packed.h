@@ -26,6 +26,17 @@ constexpr int64_t kLaneRowsAvx2 = 16;
 bool gemm_lanes_avx2_wins(int64_t M, int64_t N, int64_t K);
 void gemm_lanes_avx2(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
 
+// The share of the lanes that n rows or columns fill in tiles of `tile` (the measure of
+// gemm_lanes_wins and gemm_lanes_avx2_wins).
+inline double tile_fill(int64_t n, int64_t tile) { return static_cast<double>(n) / static_cast<double>((n + tile - 1) / tile * tile); }
+
+// The lanes kernel of the active instruction set, gemm_lanes (AVX-512) or gemm_lanes_avx2 (the
+// AVX2 path): whether it takes M x N x K, the rows of its row blocks, and the product over row
+// blocks [b0, b1) with gemm_lanes' arguments.
+bool lanes_kernel_wins(int64_t M, int64_t N, int64_t K);
+int64_t lanes_kernel_rows();
+void lanes_kernel(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
+
 void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
 void gemm_packed_f16_avx512(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1,
                             const GemmOutF16& out);

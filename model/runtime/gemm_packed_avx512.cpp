@@ -458,11 +458,6 @@ void gemm_packed_f16_avx512(const PackedA& a, int64_t p0, int64_t p1, const uint
   else run_half<false>(a, p0, p1, B, ldb, n0, n1, out);
 }
 
-namespace {
-// The share of a tile's lanes that n columns fill with tiles of `tile` columns.
-double fill(int64_t n, int64_t tile) { return static_cast<double>(n) / static_cast<double>((n + tile - 1) / tile * tile); }
-}  // namespace
-
 bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K) {
   if (!cpu_has_avx512() || M < 16 || N <= 0 || K <= 0) return false;
   // Filled lanes of the two tilings (7-column tiles where 14 do not divide), the lanes tiling's
@@ -473,8 +468,8 @@ bool gemm_lanes_wins(int64_t M, int64_t N, int64_t K) {
   // planes, where 32-column tiles fill 196 of 224 lanes, they lose by 3-9% at K = 32-64 and on
   // partial row blocks, tie at K = 80-112 and win by 3-4% at most (96 rows: 3 row blocks, which
   // two threads split 2 + 1), so those stay on gemm_packed.
-  const double lanes = fill(N, 7) * fill(M, kLaneRows) * (1.0 - 4.0 / static_cast<double>(K));
-  return lanes > 1.15 * fill(N, kCols) * fill(M, kPanelRows);
+  const double lanes = tile_fill(N, 7) * tile_fill(M, kLaneRows) * (1.0 - 4.0 / static_cast<double>(K));
+  return lanes > 1.15 * tile_fill(N, kCols) * tile_fill(M, kPanelRows);
 }
 
 void gemm_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {

@@ -246,15 +246,9 @@ ConvBlocking conv_blocking(const ConvGeom& g, int64_t P, int64_t Kdim, bool poin
   return b;
 }
 
-}  // namespace
+// The row blocks of M rows in lanes_kernel.
+int64_t lane_parts(int64_t M) { return (M + lanes_kernel_rows() - 1) / lanes_kernel_rows(); }
 
-namespace {
-// Whether gemm_lanes (AVX-512) or gemm_lanes_avx2 (the AVX2 path) takes M x N x K; each is false
-// where the other's instruction set runs.
-bool lanes_win(int64_t M, int64_t N, int64_t K) { return gemm_lanes_wins(M, N, K) || gemm_lanes_avx2_wins(M, N, K); }
-// The rows of their row blocks (32, or 16 on AVX2), and the blocks of M rows.
-int64_t lane_rows() { return cpu_has_avx512() ? kLaneRows : kLaneRowsAvx2; }
-int64_t lane_parts(int64_t M) { return (M + lane_rows() - 1) / lane_rows(); }
 }  // namespace
 
 std::vector<PackedA> pack_conv_weights(const float* W, int64_t M, int64_t group, int64_t Kdim) {
@@ -292,7 +286,7 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
   auto packed_part = [&](int64_t n, int64_t grp, int64_t q0, int64_t q1, int64_t p0, int64_t pb, const float* src, int64_t ldb, bool lanes) {
     const int64_t at = (n * g.M + grp * Mg) * P + p0;
     const GemmOut out{Y + at, P, B ? B + grp * Mg : nullptr, &act, at};
-    if (lanes) (cpu_has_avx512() ? gemm_lanes : gemm_lanes_avx2)((*packed)[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
+    if (lanes) lanes_kernel((*packed)[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
     else gemm_packed((*packed)[static_cast<size_t>(grp)], q0, q1, src, ldb, 0, pb, out);
   };
   // Blocks of output columns, each done whole by one thread (im2col into that thread's buffer,
@@ -320,7 +314,7 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
               ldb = pb;
             }
             if (fast) {
-              if (lanes_win(Mg, pb, Kdim)) packed_part(n, grp, 0, lane_parts(Mg), p0, pb, src, ldb, true);
+              if (lanes_kernel_wins(Mg, pb, Kdim)) packed_part(n, grp, 0, lane_parts(Mg), p0, pb, src, ldb, true);
               else packed_part(n, grp, 0, panels, p0, pb, src, ldb, false);
               continue;
             }
@@ -353,8 +347,8 @@ void conv_im2col(const ConvGeom& g, const float* X, const float* W, const float*
           ldb = pb;
         }
         if (fast) {
-          const bool lanes = lanes_win(Mg, pb, Kdim);
-          const int64_t rows = lanes ? lane_rows() : kPanelRows;
+          const bool lanes = lanes_kernel_wins(Mg, pb, Kdim);
+          const int64_t rows = lanes ? lanes_kernel_rows() : kPanelRows;
           const int64_t parts = lanes ? lane_parts(Mg) : (*packed)[static_cast<size_t>(grp)].panels();
           const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / (2 * rows * std::max<int64_t>(1, Kdim) * pb));
           pool.parallel_for(parts, grain, [&](int64_t q0, int64_t q1) { packed_part(n, grp, q0, q1, p0, pb, src, ldb, lanes); });
