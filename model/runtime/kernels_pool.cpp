@@ -1,6 +1,7 @@
 // MaxPool (with Indices), AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -63,6 +64,20 @@ void for_each_window(const PoolGeom& g, Fn fn) {
   }
 }
 
+// The 2x2 stride-2 max pool fetches both of its input rows this many elements ahead of the step
+// (prefetcht0): on Zen 4, YuNet's 2x2 pool of 16x160x160 took 0.11-0.14 ms without and
+// 0.07-0.08 ms with, on the AVX2 and the AVX-512 kernels alike; the hardware's own prefetch does
+// not keep up with two interleaved rows of a plane that has left the cache. (The 3x3 one does
+// not: SqueezeNet's pools on 111- and 55-wide rows took 15-20% longer with it.)
+constexpr int64_t kPoolAhead = 96;
+
+// Fetches the line kPoolAhead elements past p (an address only: it may lie past x's end, and a
+// prefetch never faults).
+template <class T>
+[[gnu::always_inline]] inline void fetch_pool_ahead(const T* p) {
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kPoolAhead * sizeof(T)), 0, 3);
+}
+
 // max(a, b) as the pooling loops take it: b when it is greater or NaN (NaN wins), else a.
 inline float max_nan(float a, float b) { return (b > a || b != b) ? b : a; }
 
@@ -98,6 +113,10 @@ __attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 rows_max(c
 // Outputs ow .. ow + 7 of one output row (r: its first input row).
 template <int K, class T>
 __attribute__((target("avx2,fma,f16c"), always_inline)) inline void max_pool_s2_eight(const T* r, int64_t W, T* yr, int64_t ow) {
+  if constexpr (K == 2) {
+    fetch_pool_ahead(r + 2 * ow);
+    fetch_pool_ahead(r + W + 2 * ow);
+  }
   const __m256 a = rows_max<K>(r, W, 2 * ow), c = rows_max<K>(r, W, 2 * ow + 8);
   __m256 m = max_nan(avx2::even_lanes(a, c), avx2::odd_lanes(a, c));
   // K = 3: columns 2 ow + 2, .., 2 ow + 16 as the odd lanes of the 16 from 2 ow + 1 (reading no
@@ -162,6 +181,10 @@ NNXR_AVX512 void max_pool_s2_avx512(const float* x, int64_t W, float* y, int64_t
     float* yr = y + oh * OW;
     __m512 a = rows_max16<K>(r, W, 0);
     for (int64_t ow = 0; ow < OW; ow += 16) {
+      if constexpr (K == 2) {
+        fetch_pool_ahead(r + 2 * ow);
+        fetch_pool_ahead(r + W + 2 * ow);
+      }
       const __m512 c = rows_max16<K>(r, W, 2 * ow + 16);
       const __m512 e = _mm512_permutex2var_ps(a, even, c);
       __m512 m = max_nan(e, _mm512_permutex2var_ps(a, odd, c));
