@@ -14,6 +14,8 @@
 //                         so that time the thread spends descheduled on a loaded machine is left out)
 //   squeezenet/...        the same for SqueezeNet 1.1's heaviest convolutions
 //   ultraface/...         the same for UltraFace-RFB-320's (dwKxK: depthwise)
+//   yunet/...             the same for YuNet's (320x320) 1x1 layers, without an activation as
+//                         in the model, and its depthwise layers
 //   mobilenet/...         the same for MobileNet v2's stem and its thin (K = 16, 24) 1x1 layers
 //   superres/...          the same for super-resolution-core-op11's four convolutions (224x224)
 //   fns-candy/...         the same for fns-candy's 9x9 and stride-2 convolutions (800x800, 720x720)
@@ -50,6 +52,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -229,8 +232,8 @@ void run_peak(benchmark::State& state, Isa isa) {
 // One big layer at one thread on `isa`: flop/s and its fraction of that set's FMA peak. With
 // `im2col`, conv_im2col whatever conv_auto would take (the GEMM path the direct and thin kernels
 // replace).
-// `kind`: the fused activation (Relu; SiLU writes z2 too).
-void run_big_act(benchmark::State& state, ConvGeom g, Isa isa, bool im2col, Epilogue::Kind kind) {
+// `kind`: the fused activation (Relu; SiLU writes z2 too), or none (y only).
+void run_big_act(benchmark::State& state, ConvGeom g, Isa isa, bool im2col, std::optional<Epilogue::Kind> kind) {
   if (isa > cpu_isa()) return state.SkipWithError((std::string("this CPU has no ") + isa_name(isa)).c_str());
   const Isa previous = active_isa();
   set_active_isa(isa);
@@ -241,9 +244,9 @@ void run_big_act(benchmark::State& state, ConvGeom g, Isa isa, bool im2col, Epil
   const auto w = random_floats(static_cast<size_t>(g.M * Kdim), 2);
   const auto b = random_floats(static_cast<size_t>(g.M), 3);
   const int64_t n = g.M * g.out[0] * g.out[1];
-  Floats y(static_cast<size_t>(n)), z(static_cast<size_t>(n)), z2(kind == Epilogue::Kind::SiLU ? static_cast<size_t>(n) : 0);
-  const Epilogue e{kind};
-  const EpilogueOut act{&e, z.data(), z2.empty() ? nullptr : z2.data()};
+  Floats y(static_cast<size_t>(n)), z(kind ? static_cast<size_t>(n) : 0), z2(kind == Epilogue::Kind::SiLU ? static_cast<size_t>(n) : 0);
+  const Epilogue e{kind.value_or(Epilogue::Kind::Relu)};
+  const EpilogueOut act = kind ? EpilogueOut{&e, z.data(), z2.empty() ? nullptr : z2.data()} : EpilogueOut{};
   const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C;
   const auto packed = gemm_packed_available() && !depthwise ? pack_conv_weights(w.data(), g.M, g.group, Kdim) : std::vector<PackedA>{};
   const double peak = peak_flops(isa);
@@ -505,6 +508,18 @@ void register_all() {
       const ConvGeom g = geom(l.C, l.H, l.M, l.k, l.s, l.group, l.W);
       benchmark::RegisterBenchmark(name.c_str(), run_big, g, isa, false)->Unit(benchmark::kMicrosecond);
       if (takes_thin_kernel(g)) benchmark::RegisterBenchmark((name + "/im2col").c_str(), run_big, g, isa, true)->Unit(benchmark::kMicrosecond);
+    }
+  // YuNet's (320x320 input) 1x1 layers, which have no activation, and its 3x3 depthwise layers
+  // with their Relu.
+  const Wide yunet[] = {{16, 160, 160, 16, 1, 1, 1}, {32, 80, 80, 64, 1, 1, 1}, {64, 40, 40, 64, 1, 1, 1}, {32, 40, 40, 32, 1, 1, 1},
+                        {16, 160, 160, 16, 3, 1, 16}, {64, 80, 80, 64, 3, 1, 64}, {32, 40, 40, 32, 3, 1, 32}};
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    for (const Wide& l : yunet) {
+      const std::string name = "yunet/" + std::string(l.group > 1 ? "dw" : "") + std::to_string(l.k) + "x" + std::to_string(l.k) + "/" +
+                               std::to_string(l.C) + "x" + std::to_string(l.H) + "x" + std::to_string(l.W) + "->" + std::to_string(l.M) + "/" + isa_name(isa);
+      const ConvGeom g = geom(l.C, l.H, l.M, l.k, l.s, l.group, l.W);
+      if (l.group > 1) benchmark::RegisterBenchmark(name.c_str(), run_big, g, isa, false)->Unit(benchmark::kMicrosecond);
+      else benchmark::RegisterBenchmark(name.c_str(), run_big_act, g, isa, false, std::nullopt)->Unit(benchmark::kMicrosecond);
     }
   // EfficientNet-B0's depthwise layers (224x224 input), with the SiLU that follows each.
   const Layer efficientnet[] = {{32, 112, 32, 3, 1, 32},    {96, 112, 96, 3, 2, 96},    {144, 56, 144, 3, 1, 144},  {144, 56, 144, 5, 2, 144},
