@@ -37,6 +37,13 @@ uint64_t memory_held();
 void memory_acquire(uint64_t bytes);
 void memory_release(uint64_t bytes) noexcept;
 
+// A tensor buffer of `bytes` on a cache line (large ones on whole 2 MB pages, see core.cpp), and
+// its release (the same `bytes`). buffer_bytes(bytes) is the memory it holds: what memory_acquire
+// counts (MemoryLimitError past the ceiling) and memory_release gives back.
+void* buffer_allocate(size_t bytes);
+void buffer_free(void* p, size_t bytes) noexcept;
+size_t buffer_bytes(size_t bytes);
+
 // Storage aligned to a cache line, so that kernels can use aligned (and streaming) vector stores.
 template <class T>
 struct CacheAligned {
@@ -45,19 +52,8 @@ struct CacheAligned {
   CacheAligned() = default;
   template <class U>
   CacheAligned(const CacheAligned<U>&) {}
-  T* allocate(size_t n) {
-    memory_acquire(n * sizeof(T));
-    try {
-      return static_cast<T*>(::operator new(n * sizeof(T), kAlign));
-    } catch (...) {
-      memory_release(n * sizeof(T));
-      throw;
-    }
-  }
-  void deallocate(T* p, size_t n) {
-    memory_release(n * sizeof(T));
-    ::operator delete(p, kAlign);
-  }
+  T* allocate(size_t n) { return static_cast<T*>(buffer_allocate(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { buffer_free(p, n * sizeof(T)); }
   template <class U>
   bool operator==(const CacheAligned<U>&) const {
     return true;

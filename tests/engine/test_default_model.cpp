@@ -170,7 +170,7 @@ TEST(DefaultModel, AStreamedRunDrawsThePictureOfTheFullRun) {
     if (keep[id]) {
       ASSERT_NE(streamed.value(id), nullptr) << t.name;
       EXPECT_TRUE(std::ranges::equal(values[id].data, full_values[id].data)) << t.name;
-      kept_bytes += streamed.value(id)->byte_size();
+      kept_bytes += runtime::buffer_bytes(streamed.value(id)->byte_size());
     } else {
       EXPECT_EQ(streamed.value(id), nullptr) << t.name;
       ++let_go;
