@@ -48,7 +48,6 @@ size_t buffer_bytes(size_t bytes);
 template <class T>
 struct CacheAligned {
   using value_type = T;
-  static constexpr std::align_val_t kAlign{64};
   CacheAligned() = default;
   template <class U>
   CacheAligned(const CacheAligned<U>&) {}

@@ -2,7 +2,9 @@
 // threads, and the ops list of model/ops.cpp agreeing with the kernel registry.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <regex>
@@ -685,6 +687,34 @@ TEST(RuntimeSession, AStreamedRunLetsGoOfWhatNoLaterNodeReads) {
   EXPECT_EQ(scan.report(), non_finite_report(full));
   ASSERT_FALSE(scan.report().empty());
   EXPECT_EQ(scan.report()[0], "input 'X' holds 1 Inf of 16 values");
+}
+
+// Tensor buffers of 1 MB and more lie on whole 2 MB pages (candidates for transparent huge pages)
+// and hold those whole pages of the memory ceiling; smaller ones lie on a cache line and hold their
+// own size. A buffer whose pages would pass the ceiling is refused, though its own bytes would fit.
+TEST(RuntimeMemory, LargeBuffersLieOnWholeHugePages) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  EXPECT_EQ(buffer_bytes(4000), 4000u);
+  EXPECT_EQ(buffer_bytes(kMiB - 1), kMiB - 1);
+  EXPECT_EQ(buffer_bytes(kMiB), 2 * kMiB);
+  EXPECT_EQ(buffer_bytes(2 * kMiB), 2 * kMiB);
+  EXPECT_EQ(buffer_bytes(2 * kMiB + 1), 4 * kMiB);
+  const uint64_t before = memory_held();
+  {
+    std::vector<float, CacheAligned<float>> small(1000), large(3 * kMiB / sizeof(float));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % 64, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(large.data()) % (2 * kMiB), 0u);
+    EXPECT_EQ(memory_held() - before, 4000u + 4 * kMiB);
+    large.back() = 1.f;
+    EXPECT_EQ(std::count(large.begin(), large.end(), 0.f), static_cast<std::ptrdiff_t>(large.size() - 1));
+  }
+  EXPECT_EQ(memory_held(), before);
+  const uint64_t limit = memory_limit();
+  set_memory_limit(before + 3 * kMiB + kMiB / 2);
+  EXPECT_THROW((std::vector<float, CacheAligned<float>>(3 * kMiB / sizeof(float))), MemoryLimitError);
+  EXPECT_NO_THROW((std::vector<float, CacheAligned<float>>(kMiB / 2 / sizeof(float))));
+  set_memory_limit(limit);
+  EXPECT_EQ(memory_held(), before);
 }
 
 }  // namespace
