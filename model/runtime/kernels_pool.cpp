@@ -71,11 +71,14 @@ void for_each_window(const PoolGeom& g, Fn fn) {
 // not: SqueezeNet's pools on 111- and 55-wide rows took 15-20% longer with it.)
 constexpr int64_t kPoolAhead = 96;
 
-// Fetches the line kPoolAhead elements past p (an address only: it may lie past x's end, and a
-// prefetch never faults).
-template <class T>
-[[gnu::always_inline]] inline void fetch_pool_ahead(const T* p) {
-  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kPoolAhead * sizeof(T)), 0, 3);
+// For a K x K pool (K = 2 only, see above), fetches the lines kPoolAhead elements past column c
+// of the K input rows from r (row stride W): an address only, since it may lie past x's end, and
+// a prefetch never faults.
+template <int K, class T>
+[[gnu::always_inline]] inline void fetch_rows_ahead(const T* r, int64_t W, int64_t c) {
+  if constexpr (K == 2)
+    for (int i = 0; i < K; ++i)
+      __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(r + i * W + c) + kPoolAhead * sizeof(T)), 0, 3);
 }
 
 // max(a, b) as the pooling loops take it: b when it is greater or NaN (NaN wins), else a.
@@ -113,10 +116,7 @@ __attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 rows_max(c
 // Outputs ow .. ow + 7 of one output row (r: its first input row).
 template <int K, class T>
 __attribute__((target("avx2,fma,f16c"), always_inline)) inline void max_pool_s2_eight(const T* r, int64_t W, T* yr, int64_t ow) {
-  if constexpr (K == 2) {
-    fetch_pool_ahead(r + 2 * ow);
-    fetch_pool_ahead(r + W + 2 * ow);
-  }
+  fetch_rows_ahead<K>(r, W, 2 * ow);
   const __m256 a = rows_max<K>(r, W, 2 * ow), c = rows_max<K>(r, W, 2 * ow + 8);
   __m256 m = max_nan(avx2::even_lanes(a, c), avx2::odd_lanes(a, c));
   // K = 3: columns 2 ow + 2, .., 2 ow + 16 as the odd lanes of the 16 from 2 ow + 1 (reading no
@@ -181,10 +181,7 @@ NNXR_AVX512 void max_pool_s2_avx512(const float* x, int64_t W, float* y, int64_t
     float* yr = y + oh * OW;
     __m512 a = rows_max16<K>(r, W, 0);
     for (int64_t ow = 0; ow < OW; ow += 16) {
-      if constexpr (K == 2) {
-        fetch_pool_ahead(r + 2 * ow);
-        fetch_pool_ahead(r + W + 2 * ow);
-      }
+      fetch_rows_ahead<K>(r, W, 2 * ow);
       const __m512 c = rows_max16<K>(r, W, 2 * ow + 16);
       const __m512 e = _mm512_permutex2var_ps(a, even, c);
       __m512 m = max_nan(e, _mm512_permutex2var_ps(a, odd, c));
