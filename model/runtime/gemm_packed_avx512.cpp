@@ -1,9 +1,15 @@
-// gemm_packed on AVX-512: tiles of 6 rows x 32 columns (twelve 16-float accumulators) from the
-// same packed panels as the AVX2 kernel, with partial tiles read and written through lane masks
-// (no copy of B's last columns). One 512-bit FMA does the work of two 256-bit ones: half the
+// gemm_packed on AVX-512: tiles of 6 or 12 rows (one panel or two) x 32 columns from the same
+// packed panels as the AVX2 kernel, with partial tiles read and written through lane masks (no
+// copy of B's last columns). One 512-bit FMA does the work of two 256-bit ones: half the
 // instructions and loads of the AVX2 kernel for the same products.
+//
+// Two panels a tile where there are two: B's two vectors of each k then feed 24 FMAs instead of
+// 12, and B, read in place k by k at a row stride of ldb, is fetched 8 rows ahead. On a core
+// with two 512-bit FMA pipes (Intel Xeon) the 6-row tile left them half idle waiting on B's
+// loads, whose stride (a whole plane row apart) defeats the hardware prefetchers.
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "model/runtime/avx512.h"
@@ -16,7 +22,8 @@ namespace nnxr::runtime {
 namespace {
 
 constexpr int kCols = 32;  // columns per tile: two 16-float vectors
-static_assert(kPanelRows == 6, "the tile kernel holds 6 rows x 2 vectors of accumulators");
+constexpr int64_t kLaneGroupFloats = int64_t{256} << 10;  // run_lanes: B's copied columns a group
+static_assert(kPanelRows == 6, "a tile holds one or two panels of 6 rows x 2 vectors of accumulators");
 
 using avx2::ActParams;
 using avx2::InReg;
@@ -29,6 +36,17 @@ struct TileOut {
   int64_t ld;
   ActParams p;
   bool stream_y;  // full tiles of y with streaming stores (see gemm_packed.cpp)
+
+  // The same outputs `r` rows down.
+  TileOut below(int64_t r) const {
+    const int64_t at = r * ld;
+    TileOut o = *this;
+    o.y = y + at;
+    o.z1 = z1 ? z1 + at : nullptr;
+    o.z2 = z2 ? z2 + at : nullptr;
+    o.addend = addend ? addend + at : nullptr;
+    return o;
+  }
 };
 
 template <class T>
@@ -51,39 +69,52 @@ template <InReg Act>
   }
 }
 
-// One tile: V vectors of 16 columns (V = 1: cols <= 16). B's rows are read through the masks
-// (m0, m1) when Masked (a partial tile read in place), whole otherwise. Accumulators start at
-// the bias.
-template <InReg Act, int V, bool Masked>
-NNXR_AVX512 void tile(const float* a, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows, int cols) {
+// B rows fetched ahead of the tile's loads, where B is read in place (a row stride of ldb).
+constexpr int64_t kFetchAhead = 8;
+
+// One tile of P panels (6 P rows) x V vectors of 16 columns (V = 1: cols <= 16); panel q's rows
+// at a + q * panel. B's rows are read through the masks (m0, m1) when Masked (a partial tile read
+// in place), whole otherwise, and fetched kFetchAhead rows ahead when Ahead. Accumulators start
+// at the bias.
+template <InReg Act, int P, int V, bool Masked, bool Ahead>
+NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows, int cols) {
+  constexpr int R = P * kPanelRows;
   const __mmask16 m0 = avx512::lanes(cols), m1 = avx512::lanes(cols - 16);
-  __m512 c00 = _mm512_set1_ps(bias[0]), c10 = _mm512_set1_ps(bias[1]), c20 = _mm512_set1_ps(bias[2]);
-  __m512 c30 = _mm512_set1_ps(bias[3]), c40 = _mm512_set1_ps(bias[4]), c50 = _mm512_set1_ps(bias[5]);
-  __m512 c01 = c00, c11 = c10, c21 = c20, c31 = c30, c41 = c40, c51 = c50;
-  for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += ldb) {
-    const __m512 b0 = Masked ? _mm512_maskz_loadu_ps(m0, b) : _mm512_loadu_ps(b);
-    const __m512 b1 = V == 1 ? b0 : Masked ? _mm512_maskz_loadu_ps(m1, b + 16) : _mm512_loadu_ps(b + 16);
-    __m512 av = _mm512_set1_ps(a[0]);
-    c00 = _mm512_fmadd_ps(av, b0, c00);
-    if constexpr (V == 2) c01 = _mm512_fmadd_ps(av, b1, c01);
-    av = _mm512_set1_ps(a[1]);
-    c10 = _mm512_fmadd_ps(av, b0, c10);
-    if constexpr (V == 2) c11 = _mm512_fmadd_ps(av, b1, c11);
-    av = _mm512_set1_ps(a[2]);
-    c20 = _mm512_fmadd_ps(av, b0, c20);
-    if constexpr (V == 2) c21 = _mm512_fmadd_ps(av, b1, c21);
-    av = _mm512_set1_ps(a[3]);
-    c30 = _mm512_fmadd_ps(av, b0, c30);
-    if constexpr (V == 2) c31 = _mm512_fmadd_ps(av, b1, c31);
-    av = _mm512_set1_ps(a[4]);
-    c40 = _mm512_fmadd_ps(av, b0, c40);
-    if constexpr (V == 2) c41 = _mm512_fmadd_ps(av, b1, c41);
-    av = _mm512_set1_ps(a[5]);
-    c50 = _mm512_fmadd_ps(av, b0, c50);
-    if constexpr (V == 2) c51 = _mm512_fmadd_ps(av, b1, c51);
+  __m512 c[R][V];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) c[r][v] = _mm512_set1_ps(bias[r]);
+  const float* a2 = a + (P == 2 ? panel : 0);
+  for (int64_t k = 0; k < K; ++k, a += kPanelRows, a2 += kPanelRows, b += ldb) {
+    if constexpr (Ahead) {
+      // an address past B's end is never loaded: a prefetch does not fault
+      const uintptr_t next = reinterpret_cast<uintptr_t>(b) + static_cast<uintptr_t>(kFetchAhead * ldb) * sizeof(float);
+      _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
+      if constexpr (V == 2) _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
+    }
+    __m512 bv[V];
+    bv[0] = Masked ? _mm512_maskz_loadu_ps(m0, b) : _mm512_loadu_ps(b);
+    if constexpr (V == 2) bv[1] = Masked ? _mm512_maskz_loadu_ps(m1, b + 16) : _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      const __m512 av = _mm512_set1_ps(r < kPanelRows ? a[r] : a2[r - kPanelRows]);
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) c[r][v] = _mm512_fmadd_ps(av, bv[v], c[r][v]);
+    }
   }
-  const __m512 res[kPanelRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  store_tile<Act>(res, o, rows, cols);
+  __m512 res[kPanelRows][2];
+#pragma GCC unroll 2
+  for (int q = 0; q < P; ++q) {
+#pragma GCC unroll 6
+    for (int r = 0; r < kPanelRows; ++r) {
+      res[r][0] = c[q * kPanelRows + r][0];
+      res[r][1] = c[q * kPanelRows + r][V - 1];
+    }
+    const int left = rows - q * kPanelRows;
+    if (left <= 0) break;
+    store_tile<Act>(res, q == 0 ? o : o.below(kPanelRows), std::min(left, static_cast<int>(kPanelRows)), cols);
+  }
 }
 
 // Columns [0, w) of B (w <= 32; K rows, stride ldb) as a contiguous [K][32] panel, zero-padded.
@@ -104,12 +135,13 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   const float* const addend = Act == InReg::Add ? act->addend + out.act_offset : nullptr;
   TileOut o{nullptr, nullptr, nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
   const bool stream = Act != InReg::None && out.ldc % 16 == 0;
-  // One tile of panel p at columns [j, j + cols), B read from src with row stride ld; `whole`:
-  // src has 32 readable columns.
+  // One tile of panels [p, p + P) (P = 2 where p + 1 < p1) at columns [j, j + cols), B read from
+  // src with row stride ld; `whole`: src has 32 readable columns.
   auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool whole) {
+    const int P = p + 1 < p1 ? 2 : 1;
     const int64_t m0 = p * kPanelRows;
-    const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, a.M - m0));
-    float bias[kPanelRows] = {};
+    const int rows = static_cast<int>(std::min<int64_t>(P * kPanelRows, a.M - m0));
+    float bias[2 * kPanelRows] = {};
     if (out.bias)
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     const int64_t at = m0 * out.ldc + j;
@@ -118,13 +150,21 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     o.z2 = z2 ? z2 + at : nullptr;
     o.addend = addend ? addend + at : nullptr;
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-    if (whole) {
-      if (cols > 16) tile<Act, 2, false>(a.panel(p), src, ld, K, bias, o, rows, cols);
-      else tile<Act, 1, false>(a.panel(p), src, ld, K, bias, o, rows, cols);
-    } else {
-      if (cols > 16) tile<Act, 2, true>(a.panel(p), src, ld, K, bias, o, rows, cols);
-      else tile<Act, 1, true>(a.panel(p), src, ld, K, bias, o, rows, cols);
-    }
+    const float* ap = a.panel(p);
+    const int64_t panel = a.K * kPanelRows;
+    // In place (ld = ldb): fetched ahead; a copied tile (ld = 32) is read front to back.
+    const bool ahead = ld != kCols;
+    const auto run_tile = [&]<int Q, bool Masked>() {
+      if (cols > 16) {
+        if (ahead) tile<Act, Q, 2, Masked, true>(ap, panel, src, ld, K, bias, o, rows, cols);
+        else tile<Act, Q, 2, Masked, false>(ap, panel, src, ld, K, bias, o, rows, cols);
+      } else {
+        if (ahead) tile<Act, Q, 1, Masked, true>(ap, panel, src, ld, K, bias, o, rows, cols);
+        else tile<Act, Q, 1, Masked, false>(ap, panel, src, ld, K, bias, o, rows, cols);
+      }
+    };
+    if (P == 2) whole ? run_tile.template operator()<2, false>() : run_tile.template operator()<2, true>();
+    else whole ? run_tile.template operator()<1, false>() : run_tile.template operator()<1, true>();
   };
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   if (2 * tiles < p1 - p0) {
@@ -134,15 +174,15 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
       copy_columns(B + j, ldb, K, w, copied.data());
-      for (int64_t p = p0; p < p1; ++p) one(p, j, static_cast<int>(w), copied.data(), kCols, true);
+      for (int64_t p = p0; p < p1; p += 2) one(p, j, static_cast<int>(w), copied.data(), kCols, true);
     }
   } else {
-    // Column blocks whose part of B stays in L2 while every panel passes over it; B in place, its
-    // last partial tile through masks.
+    // Column blocks whose part of B stays in L2 while every pair of panels passes over it; B in
+    // place, its last partial tile through masks.
     const int64_t block = std::clamp<int64_t>((int64_t{256} << 10) / (std::max<int64_t>(K, 1) * 4) / kCols * kCols, kCols, 2048);
     for (int64_t j0 = n0; j0 < n1; j0 += block) {
       const int64_t j1 = std::min(n1, j0 + block);
-      for (int64_t p = p0; p < p1; ++p)
+      for (int64_t p = p0; p < p1; p += 2)
         for (int64_t j = j0; j < j1; j += kCols) {
           const int64_t w = std::min<int64_t>(kCols, j1 - j);
           one(p, j, static_cast<int>(w), B + j, ldb, w == kCols);
@@ -410,38 +450,56 @@ void run_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t
   float* const z2 = Act == InReg::SiLU ? act->z2 + out.act_offset : nullptr;
   const float* const addend = Act == InReg::Add ? act->addend + out.act_offset : nullptr;
   TileOut o{nullptr, nullptr, nullptr, nullptr, out.ldc, avx2::act_params(act ? act->epi : nullptr), false};
-  thread_local std::vector<float> bt;  // the tile's columns, k-major, 16 a step
-  bt.resize(static_cast<size_t>(K * 16));
+  // Tiles of 14 columns, and of 7 where 14 would leave a narrow last tile (49 = 14 + 14 + 14 + 7).
+  std::vector<std::pair<int64_t, int>> tiles;
   for (int64_t j = n0; j < n1;) {
-    // Tiles of 14 columns, and of 7 where 14 would leave a narrow last tile (49 = 14 + 14 + 14 + 7).
     const int64_t left = n1 - j;
     const int nc = static_cast<int>(left >= 21 || left == 14 ? 14 : std::min<int64_t>(7, left));
-    copy_tile_columns(B + j, ldb, K, nc, bt.data());
+    tiles.emplace_back(j, nc);
+    j += nc;
+  }
+  // Groups of tiles whose columns, copied k-major, take up to 1 MB (kLaneGroupFloats), as even as
+  // they go: each row block's weights (32 x K floats) pass once per group from memory, and the
+  // group's columns stay in L2 (or L3) while every row block passes over them. One tile a pass read
+  // ResNet-50's last 3x3 weights (9.4 MB) four times over for its 49 columns; on an Intel Xeon
+  // (bench_kernels big/, 1 thread) that layer ran 2.3 -> 2.0 ms, its 2048 -> 512 1x1 1.0 -> 0.73
+  // and the 1024 -> 2048 stride-2 one 2.2 -> 1.6.
+  const int64_t tile_floats = K * 16;
+  const int64_t fit = std::max<int64_t>(1, kLaneGroupFloats / tile_floats), ntiles = static_cast<int64_t>(tiles.size());
+  const int64_t groups = (ntiles + fit - 1) / fit;
+  const auto group = static_cast<size_t>((ntiles + groups - 1) / groups);  // as even as they go
+  thread_local std::vector<float> bt;  // the group's tiles, each k-major, 16 a step
+  for (size_t g0 = 0; g0 < tiles.size(); g0 += group) {
+    const size_t g1 = std::min(tiles.size(), g0 + group);
+    bt.resize(static_cast<size_t>(g1 - g0) * static_cast<size_t>(tile_floats));
+    for (size_t t = g0; t < g1; ++t) copy_tile_columns(B + tiles[t].first, ldb, K, tiles[t].second, bt.data() + (t - g0) * tile_floats);
     for (int64_t blk = b0; blk < b1; ++blk) {
       const int64_t m0 = blk * kLaneRows;
       const int64_t valid = std::min<int64_t>(kLaneRows, a.M - m0);
       float bias[kLaneRows] = {};
       if (out.bias)
         for (int64_t r = 0; r < valid; ++r) bias[r] = out.bias[m0 + r];
-      const int64_t at = m0 * out.ldc + j;
-      o.y = out.C + at;
-      o.z1 = z1 ? z1 + at : nullptr;
-      o.z2 = z2 ? z2 + at : nullptr;
-      o.addend = addend ? addend + at : nullptr;
       const float* ab = rows + blk * K * kLaneRows;
       const int rows_valid = static_cast<int>(valid);
-      switch (nc) {
-        case 14: lane_tile<Act, 14>(ab, bt.data(), K, bias, o, rows_valid); break;
-        case 7: lane_tile<Act, 7>(ab, bt.data(), K, bias, o, rows_valid); break;
-        case 6: lane_tile<Act, 6>(ab, bt.data(), K, bias, o, rows_valid); break;
-        case 5: lane_tile<Act, 5>(ab, bt.data(), K, bias, o, rows_valid); break;
-        case 4: lane_tile<Act, 4>(ab, bt.data(), K, bias, o, rows_valid); break;
-        case 3: lane_tile<Act, 3>(ab, bt.data(), K, bias, o, rows_valid); break;
-        case 2: lane_tile<Act, 2>(ab, bt.data(), K, bias, o, rows_valid); break;
-        default: lane_tile<Act, 1>(ab, bt.data(), K, bias, o, rows_valid); break;
+      for (size_t t = g0; t < g1; ++t) {
+        const int64_t at = m0 * out.ldc + tiles[t].first;
+        o.y = out.C + at;
+        o.z1 = z1 ? z1 + at : nullptr;
+        o.z2 = z2 ? z2 + at : nullptr;
+        o.addend = addend ? addend + at : nullptr;
+        const float* b = bt.data() + (t - g0) * tile_floats;
+        switch (tiles[t].second) {
+          case 14: lane_tile<Act, 14>(ab, b, K, bias, o, rows_valid); break;
+          case 7: lane_tile<Act, 7>(ab, b, K, bias, o, rows_valid); break;
+          case 6: lane_tile<Act, 6>(ab, b, K, bias, o, rows_valid); break;
+          case 5: lane_tile<Act, 5>(ab, b, K, bias, o, rows_valid); break;
+          case 4: lane_tile<Act, 4>(ab, b, K, bias, o, rows_valid); break;
+          case 3: lane_tile<Act, 3>(ab, b, K, bias, o, rows_valid); break;
+          case 2: lane_tile<Act, 2>(ab, b, K, bias, o, rows_valid); break;
+          default: lane_tile<Act, 1>(ab, b, K, bias, o, rows_valid); break;
+        }
       }
     }
-    j += nc;
   }
 }
 

@@ -749,6 +749,44 @@ TEST_P(RuntimeKernels, GemmLanesPlanesAndEpilogues) {
       }
 }
 
+// gemm_lanes with K large enough that its column tiles, copied, pass 1 MB and are taken in groups
+// (every row block over one group, then the next): 196 columns (14 tiles of 14) at K = 1500, two
+// groups of 7; 49 columns (14 + 14 + 14 + 7) at K = 4608, ResNet-50's last 3x3, two groups of 2;
+// a column range and a range of row blocks inside them. Every element against the naive product,
+// with Relu, and nothing written outside the range.
+TEST_P(RuntimeKernels, GemmLanesGroupsOfColumnTiles) {
+  if (!gemm_lanes_wins(64, 49, 512)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
+  struct Case {
+    int64_t M, N, K, n0, n1, b0, b1;
+  };
+  int seed = 0;
+  for (const Case& t : {Case{45, 196, 1500, 0, 196, 0, 2}, Case{70, 49, 4608, 0, 49, 0, 3}, Case{100, 196, 1500, 9, 187, 1, 3}}) {
+    ++seed;
+    const auto a = test::random_floats(static_cast<size_t>(t.M * t.K), 4300 + seed);
+    const auto bm = test::random_floats(static_cast<size_t>(t.K * t.N), 4400 + seed);
+    const auto bias = test::random_floats(static_cast<size_t>(t.M), 4500 + seed);
+    const Epilogue e{Epilogue::Kind::Relu};
+    std::vector<float> c(static_cast<size_t>(t.M * t.N), 123.f), z(c.size(), 123.f);
+    const EpilogueOut act{&e, z.data(), nullptr, nullptr};
+    const PackedA pa = pack_a(a.data(), t.M, t.K, t.K);
+    gemm_lanes(pa, t.b0, t.b1, bm.data(), t.N, t.n0, t.n1, GemmOut{c.data(), t.N, bias.data(), &act, 0});
+    std::vector<float> ref(c.size(), 123.f), refz(c.size(), 123.f);
+    gemm_naive(false, false, t.M, t.N, t.K, 1.f, a.data(), t.K, bm.data(), t.N, 0.f, ref.data(), t.N);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const int64_t m = static_cast<int64_t>(i) / t.N, j = static_cast<int64_t>(i) % t.N;
+      if (j < t.n0 || j >= t.n1 || m < t.b0 * kLaneRows || m >= std::min(t.M, t.b1 * kLaneRows)) {
+        ref[i] = 123.f;
+        continue;
+      }
+      ref[i] += bias[static_cast<size_t>(m)];
+      refz[i] = std::max(ref[i], 0.f);
+    }
+    const std::string what = "gemm_lanes M" + std::to_string(t.M) + " N" + std::to_string(t.N) + " K" + std::to_string(t.K);
+    expect_close(c, ref, t.K, what);
+    expect_close(z, refz, t.K, what + " relu");
+  }
+}
+
 // gemm_lanes_avx2 (16 rows in the lanes x 4-6 columns, K in chunks of 64 kept between passes):
 // the planes it is for and ragged ones (N from 1, rows under 16, in partial blocks of 16 and whole
 // ones, K under, at and past a chunk), column ranges inside a wider C and ranges of row blocks, with
