@@ -329,6 +329,35 @@ TEST_P(RuntimeKernels, MatMulBatchOverThePoolMatchesNaive) {
   }
 }
 
+// Products of a shared right operand (weights) with 6 rows or more and 32 columns or more run
+// through gemm_packed, the left operand packed per product: ragged rows and columns (197 rows,
+// 100 and 33 columns), a batch of left operands flattened into rows, 7 rows, and 5 rows (sgemm
+// still), at one thread and split by columns over two. The same as the naive product, and
+// nothing written past the output.
+TEST_P(RuntimeKernels, MatMulSharedWeightsMatchesNaive) {
+  const std::vector<std::vector<int64_t>> shapes[] = {
+      {{1, 197, 70}, {70, 100}}, {{2, 13, 40}, {40, 33}}, {{7, 5}, {5, 64}}, {{5, 64}, {64, 40}}, {{1, 30, 256}, {256, 1100}}};
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    const GemmPool on(pool);
+    int iter = 0;
+    for (const auto& ab : shapes) {
+      const auto& as = ab[0];
+      const auto& bs = ab[1];
+      const auto os = matmul_shape(as, bs);
+      const auto a = test::random_floats(static_cast<size_t>(product(as)), 181 + iter);
+      const auto b = test::random_floats(static_cast<size_t>(product(bs)), 191 + iter);
+      std::vector<float> ref(static_cast<size_t>(product(os))), opt(ref.size() + 16, 123.f);
+      matmul_naive(as, a.data(), bs, b.data(), ref.data());
+      matmul_blas(as, a.data(), bs, b.data(), opt.data());
+      for (size_t i = ref.size(); i < opt.size(); ++i) EXPECT_EQ(opt[i], 123.f) << "written past the end at " << i;
+      opt.resize(ref.size());
+      expect_close(opt, ref, as.back(), "matmul " + shape_str(as) + " x " + shape_str(bs) + " at " + std::to_string(threads) + " threads");
+      ++iter;
+    }
+  }
+}
+
 TEST_P(RuntimeKernels, MatMulShapeRules) {
   EXPECT_EQ(matmul_shape({2, 3, 4}, {4, 5}), (std::vector<int64_t>{2, 3, 5}));
   EXPECT_EQ(matmul_shape({4}, {4}), (std::vector<int64_t>{}));
