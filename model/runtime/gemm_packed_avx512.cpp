@@ -9,6 +9,7 @@
 // loads, whose stride (a whole plane row apart) defeats the hardware prefetchers.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -73,13 +74,19 @@ template <InReg Act>
 constexpr int64_t kFetchAhead = 8;
 
 // One tile of P panels (6 P rows) x V vectors of 16 columns (V = 1: cols <= 16); panel q's rows
-// at a + q * panel. B's rows are read through the masks (m0, m1) when Masked (a partial tile read
-// in place), whole otherwise, and fetched kFetchAhead rows ahead when Ahead. Accumulators start
-// at the bias.
-template <InReg Act, int P, int V, bool Masked, bool Ahead>
-NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows, int cols) {
+// at a + q * panel. B holds floats or float16 (TB = uint16_t: widened in the register as loaded).
+// B's rows are read through the masks (m0, m1) when Masked (a partial tile read in place), whole
+// otherwise, and fetched kFetchAhead rows ahead when Ahead. Accumulators start at the bias; each
+// panel's 6 rows go to store(res, q, rows) at the end, rows < 6 for a last partial panel.
+template <class TB, int P, int V, bool Masked, bool Ahead, class Store>
+[[gnu::always_inline]] NNXR_AVX512 inline void tile_body(const float* a, int64_t panel, const TB* b, int64_t ldb, int64_t K, const float* bias, int rows,
+                                                          int cols, const Store& store) {
   constexpr int R = P * kPanelRows;
   const __mmask16 m0 = avx512::lanes(cols), m1 = avx512::lanes(cols - 16);
+  const auto load = [&](const TB* at, __mmask16 m) NNXR_AVX512 __attribute__((always_inline)) {
+    if constexpr (std::is_same_v<TB, float>) return Masked ? _mm512_maskz_loadu_ps(m, at) : _mm512_loadu_ps(at);
+    else return _mm512_cvtph_ps(Masked ? _mm256_maskz_loadu_epi16(m, at) : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)));
+  };
   __m512 c[R][V];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r)
@@ -88,14 +95,15 @@ NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb
   const float* a2 = a + (P == 2 ? panel : 0);
   for (int64_t k = 0; k < K; ++k, a += kPanelRows, a2 += kPanelRows, b += ldb) {
     if constexpr (Ahead) {
-      // an address past B's end is never loaded: a prefetch does not fault
-      const uintptr_t next = reinterpret_cast<uintptr_t>(b) + static_cast<uintptr_t>(kFetchAhead * ldb) * sizeof(float);
+      // the row's first and last byte (an address past B's end is never loaded: a prefetch does
+      // not fault)
+      const uintptr_t next = reinterpret_cast<uintptr_t>(b) + static_cast<uintptr_t>(kFetchAhead * ldb) * sizeof(TB);
       _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
-      if constexpr (V == 2) _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
+      if constexpr (V * 16 * sizeof(TB) > 32) _mm_prefetch(reinterpret_cast<const char*>(next + V * 16 * sizeof(TB) - 1), _MM_HINT_T0);
     }
     __m512 bv[V];
-    bv[0] = Masked ? _mm512_maskz_loadu_ps(m0, b) : _mm512_loadu_ps(b);
-    if constexpr (V == 2) bv[1] = Masked ? _mm512_maskz_loadu_ps(m1, b + 16) : _mm512_loadu_ps(b + 16);
+    bv[0] = load(b, m0);
+    if constexpr (V == 2) bv[1] = load(b + 16, m1);
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(r < kPanelRows ? a[r] : a2[r - kPanelRows]);
@@ -113,8 +121,15 @@ NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb
     }
     const int left = rows - q * kPanelRows;
     if (left <= 0) break;
-    store_tile<Act>(res, q == 0 ? o : o.below(kPanelRows), std::min(left, static_cast<int>(kPanelRows)), cols);
+    store(res, q, std::min(left, static_cast<int>(kPanelRows)));
   }
+}
+
+template <InReg Act, int P, int V, bool Masked, bool Ahead>
+NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows, int cols) {
+  tile_body<float, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
+    store_tile<Act>(res, q == 0 ? o : o.below(kPanelRows), n, cols);
+  });
 }
 
 // Columns [0, w) of B (w <= 32; K rows, stride ldb) as a contiguous [K][32] panel, zero-padded.
@@ -216,39 +231,12 @@ template <bool Relu>
 }
 
 // As tile() with B in float16: 16 halves (one ymm) per load, widened in the register.
-template <bool Relu, int V, bool Masked>
-NNXR_AVX512 void tile_half(const float* a, const uint16_t* b, int64_t ldb, int64_t K, const float* bias, const GemmOutF16& o, int64_t at, int rows,
-                           int cols) {
-  const __mmask16 m0 = avx512::lanes(cols), m1 = avx512::lanes(cols - 16);
-  __m512 c00 = _mm512_set1_ps(bias[0]), c10 = _mm512_set1_ps(bias[1]), c20 = _mm512_set1_ps(bias[2]);
-  __m512 c30 = _mm512_set1_ps(bias[3]), c40 = _mm512_set1_ps(bias[4]), c50 = _mm512_set1_ps(bias[5]);
-  __m512 c01 = c00, c11 = c10, c21 = c20, c31 = c30, c41 = c40, c51 = c50;
-  for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += ldb) {
-    const __m512 b0 = _mm512_cvtph_ps(Masked ? _mm256_maskz_loadu_epi16(m0, b) : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
-    const __m512 b1 = V == 1 ? b0
-                             : _mm512_cvtph_ps(Masked ? _mm256_maskz_loadu_epi16(m1, b + 16)
-                                                      : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16)));
-    __m512 av = _mm512_set1_ps(a[0]);
-    c00 = _mm512_fmadd_ps(av, b0, c00);
-    if constexpr (V == 2) c01 = _mm512_fmadd_ps(av, b1, c01);
-    av = _mm512_set1_ps(a[1]);
-    c10 = _mm512_fmadd_ps(av, b0, c10);
-    if constexpr (V == 2) c11 = _mm512_fmadd_ps(av, b1, c11);
-    av = _mm512_set1_ps(a[2]);
-    c20 = _mm512_fmadd_ps(av, b0, c20);
-    if constexpr (V == 2) c21 = _mm512_fmadd_ps(av, b1, c21);
-    av = _mm512_set1_ps(a[3]);
-    c30 = _mm512_fmadd_ps(av, b0, c30);
-    if constexpr (V == 2) c31 = _mm512_fmadd_ps(av, b1, c31);
-    av = _mm512_set1_ps(a[4]);
-    c40 = _mm512_fmadd_ps(av, b0, c40);
-    if constexpr (V == 2) c41 = _mm512_fmadd_ps(av, b1, c41);
-    av = _mm512_set1_ps(a[5]);
-    c50 = _mm512_fmadd_ps(av, b0, c50);
-    if constexpr (V == 2) c51 = _mm512_fmadd_ps(av, b1, c51);
-  }
-  const __m512 res[kPanelRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  store_tile_half<Relu>(res, o, at, rows, cols);
+template <bool Relu, int P, int V, bool Masked, bool Ahead>
+NNXR_AVX512 void tile_half(const float* a, int64_t panel, const uint16_t* b, int64_t ldb, int64_t K, const float* bias, const GemmOutF16& o, int64_t at,
+                           int rows, int cols) {
+  tile_body<uint16_t, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
+    store_tile_half<Relu>(res, o, at + q * kPanelRows * o.ldc, n, cols);
+  });
 }
 
 // Columns [0, w) of float16 B (w <= 32) as a contiguous [K][32] panel, zero-padded.
@@ -260,20 +248,29 @@ NNXR_AVX512 void copy_columns_half(const uint16_t* B, int64_t ldb, int64_t K, in
 template <bool Relu>
 NNXR_AVX512 void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOutF16& out) {
   const int64_t K = a.K;
+  // As run's: panels [p, p + 2) where there are two, B fetched ahead where read in place.
   auto one = [&](int64_t p, int64_t j, int cols, const uint16_t* src, int64_t ld, bool whole) {
+    const int P = p + 1 < p1 ? 2 : 1;
     const int64_t m0 = p * kPanelRows;
-    const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, a.M - m0));
-    float bias[kPanelRows] = {};
+    const int rows = static_cast<int>(std::min<int64_t>(P * kPanelRows, a.M - m0));
+    float bias[2 * kPanelRows] = {};
     if (out.bias)
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     const int64_t at = m0 * out.ldc + j;
-    if (whole) {
-      if (cols > 16) tile_half<Relu, 2, false>(a.panel(p), src, ld, K, bias, out, at, rows, cols);
-      else tile_half<Relu, 1, false>(a.panel(p), src, ld, K, bias, out, at, rows, cols);
-    } else {
-      if (cols > 16) tile_half<Relu, 2, true>(a.panel(p), src, ld, K, bias, out, at, rows, cols);
-      else tile_half<Relu, 1, true>(a.panel(p), src, ld, K, bias, out, at, rows, cols);
-    }
+    const float* ap = a.panel(p);
+    const int64_t panel = a.K * kPanelRows;
+    const bool ahead = ld != kCols;
+    const auto run_tile = [&]<int Q, bool Masked>() {
+      if (cols > 16) {
+        if (ahead) tile_half<Relu, Q, 2, Masked, true>(ap, panel, src, ld, K, bias, out, at, rows, cols);
+        else tile_half<Relu, Q, 2, Masked, false>(ap, panel, src, ld, K, bias, out, at, rows, cols);
+      } else {
+        if (ahead) tile_half<Relu, Q, 1, Masked, true>(ap, panel, src, ld, K, bias, out, at, rows, cols);
+        else tile_half<Relu, Q, 1, Masked, false>(ap, panel, src, ld, K, bias, out, at, rows, cols);
+      }
+    };
+    if (P == 2) whole ? run_tile.template operator()<2, false>() : run_tile.template operator()<2, true>();
+    else whole ? run_tile.template operator()<1, false>() : run_tile.template operator()<1, true>();
   };
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   if (2 * tiles < p1 - p0) {
@@ -282,14 +279,14 @@ NNXR_AVX512 void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
       copy_columns_half(B + j, ldb, K, w, copied.data());
-      for (int64_t p = p0; p < p1; ++p) one(p, j, static_cast<int>(w), copied.data(), kCols, true);
+      for (int64_t p = p0; p < p1; p += 2) one(p, j, static_cast<int>(w), copied.data(), kCols, true);
     }
     return;
   }
   const int64_t block = std::clamp<int64_t>((int64_t{128} << 10) / (std::max<int64_t>(K, 1) * 2) / kCols * kCols, kCols, 2048);
   for (int64_t j0 = n0; j0 < n1; j0 += block) {
     const int64_t j1 = std::min(n1, j0 + block);
-    for (int64_t p = p0; p < p1; ++p)
+    for (int64_t p = p0; p < p1; p += 2)
       for (int64_t j = j0; j < j1; j += kCols) {
         const int64_t w = std::min<int64_t>(kCols, j1 - j);
         one(p, j, static_cast<int>(w), B + j, ldb, w == kCols);
