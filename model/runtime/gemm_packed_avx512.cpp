@@ -132,6 +132,20 @@ NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb
   });
 }
 
+// f.template operator()<P, V, Masked, Ahead>() for a tile of `panels` panels (1 or 2) and `cols`
+// columns (V = 2 vectors past 16), Masked unless `whole`, Ahead where B is read in place
+// (ld != 32: a copied tile is read front to back).
+template <class F>
+void with_tile_shape(int panels, int cols, bool whole, int64_t ld, const F& f) {
+  const bool ahead = ld != kCols;
+  const auto by_v = [&]<int P, bool Masked>() {
+    if (cols > 16) ahead ? f.template operator()<P, 2, Masked, true>() : f.template operator()<P, 2, Masked, false>();
+    else ahead ? f.template operator()<P, 1, Masked, true>() : f.template operator()<P, 1, Masked, false>();
+  };
+  if (panels == 2) whole ? by_v.template operator()<2, false>() : by_v.template operator()<2, true>();
+  else whole ? by_v.template operator()<1, false>() : by_v.template operator()<1, true>();
+}
+
 // Columns [0, w) of B (w <= 32; K rows, stride ldb) as a contiguous [K][32] panel, zero-padded.
 NNXR_AVX512 void copy_columns(const float* B, int64_t ldb, int64_t K, int64_t w, float* dst) {
   const __mmask16 m0 = avx512::lanes(w), m1 = avx512::lanes(w - 16);
@@ -165,21 +179,9 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     o.z2 = z2 ? z2 + at : nullptr;
     o.addend = addend ? addend + at : nullptr;
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-    const float* ap = a.panel(p);
-    const int64_t panel = a.K * kPanelRows;
-    // In place (ld = ldb): fetched ahead; a copied tile (ld = 32) is read front to back.
-    const bool ahead = ld != kCols;
-    const auto run_tile = [&]<int Q, bool Masked>() {
-      if (cols > 16) {
-        if (ahead) tile<Act, Q, 2, Masked, true>(ap, panel, src, ld, K, bias, o, rows, cols);
-        else tile<Act, Q, 2, Masked, false>(ap, panel, src, ld, K, bias, o, rows, cols);
-      } else {
-        if (ahead) tile<Act, Q, 1, Masked, true>(ap, panel, src, ld, K, bias, o, rows, cols);
-        else tile<Act, Q, 1, Masked, false>(ap, panel, src, ld, K, bias, o, rows, cols);
-      }
-    };
-    if (P == 2) whole ? run_tile.template operator()<2, false>() : run_tile.template operator()<2, true>();
-    else whole ? run_tile.template operator()<1, false>() : run_tile.template operator()<1, true>();
+    with_tile_shape(P, cols, whole, ld, [&]<int Q, int V, bool Masked, bool Ahead>() {
+      tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, o, rows, cols);
+    });
   };
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   if (2 * tiles < p1 - p0) {
@@ -257,20 +259,9 @@ NNXR_AVX512 void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16
     if (out.bias)
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     const int64_t at = m0 * out.ldc + j;
-    const float* ap = a.panel(p);
-    const int64_t panel = a.K * kPanelRows;
-    const bool ahead = ld != kCols;
-    const auto run_tile = [&]<int Q, bool Masked>() {
-      if (cols > 16) {
-        if (ahead) tile_half<Relu, Q, 2, Masked, true>(ap, panel, src, ld, K, bias, out, at, rows, cols);
-        else tile_half<Relu, Q, 2, Masked, false>(ap, panel, src, ld, K, bias, out, at, rows, cols);
-      } else {
-        if (ahead) tile_half<Relu, Q, 1, Masked, true>(ap, panel, src, ld, K, bias, out, at, rows, cols);
-        else tile_half<Relu, Q, 1, Masked, false>(ap, panel, src, ld, K, bias, out, at, rows, cols);
-      }
-    };
-    if (P == 2) whole ? run_tile.template operator()<2, false>() : run_tile.template operator()<2, true>();
-    else whole ? run_tile.template operator()<1, false>() : run_tile.template operator()<1, true>();
+    with_tile_shape(P, cols, whole, ld, [&]<int Q, int V, bool Masked, bool Ahead>() {
+      tile_half<Relu, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, out, at, rows, cols);
+    });
   };
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   if (2 * tiles < p1 - p0) {
