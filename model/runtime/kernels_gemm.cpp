@@ -1,5 +1,5 @@
-// Gemm and MatMul (sgemm via OpenBLAS, gemm_packed for MatMul's products of 6 rows and 32 columns
-// or more; naive references).
+// Gemm and MatMul (sgemm via OpenBLAS; on AVX-512, gemm_packed for MatMul's products of 6 rows and
+// 32 columns or more; naive references).
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -228,16 +228,18 @@ void mm_naive(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K) {
 // of output, in multiples of 64 columns, so that the chain reads it back from the cache.
 int64_t done_block_columns(int64_t R) { return std::max<int64_t>(64, (int64_t{1} << 16) / R / 64 * 64); }
 
-// The product [R, K] x [K, N] through gemm_packed, where it runs and the product has 6 rows and 32
-// columns or more: A (the left operand, activations) packed once here into 6-row panels, B (the
+// The product [R, K] x [K, N] through gemm_packed, on the AVX-512 path where the product has 6 rows
+// and 32 columns or more: A (the left operand, activations) packed once here into 6-row panels, B (the
 // weights, or one product's right operand) read in place, columns split over `pool` (null: this
 // thread) in multiples of 64; with `done`, done(0, R, c0, c1) after each block of
 // done_block_columns(R) columns. The same bits however the columns are split. Returns false (nothing
 // computed) where it does not apply. sgemm packed A again for each block of columns: at one
 // thread on an Intel Xeon (AVX-512), vit_s16_4l's [197, 384] x [384, 1536] with its bias and GELU
-// took 3.4 ms through it and takes 2.8 ms here.
+// took 3.4 ms through it and takes 2.8 ms here. The AVX2 path keeps sgemm: the same machine under
+// NNXR_ISA=avx2 (OpenBLAS choosing its own kernels) ran vit_s16_4l in 42 ms through sgemm and in 53
+// through AVX2's gemm_packed.
 bool product_packed(const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K, const ProductDone* done, ThreadPool* pool) {
-  if (!gemm_packed_available() || R < kPanelRows || N < 32 || K == 0) return false;
+  if (!cpu_has_avx512() || R < kPanelRows || N < 32 || K == 0) return false;
   const PackedA pa = pack_a(A, R, K, K);
   const GemmOut out{C, N, nullptr, nullptr, 0};
   const int64_t cb = done ? done_block_columns(R) : N;

@@ -329,8 +329,8 @@ TEST_P(RuntimeKernels, MatMulBatchOverThePoolMatchesNaive) {
   }
 }
 
-// Products of a shared right operand (weights) with 6 rows or more and 32 columns or more run
-// through gemm_packed, the left operand packed per product: ragged rows and columns (197 rows,
+// Products with 6 rows or more and 32 columns or more run through gemm_packed on AVX-512 (the left
+// operand packed per product), through sgemm on the other sets: ragged rows and columns (197 rows,
 // 100 and 33 columns), a batch of left operands flattened into rows, 7 rows, and 5 rows (sgemm
 // still), at one thread and split by columns over two. The same as the naive product, and
 // nothing written past the output.
