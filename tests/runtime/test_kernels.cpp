@@ -304,6 +304,24 @@ TEST_P(RuntimeKernels, BatchedBroadcastingMatMulMatchesNaive) {
   }
 }
 
+namespace {
+
+// matmul_blas of as x bs (random operands from `seed`) against matmul_naive, and nothing written
+// past the output.
+void expect_matmul_matches_naive(const std::vector<int64_t>& as, const std::vector<int64_t>& bs, int seed, const std::string& what) {
+  const auto os = matmul_shape(as, bs);
+  const auto a = test::random_floats(static_cast<size_t>(product(as)), seed);
+  const auto b = test::random_floats(static_cast<size_t>(product(bs)), seed + 10);
+  std::vector<float> ref(static_cast<size_t>(product(os))), opt(ref.size() + 16, 123.f);
+  matmul_naive(as, a.data(), bs, b.data(), ref.data());
+  matmul_blas(as, a.data(), bs, b.data(), opt.data());
+  for (size_t i = ref.size(); i < opt.size(); ++i) EXPECT_EQ(opt[i], 123.f) << what << ": written past the end at " << i;
+  opt.resize(ref.size());
+  expect_close(opt, ref, as.back(), what + ": matmul " + shape_str(as) + " x " + shape_str(bs));
+}
+
+}  // namespace
+
 // A batch of products too small to split (an attention's per-head products) runs its products
 // over a pool of two threads, each product on one: the same as the naive product, with and
 // without a broadcast batch dimension, and nothing written outside the output.
@@ -312,21 +330,8 @@ TEST_P(RuntimeKernels, MatMulBatchOverThePoolMatchesNaive) {
   const GemmPool on(pool);
   const std::vector<std::vector<int64_t>> shapes[] = {{{6, 37, 64}, {6, 64, 37}}, {{6, 37, 37}, {6, 37, 64}}, {{3, 1, 40, 33}, {1, 4, 33, 50}},
                                                        {{5, 20, 30}, {5, 30, 1}}, {{2, 3, 9, 16}, {2, 3, 16, 9}}};
-  int iter = 0;
-  for (const auto& ab : shapes) {
-    const auto& as = ab[0];
-    const auto& bs = ab[1];
-    const auto os = matmul_shape(as, bs);
-    const auto a = test::random_floats(static_cast<size_t>(product(as)), 81 + iter);
-    const auto b = test::random_floats(static_cast<size_t>(product(bs)), 91 + iter);
-    std::vector<float> ref(static_cast<size_t>(product(os))), opt(ref.size() + 16, 123.f);
-    matmul_naive(as, a.data(), bs, b.data(), ref.data());
-    matmul_blas(as, a.data(), bs, b.data(), opt.data());
-    for (size_t i = ref.size(); i < opt.size(); ++i) EXPECT_EQ(opt[i], 123.f) << "written past the end at " << i;
-    opt.resize(ref.size());
-    expect_close(opt, ref, as.back(), "matmul " + shape_str(as) + " x " + shape_str(bs));
-    ++iter;
-  }
+  int seed = 81;
+  for (const auto& ab : shapes) expect_matmul_matches_naive(ab[0], ab[1], seed++, "batch over the pool");
 }
 
 // Products with 6 rows or more and 32 columns or more run through gemm_packed on AVX-512 (the left
@@ -340,21 +345,8 @@ TEST_P(RuntimeKernels, MatMulSharedWeightsMatchesNaive) {
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
     const GemmPool on(pool);
-    int iter = 0;
-    for (const auto& ab : shapes) {
-      const auto& as = ab[0];
-      const auto& bs = ab[1];
-      const auto os = matmul_shape(as, bs);
-      const auto a = test::random_floats(static_cast<size_t>(product(as)), 181 + iter);
-      const auto b = test::random_floats(static_cast<size_t>(product(bs)), 191 + iter);
-      std::vector<float> ref(static_cast<size_t>(product(os))), opt(ref.size() + 16, 123.f);
-      matmul_naive(as, a.data(), bs, b.data(), ref.data());
-      matmul_blas(as, a.data(), bs, b.data(), opt.data());
-      for (size_t i = ref.size(); i < opt.size(); ++i) EXPECT_EQ(opt[i], 123.f) << "written past the end at " << i;
-      opt.resize(ref.size());
-      expect_close(opt, ref, as.back(), "matmul " + shape_str(as) + " x " + shape_str(bs) + " at " + std::to_string(threads) + " threads");
-      ++iter;
-    }
+    int seed = 181;
+    for (const auto& ab : shapes) expect_matmul_matches_naive(ab[0], ab[1], seed++, std::to_string(threads) + " threads");
   }
 }
 
