@@ -1,12 +1,13 @@
 // Direct 3x3 convolution with few input channels (C <= 4: the RGB stems of image networks,
-// stride 1 or 2), and thin pointwise convolution (C <= 32), on AVX-512 (on AVX2 + FMA: the same
-// kernels with 8-float vectors, conv_direct_avx2.cpp). With K = C x 9 <= 36 the im2col + packed GEMM path is bound by
+// stride 1 or 2), and thin pointwise convolution (C <= 32), on AVX-512 (on AVX2 + FMA: kernels of
+// the same plan with 8-float vectors, conv_direct_avx2.cpp). With K = C x 9 <= 36 the im2col + packed GEMM path is bound by
 // writing and reading back its column matrix (a third of UltraFace's 3 -> 16 stem) and fills
 // 6-row panels poorly for 16 or 32 output channels. Here each input row is copied once into a
 // zero-padded row (stride 2: split into its even and odd columns) that stays while the output
 // rows reading it are computed, 16 outputs x 16 output channels are 16 accumulators, and each tap
-// is one vector loaded straight from those rows times 16 broadcast weights. The bias and the
-// epilogue are applied on the way out.
+// is one vector loaded straight from those rows times 16 broadcast weights (the pointwise kernel:
+// 8 output channels x 32 columns, see pointwise_columns). The bias and the epilogue are applied on
+// the way out.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
