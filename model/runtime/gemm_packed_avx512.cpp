@@ -9,6 +9,12 @@
 // loads, whose stride (a whole plane row apart) defeats the hardware prefetchers: a copy of it
 // reading B in place at ResNet's 12.5 KB row stride ran at 117-127 Gflop/s, with 12 rows and B
 // fetched ahead at 167 (179 with B contiguous in L1).
+//
+// In a model the weights come from memory: a layer's were last read a whole run ago, and one core
+// reads 13 GB/s from memory here (22-26 GB/s from L3), while a 12 x 32 tile takes 48 bytes of
+// them a step of 24 FMAs (14 GB/s at this CPU's peak). So the first tile over a pair of panels
+// fetches the next pair into L2 as it goes. ResNet-50 at 1 thread, with gemm_lanes' chunks of K
+// below: 17 ms less a run (102-123 ms before; the median of 5 paired rounds), the chunks alone 13.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -25,7 +31,8 @@ namespace nnxr::runtime {
 namespace {
 
 constexpr int kCols = 32;  // columns per tile: two 16-float vectors
-constexpr int64_t kLaneGroupFloats = int64_t{256} << 10;  // run_lanes: B's copied columns a group
+constexpr int64_t kLaneGroupFloats = int64_t{1} << 20;  // run_lanes: B's copied columns a group (4 MB)
+constexpr int64_t kLaneChunk = 256;                     // run_lanes: rows of K a pass (32 KB of a row block's weights)
 static_assert(kPanelRows == 6, "a tile holds one or two panels of 6 rows x 2 vectors of accumulators");
 
 using avx2::ActParams;
@@ -91,11 +98,12 @@ constexpr int64_t kFetchAhead = 8;
 // One tile of P panels (6 P rows) x V vectors of 16 columns (V = 1: cols <= 16); panel q's rows
 // at a + q * panel. B holds floats or float16 (TB = uint16_t: widened in the register as loaded).
 // B's rows are read through the masks (m0, m1) when Masked (a partial tile read in place), whole
-// otherwise, and fetched kFetchAhead rows ahead when Ahead. Accumulators start at the bias; each
+// otherwise, and fetched kFetchAhead rows ahead when Ahead. `next`, unless null: the next pair of
+// panels (K x 12 floats), fetched into L2 a step at a time. Accumulators start at the bias; each
 // panel's 6 rows go to store(res, q, rows) at the end, rows < 6 for a last partial panel.
 template <class TB, int P, int V, bool Masked, bool Ahead, class Store>
 [[gnu::always_inline]] NNXR_AVX512 inline void tile_body(const float* a, int64_t panel, const TB* b, int64_t ldb, int64_t K, const float* bias, int rows,
-                                                          int cols, const Store& store) {
+                                                          int cols, const float* next, const Store& store) {
   constexpr int R = P * kPanelRows;
   const __mmask16 m0 = avx512::lanes(cols), m1 = avx512::lanes(cols - 16);
   const auto load = [&](const TB* at, __mmask16 m) NNXR_AVX512 __attribute__((always_inline)) {
@@ -109,6 +117,7 @@ template <class TB, int P, int V, bool Masked, bool Ahead, class Store>
     for (int v = 0; v < V; ++v) c[r][v] = _mm512_set1_ps(bias[r]);
   const float* a2 = a + (P == 2 ? panel : 0);
   for (int64_t k = 0; k < K; ++k, a += kPanelRows, a2 += kPanelRows, b += ldb) {
+    if (next) _mm_prefetch(reinterpret_cast<const char*>(next + 2 * kPanelRows * k), _MM_HINT_T1);
     if constexpr (Ahead) {
       // the row's first and last byte (an address past B's end is never loaded: a prefetch does
       // not fault)
@@ -141,8 +150,9 @@ template <class TB, int P, int V, bool Masked, bool Ahead, class Store>
 }
 
 template <InReg Act, int P, int V, bool Masked, bool Ahead>
-NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows, int cols) {
-  tile_body<float, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
+NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb, int64_t K, const float* bias, const float* next, const TileOut& o, int rows,
+                      int cols) {
+  tile_body<float, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, next, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
     store_tile<Act>(res, o.shifted(q * kPanelRows * o.ld), n, cols);
   });
 }
@@ -176,8 +186,9 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   const TileOut base = product_out<Act>(out);
   const bool stream = Act != InReg::None && out.ldc % 16 == 0;
   // One tile of panels [p, p + P) (P = 2 where p + 1 < p1) at columns [j, j + cols), B read from
-  // src with row stride ld; `whole`: src has 32 readable columns.
-  auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool whole) {
+  // src with row stride ld; `whole`: src has 32 readable columns; `fetch`: the tile fetches the
+  // next pair of panels into L2 as it goes.
+  auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool whole, bool fetch) {
     const int P = p + 1 < p1 ? 2 : 1;
     const int64_t m0 = p * kPanelRows;
     const int rows = static_cast<int>(std::min<int64_t>(P * kPanelRows, a.M - m0));
@@ -187,7 +198,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     TileOut o = base.shifted(m0 * out.ldc + j);
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
     with_tile_shape(P, cols, whole, ld, [&]<int Q, int V, bool Masked, bool Ahead>() {
-      tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, o, rows, cols);
+      tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, fetch && p + 2 < p1 ? a.panel(p + 2) : nullptr, o, rows, cols);
     });
   };
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
@@ -198,7 +209,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
       copy_columns(B + j, ldb, K, w, copied.data());
-      for (int64_t p = p0; p < p1; p += 2) one(p, j, static_cast<int>(w), copied.data(), kCols, true);
+      for (int64_t p = p0; p < p1; p += 2) one(p, j, static_cast<int>(w), copied.data(), kCols, true, true);
     }
   } else {
     // Column blocks whose part of B stays in L2 while every pair of panels passes over it; B in
@@ -209,7 +220,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       for (int64_t p = p0; p < p1; p += 2)
         for (int64_t j = j0; j < j1; j += kCols) {
           const int64_t w = std::min<int64_t>(kCols, j1 - j);
-          one(p, j, static_cast<int>(w), B + j, ldb, w == kCols);
+          one(p, j, static_cast<int>(w), B + j, ldb, w == kCols, j == j0);
         }
     }
   }
@@ -243,7 +254,7 @@ template <bool Relu>
 template <bool Relu, int P, int V, bool Masked, bool Ahead>
 NNXR_AVX512 void tile_half(const float* a, int64_t panel, const uint16_t* b, int64_t ldb, int64_t K, const float* bias, const GemmOutF16& o, int64_t at,
                            int rows, int cols) {
-  tile_body<uint16_t, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
+  tile_body<uint16_t, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, nullptr, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
     store_tile_half<Relu>(res, o, at + q * kPanelRows * o.ldc, n, cols);
   });
 }
@@ -393,18 +404,36 @@ template <InReg Act, int NC>
   if (rows > 16) store_rows<Act, NC>(acc, 1, o, 16 * o.ld, rows - 16);
 }
 
-// One tile: a = the block's rows, k-major (32 a step), b = NC columns k-major (16 a step).
+// One tile over klen rows of K (a chunk): a = the block's rows, k-major (32 a step), b = NC
+// columns k-major (16 a step), both at the chunk's first row. The sums start from the bias at the
+// first chunk and from the previous chunk's (kept in part) at the others, so each element is
+// summed in the same order as in one pass; the tile is stored at the last chunk, and otherwise
+// its sums are kept in part. `ahead`, unless null: klen x 32 floats of weights fetched into L2 as
+// the tile goes (the next row block's chunk).
 template <InReg Act, int NC>
-NNXR_AVX512 void lane_tile(const float* a, const float* b, int64_t K, const float* bias, const TileOut& o, int rows) {
-  const __mmask16 kr0 = avx512::lanes(rows), kr1 = avx512::lanes(rows - 16);
+NNXR_AVX512 void lane_tile(const float* a, const float* b, int64_t klen, const float* bias, float* part, bool first, bool last, const float* ahead,
+                           const TileOut& o, int rows) {
   __m512 acc[kLaneCols][2];
-  const __m512 bias0 = _mm512_maskz_loadu_ps(kr0, bias), bias1 = _mm512_maskz_loadu_ps(kr1, bias + 16);
+  if (first) {
+    const __mmask16 kr0 = avx512::lanes(rows), kr1 = avx512::lanes(rows - 16);
+    const __m512 bias0 = _mm512_maskz_loadu_ps(kr0, bias), bias1 = _mm512_maskz_loadu_ps(kr1, bias + 16);
 #pragma GCC unroll 14
-  for (int j = 0; j < NC; ++j) {
-    acc[j][0] = bias0;
-    acc[j][1] = bias1;
+    for (int j = 0; j < NC; ++j) {
+      acc[j][0] = bias0;
+      acc[j][1] = bias1;
+    }
+  } else {
+#pragma GCC unroll 14
+    for (int j = 0; j < NC; ++j) {
+      acc[j][0] = _mm512_loadu_ps(part + 32 * j);
+      acc[j][1] = _mm512_loadu_ps(part + 32 * j + 16);
+    }
   }
-  for (int64_t k = 0; k < K; ++k, a += kLaneRows, b += 16) {
+  for (int64_t k = 0; k < klen; ++k, a += kLaneRows, b += 16) {
+    if (ahead) {
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + k * kLaneRows), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + k * kLaneRows + 16), _MM_HINT_T1);
+    }
     const __m512 a0 = _mm512_loadu_ps(a), a1 = _mm512_loadu_ps(a + 16);
 #pragma GCC unroll 14
     for (int j = 0; j < NC; ++j) {
@@ -413,7 +442,12 @@ NNXR_AVX512 void lane_tile(const float* a, const float* b, int64_t K, const floa
       acc[j][1] = _mm512_fmadd_ps(a1, bj, acc[j][1]);
     }
   }
-  store_lanes<Act, NC>(acc, o, rows);
+  if (last) return store_lanes<Act, NC>(acc, o, rows);
+#pragma GCC unroll 14
+  for (int j = 0; j < NC; ++j) {
+    _mm512_storeu_ps(part + 32 * j, acc[j][0]);
+    _mm512_storeu_ps(part + 32 * j + 16, acc[j][1]);
+  }
 }
 
 const float* lane_rows(const PackedA& a) {
@@ -450,41 +484,58 @@ void run_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t
     tiles.emplace_back(j, nc);
     j += nc;
   }
-  // Groups of tiles whose columns, copied k-major, take up to 1 MB (kLaneGroupFloats), as even as
-  // they go: each row block's weights (32 x K floats) pass once per group from memory, and the
-  // group's columns stay in L2 (or L3) while every row block passes over them. One tile a pass read
-  // ResNet-50's last 3x3 weights (9.4 MB) four times over for its 49 columns; on an Intel Xeon
-  // (bench_kernels big/, 1 thread) that layer ran 2.3 -> 2.0 ms, its 2048 -> 512 1x1 1.0 -> 0.73
-  // and the 1024 -> 2048 stride-2 one 2.2 -> 1.6.
+  // Groups of tiles whose columns, copied k-major, take up to 4 MB (kLaneGroupFloats), as even as
+  // they go (a bound on the copy; ResNet-50's last 3x3, K = 4608 by 49 columns, takes 1.2 MB).
+  // Each group is taken in chunks of K (kLaneChunk rows), every row block over a chunk: a row
+  // block's weights (the stream from memory: a layer's weights were last read a whole run ago)
+  // pass once per group, each chunk of them read from L1 by all the group's tiles, and the
+  // group's chunk of columns stays in L1 or L2 while the row blocks pass. One pass of all K a
+  // tile read each row block's weights from memory for the first tile's 14 columns: 28 FMAs
+  // per 128 bytes, more than one core's 13 GB/s from memory feeds at this CPU's peak (Intel Xeon).
   const int64_t tile_floats = K * 16;
   const int64_t fit = std::max<int64_t>(1, kLaneGroupFloats / tile_floats), ntiles = static_cast<int64_t>(tiles.size());
   const int64_t groups = (ntiles + fit - 1) / fit;
   const auto group = static_cast<size_t>((ntiles + groups - 1) / groups);  // as even as they go
   thread_local std::vector<float> bt;  // the group's tiles, each k-major, 16 a step
+  thread_local std::vector<float> part;  // sums between chunks: per row block and tile, kLaneCols x 32
+  constexpr int64_t kPart = kLaneCols * kLaneRows;
   for (size_t g0 = 0; g0 < tiles.size(); g0 += group) {
     const size_t g1 = std::min(tiles.size(), g0 + group);
     bt.resize(static_cast<size_t>(g1 - g0) * static_cast<size_t>(tile_floats));
     for (size_t t = g0; t < g1; ++t) copy_tile_columns(B + tiles[t].first, ldb, K, tiles[t].second, bt.data() + (t - g0) * tile_floats);
-    for (int64_t blk = b0; blk < b1; ++blk) {
-      const int64_t m0 = blk * kLaneRows;
-      const int64_t valid = std::min<int64_t>(kLaneRows, a.M - m0);
-      float bias[kLaneRows] = {};
-      if (out.bias)
-        for (int64_t r = 0; r < valid; ++r) bias[r] = out.bias[m0 + r];
-      const float* ab = rows + blk * K * kLaneRows;
-      const int rows_valid = static_cast<int>(valid);
-      for (size_t t = g0; t < g1; ++t) {
-        const TileOut o = base.shifted(m0 * out.ldc + tiles[t].first);
-        const float* b = bt.data() + (t - g0) * tile_floats;
-        switch (tiles[t].second) {
-          case 14: lane_tile<Act, 14>(ab, b, K, bias, o, rows_valid); break;
-          case 7: lane_tile<Act, 7>(ab, b, K, bias, o, rows_valid); break;
-          case 6: lane_tile<Act, 6>(ab, b, K, bias, o, rows_valid); break;
-          case 5: lane_tile<Act, 5>(ab, b, K, bias, o, rows_valid); break;
-          case 4: lane_tile<Act, 4>(ab, b, K, bias, o, rows_valid); break;
-          case 3: lane_tile<Act, 3>(ab, b, K, bias, o, rows_valid); break;
-          case 2: lane_tile<Act, 2>(ab, b, K, bias, o, rows_valid); break;
-          default: lane_tile<Act, 1>(ab, b, K, bias, o, rows_valid); break;
+    if (K > kLaneChunk) part.resize(static_cast<size_t>((b1 - b0) * static_cast<int64_t>(g1 - g0) * kPart));
+    for (int64_t k0 = 0; k0 < K; k0 += kLaneChunk) {
+      const int64_t klen = std::min(kLaneChunk, K - k0);
+      const bool first = k0 == 0, last = k0 + klen == K;
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t m0 = blk * kLaneRows;
+        const int64_t valid = std::min<int64_t>(kLaneRows, a.M - m0);
+        float bias[kLaneRows] = {};
+        if (first && out.bias)
+          for (int64_t r = 0; r < valid; ++r) bias[r] = out.bias[m0 + r];
+        const float* ab = rows + (blk * K + k0) * kLaneRows;
+        const int rows_valid = static_cast<int>(valid);
+        for (size_t t = g0; t < g1; ++t) {
+          const TileOut o = base.shifted(m0 * out.ldc + tiles[t].first);
+          const float* b = bt.data() + (t - g0) * tile_floats + k0 * 16;
+          float* p = last && first ? nullptr : part.data() + ((blk - b0) * static_cast<int64_t>(g1 - g0) + static_cast<int64_t>(t - g0)) * kPart;
+          // The first tile fetches the next row block's chunk of weights (or the next chunk's first) into L2.
+          const float* ahead = nullptr;
+          if (t == g0) {
+            if (blk + 1 < b1) ahead = ab + K * kLaneRows;
+            else if (!last) ahead = rows + (b0 * K + k0 + klen) * kLaneRows;
+          }
+          const auto tile = [&]<int NC>() { lane_tile<Act, NC>(ab, b, klen, bias, p, first, last, ahead, o, rows_valid); };
+          switch (tiles[t].second) {
+            case 14: tile.template operator()<14>(); break;
+            case 7: tile.template operator()<7>(); break;
+            case 6: tile.template operator()<6>(); break;
+            case 5: tile.template operator()<5>(); break;
+            case 4: tile.template operator()<4>(); break;
+            case 3: tile.template operator()<3>(); break;
+            case 2: tile.template operator()<2>(); break;
+            default: tile.template operator()<1>(); break;
+          }
         }
       }
     }
