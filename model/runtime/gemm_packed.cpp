@@ -85,16 +85,18 @@ __attribute__((target("avx2,fma"), always_inline)) inline void fma_row(const flo
 
 // One tile: rows [0, rows) x columns [0, cols) of C from a packed panel and B (row stride ldb,
 // at least 8 V readable columns per row), V vectors of 8 columns (V = 1: a narrow last tile,
-// cols <= 8). Accumulators start at the bias.
+// cols <= 8). Accumulators start at the bias. `next`, unless null: the next panel (K x 6 floats),
+// fetched into L2 a step at a time (gemm_packed_avx512.cpp gives the measurements).
 template <InReg Act, int V>
-__attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, int64_t ldb, int64_t K, const float* bias, const TileOut& o, int rows,
-                                              int cols) {
+__attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, int64_t ldb, int64_t K, const float* bias, const float* next, const TileOut& o,
+                                              int rows, int cols) {
   // Twelve named accumulators rather than an array: the compiler may keep an array in memory and
   // store it on every step of the loop.
   __m256 c00 = _mm256_set1_ps(bias[0]), c10 = _mm256_set1_ps(bias[1]), c20 = _mm256_set1_ps(bias[2]);
   __m256 c30 = _mm256_set1_ps(bias[3]), c40 = _mm256_set1_ps(bias[4]), c50 = _mm256_set1_ps(bias[5]);
   __m256 c01 = c00, c11 = c10, c21 = c20, c31 = c30, c41 = c40, c51 = c50;
   for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += ldb) {
+    if (next) _mm_prefetch(reinterpret_cast<const char*>(next + kPanelRows * k), _MM_HINT_T1);
     const __m256 b0 = _mm256_loadu_ps(b), b1 = V == 2 ? _mm256_loadu_ps(b + 8) : b0;
     fma_row<V>(a[0], b0, b1, c00, c01);
     fma_row<V>(a[1], b0, b1, c10, c11);
@@ -128,8 +130,9 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   // Streaming stores for tiles that are whole cache lines (row starts on a line, 16 floats); the
   // partial last tile then starts on a line of its own.
   const bool stream = Act != InReg::None && out.ldc % kCols == 0;
-  // One tile of panel p at columns [j, j + cols), B read from src with row stride ld.
-  auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld) {
+  // One tile of panel p at columns [j, j + cols), B read from src with row stride ld; `fetch`: the
+  // tile fetches the next panel into L2 as it goes.
+  auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool fetch) {
     const int64_t m0 = p * kPanelRows;
     const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, a.M - m0));
     float bias[kPanelRows] = {};
@@ -141,8 +144,9 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     o.z2 = z2 ? z2 + at : nullptr;
     o.addend = addend ? addend + at : nullptr;
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-    if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, o, rows, cols);
-    else tile<Act, 1>(a.panel(p), src, ld, K, bias, o, rows, cols);
+    const float* next = fetch && p + 1 < p1 ? a.panel(p + 1) : nullptr;
+    if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
+    else tile<Act, 1>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
   };
   thread_local std::vector<float> copied;
   auto copy_tile = [&](int64_t j, int64_t w) {
@@ -157,7 +161,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
       const float* bt = copy_tile(j, w);
-      for (int64_t p = p0; p < p1; ++p) one(p, j, static_cast<int>(w), bt, kCols);
+      for (int64_t p = p0; p < p1; ++p) one(p, j, static_cast<int>(w), bt, kCols, true);
     }
   } else {
     // Column blocks whose part of B stays in L2 while every panel passes over it (each panel in
@@ -170,8 +174,8 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
       const float* bt = full_end < j1 ? copy_tile(full_end, j1 - full_end) : nullptr;
       for (int64_t p = p0; p < p1; ++p)
         for (int64_t j = j0; j < j1; j += kCols) {
-          if (j < full_end) one(p, j, kCols, B + j, ldb);
-          else one(p, j, static_cast<int>(j1 - j), bt, kCols);
+          if (j < full_end) one(p, j, kCols, B + j, ldb, j == j0);
+          else one(p, j, static_cast<int>(j1 - j), bt, kCols, j == j0);
         }
     }
   }
