@@ -167,7 +167,7 @@ void run(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, 
   const int64_t r0 = b0, r1 = std::min(b1, blocks);
   // Per row block: the bias of its 16 rows, repeated for each column (the first chunk's start),
   // and the sums between chunks, 16 floats a column.
-  thread_local std::vector<float> bias, sums;
+  thread_local std::vector<float, CacheAligned<float>> bias, sums;
   bias.assign(static_cast<size_t>((r1 - r0) * kRows * kMaxCols), 0.f);
   for (int64_t rb = r0; rb < r1; ++rb)
     for (int64_t r = 0; r < kRows && rb * kRows + r < a.M; ++r)

@@ -148,7 +148,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
     else tile<Act, 1>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
   };
-  thread_local std::vector<float> copied;
+  thread_local std::vector<float, CacheAligned<float>> copied;  // on a cache line (see gemm_packed_avx512.cpp)
   auto copy_tile = [&](int64_t j, int64_t w) {
     copied.resize(static_cast<size_t>(K * kCols));
     copy_columns(B + j, ldb, K, w, copied.data());
@@ -251,7 +251,7 @@ void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     tile_half<Relu>(a.panel(p), src, ld, K, bias, out, m0 * out.ldc + j, rows, cols);
   };
-  thread_local std::vector<uint16_t> copied;
+  thread_local std::vector<uint16_t, CacheAligned<uint16_t>> copied;
   auto copy_tile = [&](int64_t j, int64_t w) {
     copied.resize(static_cast<size_t>(K * kCols));
     copy_columns_half(B + j, ldb, K, w, copied.data());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/runtime/compute.h"
+#include "model/runtime/value.h"
 
 namespace nnxr::runtime {
 
@@ -14,9 +15,9 @@ namespace nnxr::runtime {
 // blocks of 16 rows for gemm_lanes_avx2.
 struct LaneCache {
   std::once_flag once;
-  std::vector<float> data;
+  std::vector<float, CacheAligned<float>> data;
   std::once_flag once16;
-  std::vector<float> rows16;
+  std::vector<float, CacheAligned<float>> rows16;
 };
 
 // gemm_lanes on AVX2 (gemm_lanes_avx2.cpp): row blocks [b0, b1) of 16 (rows [16 b0, min(16 b1,

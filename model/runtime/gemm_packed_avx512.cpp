@@ -204,7 +204,13 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   if (2 * tiles < p1 - p0) {
     // Few columns, many panels: one tile of B at a time, copied contiguous (stays in L1).
-    thread_local std::vector<float> copied;
+    // On a cache line, so that no row's two vectors straddle lines: a plain vector's storage,
+    // from malloc, begins 16 bytes past a page here, and every load of a copied row was split
+    // across two lines. bench_kernels (Intel Xeon, 1 thread, alternating binaries, both runs):
+    // 512 -> 1000 1x1 on 13x13 1.41-1.45 -> 1.25-1.33 ms, 1024 -> 256 on 14x14 0.87-0.91 ->
+    // 0.77-0.81; with gemm_lanes' copies and rows aligned alike, the 512 3x3 on 7x7 2.22-2.38 ->
+    // 1.71-1.86 and 2048 -> 512 on 7x7 0.84-0.97 -> 0.72-0.74.
+    thread_local std::vector<float, CacheAligned<float>> copied;
     copied.resize(static_cast<size_t>(K * kCols));
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
@@ -283,7 +289,7 @@ NNXR_AVX512 void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16
   };
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   if (2 * tiles < p1 - p0) {
-    thread_local std::vector<uint16_t> copied;
+    thread_local std::vector<uint16_t, CacheAligned<uint16_t>> copied;
     copied.resize(static_cast<size_t>(K * kCols));
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
@@ -496,8 +502,8 @@ void run_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t
   const int64_t fit = std::max<int64_t>(1, kLaneGroupFloats / tile_floats), ntiles = static_cast<int64_t>(tiles.size());
   const int64_t groups = (ntiles + fit - 1) / fit;
   const auto group = static_cast<size_t>((ntiles + groups - 1) / groups);  // as even as they go
-  thread_local std::vector<float> bt;  // the group's tiles, each k-major, 16 a step
-  thread_local std::vector<float> part;  // sums between chunks: per row block and tile, kLaneCols x 32
+  thread_local std::vector<float, CacheAligned<float>> bt;  // the group's tiles, each k-major, 16 a step
+  thread_local std::vector<float, CacheAligned<float>> part;  // sums between chunks: per row block and tile, kLaneCols x 32
   constexpr int64_t kPart = kLaneCols * kLaneRows;
   for (size_t g0 = 0; g0 < tiles.size(); g0 += group) {
     const size_t g1 = std::min(tiles.size(), g0 + group);
