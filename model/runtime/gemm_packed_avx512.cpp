@@ -431,8 +431,8 @@ NNXR_AVX512 void lane_tile(const float* a, const float* b, int64_t klen, const f
   } else {
 #pragma GCC unroll 14
     for (int j = 0; j < NC; ++j) {
-      acc[j][0] = _mm512_loadu_ps(part + 32 * j);
-      acc[j][1] = _mm512_loadu_ps(part + 32 * j + 16);
+      acc[j][0] = _mm512_loadu_ps(part + kLaneRows * j);
+      acc[j][1] = _mm512_loadu_ps(part + kLaneRows * j + 16);
     }
   }
   for (int64_t k = 0; k < klen; ++k, a += kLaneRows, b += 16) {
@@ -451,8 +451,8 @@ NNXR_AVX512 void lane_tile(const float* a, const float* b, int64_t klen, const f
   if (last) return store_lanes<Act, NC>(acc, o, rows);
 #pragma GCC unroll 14
   for (int j = 0; j < NC; ++j) {
-    _mm512_storeu_ps(part + 32 * j, acc[j][0]);
-    _mm512_storeu_ps(part + 32 * j + 16, acc[j][1]);
+    _mm512_storeu_ps(part + kLaneRows * j, acc[j][0]);
+    _mm512_storeu_ps(part + kLaneRows * j + 16, acc[j][1]);
   }
 }
 

@@ -238,10 +238,11 @@ ConvBlocking conv_blocking(const ConvGeom& g, int64_t P, int64_t Kdim, bool poin
     const double even_panels = static_cast<double>(panels) / static_cast<double>(threads * ((panels + threads - 1) / threads));
     b.by_panels = even_panels >= even_cols;
   }
-  // A small product (under 8 Mflop: tens of microseconds) stays on the calling thread: the split
-  // by rows (im2col by rows into one buffer, then the product by panels) costs two pool calls and
-  // a third more time than the whole blocks (MNIST's 32 -> 64 3x3 at 14x14: 115 us against 98 us
-  // when the caller ends up with every chunk). A pointwise product split by panels has neither
+  // A small product (under 8 Mflop: tens of microseconds) is not split by rows: that split (im2col
+  // by rows into one buffer, then the product by panels) costs two pool calls and a third more
+  // time than whole blocks (MNIST's 32 -> 64 3x3 at 14x14: 115 us against 98 us when the caller
+  // ended up with every chunk). It runs as whole blocks, which the pool shares when there are
+  // several (from 64 columns a thread, above). A pointwise product split by panels has neither
   // cost (one pool call, no im2col): it is split from 2 Mflop (SqueezeNet's 1x1 layers on 13x13
   // planes, 5-8 Mflop, ran on one thread).
   const bool small = 2 * g.N * g.M * Kdim * P < (int64_t{1} << (b.by_panels ? 21 : 23));

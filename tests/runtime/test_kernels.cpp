@@ -773,8 +773,9 @@ TEST_P(RuntimeKernels, GemmLanesPlanesAndEpilogues) {
 // gemm_lanes with K taken in chunks (256 rows, the sums kept between them) and its column tiles,
 // copied, taken in groups when they pass 4 MB (every row block over one group's chunks, then the
 // next group): 196 columns (14 tiles of 14) at K = 1500, 5 chunks and a partial one; 49 columns
-// (14 + 14 + 14 + 7) at K = 4608, ResNet-50's last 3x3, 18 chunks; 196 columns at K = 4608, two
-// groups of 7; 49 at K = 200, one chunk; a column range and a range of row blocks inside them.
+// (14 + 14 + 14 + 7) at K = 4608, ResNet-50's last 3x3, 18 chunks; 196 columns at K = 4800, two
+// groups of 7 (14 tiles of 4800 x 16 floats pass 4 MB; at K = 4608 they fit in one); 49 at
+// K = 200, one chunk; a column range and a range of row blocks inside them.
 // Every element against the naive product, with Relu, and nothing written outside the range.
 TEST_P(RuntimeKernels, GemmLanesGroupsOfColumnTiles) {
   if (!gemm_lanes_wins(64, 49, 512)) GTEST_SKIP() << "needs AVX-512: the " << isa_name(GetParam()) << " path runs gemm_packed";
@@ -782,7 +783,7 @@ TEST_P(RuntimeKernels, GemmLanesGroupsOfColumnTiles) {
     int64_t M, N, K, n0, n1, b0, b1;
   };
   int seed = 0;
-  for (const Case& t : {Case{45, 196, 1500, 0, 196, 0, 2}, Case{70, 49, 4608, 0, 49, 0, 3}, Case{40, 196, 4608, 0, 196, 0, 2}, Case{64, 49, 200, 0, 49, 0, 2},
+  for (const Case& t : {Case{45, 196, 1500, 0, 196, 0, 2}, Case{70, 49, 4608, 0, 49, 0, 3}, Case{40, 196, 4800, 0, 196, 0, 2}, Case{64, 49, 200, 0, 49, 0, 2},
                         Case{100, 196, 1500, 9, 187, 1, 3}}) {
     ++seed;
     const auto a = test::random_floats(static_cast<size_t>(t.M * t.K), 4300 + seed);
