@@ -7,6 +7,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "model/runtime/avx2.h"
@@ -29,6 +30,20 @@ NNXR_AVX512 inline void copy_row(const float* x, int64_t W, float* dst) {
   int64_t i = 0;
   for (; i + 16 <= W; i += 16) _mm512_storeu_ps(dst + i, _mm512_loadu_ps(x + i));
   if (i < W) _mm512_storeu_ps(dst + i, _mm512_maskz_loadu_ps(lanes(W - i), x + i));
+}
+
+// n floats from src to dst, the whole cache lines of dst streamed past the cache (no read for
+// ownership of lines that are wholly overwritten) and the partial lines at either end stored as
+// usual: another task may write the rest of them. For outputs no node reads during the run (a
+// convolution's y when its activation is fused): the caller fences (_mm_sfence) before its task
+// completes.
+NNXR_AVX512 inline void stream_span(float* dst, const float* src, int64_t n) {
+  const int64_t head = std::min<int64_t>(n, static_cast<int64_t>((64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64 / sizeof(float)));
+  if (head > 0) _mm512_mask_storeu_ps(dst, lanes(head), _mm512_maskz_loadu_ps(lanes(head), src));
+  int64_t i = head;
+  if (reinterpret_cast<uintptr_t>(dst + i) % 64 == 0)
+    for (; i + 16 <= n; i += 16) _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
+  for (; i < n; i += 16) _mm512_mask_storeu_ps(dst + i, lanes(n - i), _mm512_maskz_loadu_ps(lanes(n - i), src + i));
 }
 
 // Input row x (W floats) split into the even and odd columns of its zero-padded row p[c] =

@@ -69,6 +69,12 @@ NNXR_AVX512 void rows(const Direct& d, const float* x, const float* wp, const fl
   // y with streaming stores when every store is a whole aligned vector (rows and planes of whole
   // cache lines) and the epilogue keeps its own output: nothing reads y during the run.
   const bool stream = Act != InReg::None && d.OW % 16 == 0 && P % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0;
+  // Otherwise y is staged, a block's rows of it, and streamed a whole row of a plane at a time: the
+  // lines within it past the cache, the partial ones at its ends as usual (stream_span).
+  const bool stage = Act != InReg::None && !stream;
+  const int64_t SL = (d.OW + 15) / 16 * 16;
+  thread_local std::vector<float, CacheAligned<float>> staged;
+  if (stage) staged.resize(static_cast<size_t>(kMB * SL));
   float* const z1 = Act == InReg::None ? nullptr : act.z1 + at;
   float* const z2 = Act == InReg::SiLU ? act.z2 + at : nullptr;
   const float* const addend = Act == InReg::Add ? act.addend + at : nullptr;
@@ -114,12 +120,19 @@ NNXR_AVX512 void rows(const Direct& d, const float* x, const float* wp, const fl
         for (int m = 0; m < kMB; ++m) {
           if (m >= mb) break;
           const int64_t o = (m0 + m) * P + oh * d.OW + ow;
-          avx512::store<Act>(y + o, z1 ? z1 + o : nullptr, z2 ? z2 + o : nullptr, addend ? addend + o : nullptr, acc[m], k, stream, ap);
+          if (stage) {
+            _mm512_store_ps(staged.data() + m * SL + ow, acc[m]);
+            avx512::store_epilogue<Act>(z1 ? z1 + o : nullptr, z2 ? z2 + o : nullptr, addend ? addend + o : nullptr, acc[m], k, ap);
+          } else {
+            avx512::store<Act>(y + o, z1 ? z1 + o : nullptr, z2 ? z2 + o : nullptr, addend ? addend + o : nullptr, acc[m], k, stream, ap);
+          }
         }
       }
+      if (stage)
+        for (int64_t m = 0; m < mb; ++m) avx512::stream_span(y + (m0 + m) * P + oh * d.OW, staged.data() + m * SL, d.OW);
     }
   }
-  if (stream) _mm_sfence();  // the streamed y visible before the task completes
+  if (stream || stage) _mm_sfence();  // the streamed y visible before the task completes
 }
 
 // Columns [p0, p1) of one image: x [C, P] -> y [M, P] with wp[block][C][16] (zero past M). A
@@ -135,6 +148,12 @@ NNXR_AVX512 void pointwise_columns(int64_t C, int64_t M, int64_t P, const float*
   float* const z2 = Act == InReg::SiLU ? act.z2 + at : nullptr;
   const float* const addend = Act == InReg::Add ? act.addend + at : nullptr;
   const bool stream = Act != InReg::None && P % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 64 == 0 && p0 % 16 == 0;
+  // Otherwise y is staged, the half block's rows of the columns, and streamed a row at a time
+  // (stream_span).
+  const bool stage = Act != InReg::None && !stream;
+  const int64_t SL = (p1 - p0 + 31) / 32 * 32;
+  thread_local std::vector<float, CacheAligned<float>> staged;
+  if (stage) staged.resize(static_cast<size_t>(kHalf * SL));
   for (int64_t m0 = 0; m0 < M; m0 += kHalf) {
     const int64_t mb = std::min<int64_t>(kHalf, M - m0);
     // (half h of block m0 / 16: its weights at lanes h * 8 of each tap's 16)
@@ -158,14 +177,26 @@ NNXR_AVX512 void pointwise_columns(int64_t C, int64_t M, int64_t P, const float*
       for (int m = 0; m < kHalf; ++m) {
         if (m >= mb) break;
         const int64_t o = (m0 + m) * P + p;
+        if (stage) {
+          float* const st = staged.data() + m * SL + (p - p0);
+          _mm512_store_ps(st, acc[m][0]);
+          _mm512_store_ps(st + 16, acc[m][1]);
+          avx512::store_epilogue<Act>(z1 ? z1 + o : nullptr, z2 ? z2 + o : nullptr, addend ? addend + o : nullptr, acc[m][0], k0, ap);
+          if (k1)
+            avx512::store_epilogue<Act>(z1 ? z1 + o + 16 : nullptr, z2 ? z2 + o + 16 : nullptr, addend ? addend + o + 16 : nullptr, acc[m][1], k1,
+                                        ap);
+          continue;
+        }
         avx512::store<Act>(y + o, z1 ? z1 + o : nullptr, z2 ? z2 + o : nullptr, addend ? addend + o : nullptr, acc[m][0], k0, stream, ap);
         if (k1)
           avx512::store<Act>(y + o + 16, z1 ? z1 + o + 16 : nullptr, z2 ? z2 + o + 16 : nullptr, addend ? addend + o + 16 : nullptr, acc[m][1], k1,
                              stream, ap);
       }
     }
+    if (stage)
+      for (int64_t m = 0; m < mb; ++m) avx512::stream_span(y + (m0 + m) * P + p0, staged.data() + m * SL, p1 - p0);
   }
-  if (stream) _mm_sfence();
+  if (stream || stage) _mm_sfence();
 }
 
 // Weights [M, taps] as [block of 16 output channels][tap][16], zero past M; the bias likewise.

@@ -34,6 +34,11 @@ struct Out {
   int64_t P;  // floats per output plane
   bool stream;
   avx2::ActParams ap;
+  // When set (AVX-512, an epilogue that keeps its own output, rows not streamed): channel m's y at
+  // in-plane offset q goes to staged[m * staged_P + q - staged_from] instead, to be streamed out
+  // a band at a time.
+  float* staged = nullptr;
+  int64_t staged_P = 0, staged_from = 0;
 };
 
 // The geometry of a 2-D convolution conv_rows_applies() took.

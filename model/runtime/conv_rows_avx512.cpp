@@ -146,9 +146,11 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
           for (int64_t t = conv_rows_band::phase_taps(d, p); t > 0; --t, b += dw, a += R) tap(b, a);
         }
   }
-  const auto put = [&](int64_t i, __m512 v, __mmask16 m, bool stream) NNXR_AVX512 __attribute__((always_inline)) {
-    avx512::store<Act>(out.y + i, out.z1 ? out.z1 + i : nullptr, out.z2 ? out.z2 + i : nullptr, out.addend ? out.addend + i : nullptr, v, m, stream,
-                       out.ap);
+  // Row r's outputs at in-plane offset q.
+  const auto put = [&](int r, int64_t q, __m512 v, __mmask16 m, bool stream) NNXR_AVX512 __attribute__((always_inline)) {
+    const int64_t i = (m0 + r) * out.P + q;
+    float* const y = out.staged ? out.staged + (m0 + r) * out.staged_P + (q - out.staged_from) : out.y + i;
+    avx512::store<Act>(y, out.z1 ? out.z1 + i : nullptr, out.z2 ? out.z2 + i : nullptr, out.addend ? out.addend + i : nullptr, v, m, stream, out.ap);
   };
   if constexpr (Flat) {
     // Vector v's lanes of output row b0 + row[v] (mask lo[v], from column col[v]) and of the next
@@ -168,12 +170,11 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       if (r >= rows) break;
-      const int64_t at = (m0 + r) * out.P;
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
         // (the second part's lanes j >= Wp - col[v] are columns j - (Wp - col[v]) of the next row)
-        if (lo[v]) put(at + row[v] * d.OW + col[v], acc[r][v], lo[v], false);
-        if (hi[v]) put(at + (row[v] + 1) * d.OW + col[v] - d.Wp, acc[r][v], hi[v], false);
+        if (lo[v]) put(r, row[v] * d.OW + col[v], acc[r][v], lo[v], false);
+        if (hi[v]) put(r, (row[v] + 1) * d.OW + col[v] - d.Wp, acc[r][v], hi[v], false);
       }
     }
     return;
@@ -182,9 +183,8 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
-    const int64_t at = (m0 + r) * out.P + o;
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) put(at + 16 * v, acc[r][v], k[v], out.stream);
+    for (int v = 0; v < V; ++v) put(r, o + 16 * v, acc[r][v], k[v], out.stream);
   }
 }
 
@@ -198,46 +198,67 @@ NNXR_AVX512 void last_tile(int64_t cols, const Args&... args) {
   else tile<Act, R, V, true, Flat>(args..., cols);
 }
 
-// Output rows [r0, r1) of one image: x [C, H, W] -> out (weights wp[panel][K][R], bias by panel),
-// in tiles of R channels x 16 V columns of one output row, or when Flat (stride 1) of the band's
-// rows end to end (see tile).
+// One band of output rows [b0, b1), its padded input rows at buf (channels plane floats apart), in
+// tiles of R channels x 16 V columns of one output row, or when Flat (stride 1) of the band's rows
+// end to end (see tile).
 template <InReg Act, int R, int V, bool Flat>
-NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const float* bias, const Out& out, int64_t r0, int64_t r1) {
+NNXR_AVX512 void band_tiles(const Rows& d, const float* wp, const float* bias, const float* buf, int64_t plane, const Out& out, int64_t b0,
+                            int64_t b1) {
   constexpr int64_t kCols = 16 * V;
   const int64_t K = d.C * d.kh * d.kw, panels = (d.M + R - 1) / R;
+  if constexpr (Flat) {
+    // Positions [0, end): the last one's last tap reads the last float of each channel's rows.
+    const int64_t end = (b1 - b0 - 1) * d.Wp + d.OW;
+    for (int64_t f = 0; f < end; f += kCols)
+      for (int64_t p = 0; p < panels; ++p) {
+        const int rows = static_cast<int>(std::min<int64_t>(R, d.M - p * R));
+        const float* const a = wp + p * K * R;
+        const int64_t cols = std::min(kCols, end - f);
+        if (cols == kCols) tile<Act, R, V, false, true>(d, a, buf + f, plane, bias + p * R, out, p * R, rows, b0, f, cols);
+        else last_tile<Act, R, V, true>(cols, d, a, buf + f, plane, bias + p * R, out, p * R, rows, b0, f);
+      }
+    return;
+  }
+  for (int64_t oh = b0; oh < b1; ++oh)
+    for (int64_t p = 0; p < panels; ++p) {
+      const int rows = static_cast<int>(std::min<int64_t>(R, d.M - p * R));
+      const float* const a = wp + p * K * R;
+      for (int64_t ow = 0; ow < d.OW; ow += kCols) {
+        const float* const src = buf + (oh - b0) * d.sh * d.Wp + ow;
+        const int64_t cols = std::min(kCols, d.OW - ow), o = oh * d.OW + ow;
+        if (cols == kCols) tile<Act, R, V, false>(d, a, src, plane, bias + p * R, out, p * R, rows, b0, o, cols);
+        else last_tile<Act, R, V, false>(cols, d, a, src, plane, bias + p * R, out, p * R, rows, b0, o);
+      }
+    }
+}
+
+// Output rows [r0, r1) of one image: x [C, H, W] -> out (weights wp[panel][K][R], bias by panel),
+// a band of rows at a time (band_tiles).
+template <InReg Act, int R, int V, bool Flat>
+NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const float* bias, const Out& out, int64_t r0, int64_t r1) {
   const int64_t band = conv_rows_band::band_rows(d);
   thread_local std::vector<float, CacheAligned<float>> buf;
+  // y, when the epilogue keeps its own output and y's rows are not whole aligned vectors, staged a
+  // band at a time and streamed out (stream_span: one span of the band's rows per channel).
+  const bool stage = Act != InReg::None && !out.stream;
+  thread_local std::vector<float, CacheAligned<float>> staged;
   for (int64_t b0 = r0; b0 < r1; b0 += band) {
     const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
     conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx512::split_row);
-    if constexpr (Flat) {
-      // Positions [0, end): the last one's last tap reads the last float of each channel's rows.
-      const int64_t end = (b1 - b0 - 1) * d.Wp + d.OW;
-      for (int64_t f = 0; f < end; f += kCols)
-        for (int64_t p = 0; p < panels; ++p) {
-          const int rows = static_cast<int>(std::min<int64_t>(R, d.M - p * R));
-          const float* const a = wp + p * K * R;
-          const int64_t cols = std::min(kCols, end - f);
-          if (cols == kCols) tile<Act, R, V, false, true>(d, a, buf.data() + f, plane, bias + p * R, out, p * R, rows, b0, f, cols);
-          else last_tile<Act, R, V, true>(cols, d, a, buf.data() + f, plane, bias + p * R, out, p * R, rows, b0, f);
-        }
-      continue;
+    Out o = out;
+    if (stage) {
+      o.staged_P = (b1 - b0) * d.OW;
+      o.staged_from = b0 * d.OW;
+      if (staged.size() < static_cast<size_t>(d.M * o.staged_P)) staged.resize(static_cast<size_t>(d.M * o.staged_P));
+      o.staged = staged.data();
     }
-    for (int64_t oh = b0; oh < b1; ++oh)
-      for (int64_t p = 0; p < panels; ++p) {
-        const int rows = static_cast<int>(std::min<int64_t>(R, d.M - p * R));
-        const float* const a = wp + p * K * R;
-        for (int64_t ow = 0; ow < d.OW; ow += kCols) {
-          const float* const src = buf.data() + (oh - b0) * d.sh * d.Wp + ow;
-          const int64_t cols = std::min(kCols, d.OW - ow), o = oh * d.OW + ow;
-          if (cols == kCols) tile<Act, R, V, false>(d, a, src, plane, bias + p * R, out, p * R, rows, b0, o, cols);
-          else last_tile<Act, R, V, false>(cols, d, a, src, plane, bias + p * R, out, p * R, rows, b0, o);
-        }
-      }
+    band_tiles<Act, R, V, Flat>(d, wp, bias, buf.data(), plane, o, b0, b1);
+    if (stage)
+      for (int64_t m = 0; m < d.M; ++m) avx512::stream_span(out.y + m * out.P + o.staged_from, o.staged + m * o.staged_P, o.staged_P);
   }
-  if (out.stream) _mm_sfence();  // the streamed y visible before the task completes
+  if (out.stream || stage) _mm_sfence();  // the streamed y visible before the task completes
 }
 
 // The tile for M output channels: for M of 3 or fewer, all of them x 16 V columns (V = 5, 6, 6:

@@ -1,7 +1,8 @@
 // The vector kernels of the depthwise convolutions, the sigmoid, the global pools and the float
 // and float16 element-wise arithmetic and activations, once per instruction set the CPU has
 // (Portable, Avx2, Avx512 in the test names; a set the CPU lacks is skipped with a message),
-// against naive references.
+// against naive references; and stream_span, the AVX-512 helper that writes staged outputs past
+// the cache.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,9 @@
 #include <string>
 
 #include "model/half.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include "model/runtime/avx512.h"
+#endif
 #include "model/runtime/compute.h"
 #include "model/runtime/half_lanes.h"
 #include "model/runtime/kernel.h"
@@ -514,3 +518,32 @@ TEST_P(RuntimeVectorKernels, Float16RowsInPlace) {
     }
   }
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// stream_span (AVX-512: a convolution's y, staged, written out past the cache where its epilogue
+// keeps its own output) at every offset from a cache line and lengths 0-100: exactly the span is
+// written, the whole lines streamed and the partial ones at either end stored, nothing around it.
+TEST(RuntimeVectorHelpers, StreamSpanWritesExactlyTheSpan) {
+  if (cpu_isa() < Isa::Avx512) GTEST_SKIP() << "this CPU has no avx512 (its widest set is " << isa_name(cpu_isa()) << ")";
+  const Aligned src = [] {
+    Aligned s(128);
+    for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<float>(i) + 0.5f;
+    return s;
+  }();
+  Aligned dst(160);
+  for (int64_t off = 0; off < 16; ++off)
+    for (int64_t n = 0; n <= 100; ++n) {
+      std::fill(dst.begin(), dst.end(), -1.f);
+      avx512::stream_span(dst.data() + 16 + off, src.data(), n);
+      _mm_sfence();
+      for (int64_t i = 0; i < static_cast<int64_t>(dst.size()); ++i) {
+        const int64_t at = i - 16 - off;
+        const float want = at >= 0 && at < n ? src[static_cast<size_t>(at)] : -1.f;
+        if (dst[static_cast<size_t>(i)] != want) {
+          ADD_FAILURE() << "offset " << off << " length " << n << ": element " << at << " is " << dst[static_cast<size_t>(i)] << ", not " << want;
+          break;
+        }
+      }
+    }
+}
+#endif
