@@ -185,6 +185,18 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   const int64_t K = a.K;
   const TileOut base = product_out<Act>(out);
   const bool stream = Act != InReg::None && out.ldc % 16 == 0;
+  // Otherwise, when the epilogue keeps its own output (nothing reads y during the run), y is staged
+  // and streamed out a stretch of rows at a time (stream_span: the whole cache lines past the
+  // cache, no read for ownership). The staging rows are ldc apart as y's (the tiles' stores
+  // unchanged); only the columns being worked on are touched.
+  const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
+  const bool few = 2 * tiles < p1 - p0;  // few columns, many panels (below)
+  const bool stage = Act != InReg::None && !stream && !few;
+  thread_local std::vector<float, CacheAligned<float>> staged;
+  int64_t staged_row = 0;  // y's row at staged[0]
+  const auto flush = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    for (int64_t r = r0; r < r1; ++r) avx512::stream_span(out.C + r * out.ldc + c0, staged.data() + (r - staged_row) * out.ldc + c0, c1 - c0);
+  };
   // One tile of panels [p, p + P) (P = 2 where p + 1 < p1) at columns [j, j + cols), B read from
   // src with row stride ld; `whole`: src has 32 readable columns; `fetch`: the tile fetches the
   // next pair of panels into L2 as it goes.
@@ -197,12 +209,12 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     TileOut o = base.shifted(m0 * out.ldc + j);
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
+    if (stage) o.y = staged.data() + (m0 - staged_row) * out.ldc + j;
     with_tile_shape(P, cols, whole, ld, [&]<int Q, int V, bool Masked, bool Ahead>() {
       tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, fetch && p + 2 < p1 ? a.panel(p + 2) : nullptr, o, rows, cols);
     });
   };
-  const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
-  if (2 * tiles < p1 - p0) {
+  if (few) {
     // Few columns, many panels: one tile of B at a time, copied contiguous (stays in L1).
     // On a cache line, so that no row's two vectors straddle lines: a plain vector's storage,
     // from malloc, begins 16 bytes past a page here, and every load of a copied row was split
@@ -212,6 +224,10 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     // 1.71-1.86 and 2048 -> 512 on 7x7 0.84-0.97 -> 0.72-0.74.
     thread_local std::vector<float, CacheAligned<float>> copied;
     copied.resize(static_cast<size_t>(K * kCols));
+    // (Not staged: every tile spans all the rows, so a staging buffer as large as the weights'
+    // share of L2 would have to hold them, or spans of 32 columns be streamed, a line or two of
+    // each. Staged 64 columns at a time, 256 KB, ResNet-50 ran 0.8 ms slower a run and yolox_nano
+    // 0.7, the medians of 5 paired rounds, as large as one round's noise.)
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
       copy_columns(B + j, ldb, K, w, copied.data());
@@ -223,14 +239,21 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     const int64_t block = std::clamp<int64_t>((int64_t{256} << 10) / (std::max<int64_t>(K, 1) * 4) / kCols * kCols, kCols, 2048);
     for (int64_t j0 = n0; j0 < n1; j0 += block) {
       const int64_t j1 = std::min(n1, j0 + block);
-      for (int64_t p = p0; p < p1; p += 2)
+      for (int64_t p = p0; p < p1; p += 2) {
+        // Staged a pair of panels at a time: 12 rows of the block's columns.
+        if (stage) {
+          staged_row = p * kPanelRows;
+          staged.resize(static_cast<size_t>(2 * kPanelRows * out.ldc));
+        }
         for (int64_t j = j0; j < j1; j += kCols) {
           const int64_t w = std::min<int64_t>(kCols, j1 - j);
           one(p, j, static_cast<int>(w), B + j, ldb, w == kCols, j == j0);
         }
+        if (stage) flush(p * kPanelRows, std::min(a.M, std::min(p + 2, p1) * kPanelRows), j0, j1);
+      }
     }
   }
-  if (stream) _mm_sfence();
+  if (stream || stage) _mm_sfence();
 }
 
 // ---- float16 B and C: vcvtph2ps on each load of B, vcvtps2ph on each store of C ---------------

@@ -652,7 +652,8 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
 }
 
 // gemm_packed on its own: row counts that are not a multiple of the panel, column tails, a
-// column range inside a wider C, bias and each in-register epilogue.
+// column range inside a wider C, a range of panels (rows outside it untouched: AVX-512 stages y
+// and streams it out a pair of panels at a time), bias and each in-register epilogue.
 TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
   if (!gemm_packed_available()) GTEST_SKIP() << "needs AVX2 + FMA: the " << isa_name(GetParam()) << " path runs the general kernels";
   std::mt19937 rng(19);
@@ -660,6 +661,8 @@ TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
   for (int iter = 0; iter < 60; ++iter) {
     const int64_t M = r(1, 40), K = r(1, 70), N = r(1, 90), ldb = N + r(0, 5), ldc = N + r(0, 5);
     const int64_t n0 = r(0, static_cast<int>(N) - 1), n1 = r(static_cast<int>(n0) + 1, static_cast<int>(N));
+    const int64_t panels = (M + kPanelRows - 1) / kPanelRows, q0 = iter % 3 == 0 ? r(0, static_cast<int>(panels) - 1) : 0;
+    const int64_t q1 = iter % 3 == 0 ? r(static_cast<int>(q0) + 1, static_cast<int>(panels)) : panels;
     const auto a = test::random_floats(static_cast<size_t>(M * K), 1100 + iter);
     const auto bm = test::random_floats(static_cast<size_t>(K * ldb), 1200 + iter);
     const auto bias = test::random_floats(static_cast<size_t>(M), 1300 + iter);
@@ -668,20 +671,21 @@ TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
     const auto addend = test::random_floats(c.size(), 1400 + iter);
     const EpilogueOut act{&e, z.data(), zz.data(), addend.data()};
     const PackedA pa = pack_a(a.data(), M, K, K);
-    gemm_packed(pa, 0, pa.panels(), bm.data(), ldb, n0, n1, GemmOut{c.data(), ldc, iter % 2 ? bias.data() : nullptr, &act, 0});
+    ASSERT_EQ(pa.panels(), panels);
+    gemm_packed(pa, q0, q1, bm.data(), ldb, n0, n1, GemmOut{c.data(), ldc, iter % 2 ? bias.data() : nullptr, &act, 0});
     std::vector<float> ref(static_cast<size_t>(M * ldc), 123.f), refz(ref.size(), 123.f), refzz(ref.size(), 123.f);
     gemm_naive(false, false, M, N, K, 1.f, a.data(), K, bm.data(), ldb, 0.f, ref.data(), ldc);
     for (int64_t m = 0; m < M; ++m)
       for (int64_t j = 0; j < ldc; ++j) {
         const size_t i = static_cast<size_t>(m * ldc + j);
-        if (j < n0 || j >= n1) {  // outside the range: untouched
+        if (j < n0 || j >= n1 || m < q0 * kPanelRows || m >= q1 * kPanelRows) {  // outside the range: untouched
           ref[i] = 123.f;
           continue;
         }
         if (iter % 2) ref[i] += bias[static_cast<size_t>(m)];
         epilogue_naive(e, &ref[i], &refz[i], &refzz[i], 1, &addend[i]);
       }
-    expect_close(c, ref, K, "gemm_packed M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N));
+    expect_close(c, ref, K, "gemm_packed M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + " panels [" + std::to_string(q0) + ", " + std::to_string(q1) + ")");
     expect_close(z, refz, K, "gemm_packed epilogue " + std::to_string(static_cast<int>(e.kind)));
     if (e.kind == Epilogue::Kind::SiLU) expect_close(zz, refzz, K, "gemm_packed silu");
   }
