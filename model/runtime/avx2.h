@@ -9,7 +9,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "model/runtime/compute.h"
 #include "model/runtime/exp_lanes.h"
@@ -131,6 +133,21 @@ __attribute__((target("avx2,fma"), always_inline)) inline void split_even_odd(co
     if (even) _mm256_storeu_ps(even + i, even_lanes(v0, v1));
     if (odd) _mm256_storeu_ps(odd + i, odd_lanes(v0, v1));
   }
+}
+
+// n floats from src to dst, the whole cache lines of dst streamed past the cache and the partial
+// lines at either end stored as usual (another task may write the rest of them); as
+// avx512::stream_span, for the outputs no node reads during the run. The caller fences.
+__attribute__((target("avx2,fma"))) inline void stream_span(float* dst, const float* src, int64_t n) {
+  const int64_t head = std::min<int64_t>(n, static_cast<int64_t>((64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64 / sizeof(float)));
+  std::memcpy(dst, src, static_cast<size_t>(head) * sizeof(float));
+  int64_t i = head;
+  if (reinterpret_cast<uintptr_t>(dst + i) % 64 == 0)
+    for (; i + 16 <= n; i += 16) {
+      _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+      _mm256_stream_ps(dst + i + 8, _mm256_loadu_ps(src + i + 8));
+    }
+  std::memcpy(dst + i, src + i, static_cast<size_t>(n - i) * sizeof(float));
 }
 
 // Input row x (W floats) into dst: the columns of a zero-padded row that hold data. The vector

@@ -103,12 +103,14 @@ __attribute__((target("avx2,fma"))) void tile(const Rows& d, const float* a, con
 #pragma GCC unroll 6
   for (int m = 0; m < MB; ++m) {
     const int64_t at = (m0 + m) * out.P + o;
+    // (y staged: see rows)
+    float* const y = out.staged ? out.staged + (m0 + m) * out.staged_P + (o - out.staged_from) : out.y + at;
 #pragma GCC unroll 4
     for (int j = 0; j < kPairs; ++j) {
       const int64_t left = n - 16 * j, i = at + 16 * j;
       if (left <= 0) break;
-      if (left >= 16) avx2::store16(out.y + i, acc[m][2 * j], acc[m][2 * j + 1], out.stream);
-      else avx2::store_first(out.y + i, acc[m][2 * j], acc[m][2 * j + 1], left);
+      if (left >= 16) avx2::store16(y + 16 * j, acc[m][2 * j], acc[m][2 * j + 1], out.stream);
+      else avx2::store_first(y + 16 * j, acc[m][2 * j], acc[m][2 * j + 1], left);
       if constexpr (Act != InReg::None)
         avx2::store_act<Act>(out.z1 + i, out.z2 ? out.z2 + i : nullptr, out.addend ? out.addend + i : nullptr, acc[m][2 * j], acc[m][2 * j + 1],
                              out.ap, std::min<int64_t>(16, left));
@@ -163,20 +165,33 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
   const int64_t K = d.C * d.kh * d.kw;
   const int64_t band = conv_rows_band::band_rows(d);
   thread_local std::vector<float, CacheAligned<float>> buf;
+  // y, when the epilogue keeps its own output and y's rows are not whole aligned vectors, staged a
+  // band at a time and streamed out (as on AVX-512).
+  const bool stage = Act != InReg::None && !out.stream;
+  thread_local std::vector<float, CacheAligned<float>> staged;
   for (int64_t b0 = r0; b0 < r1; b0 += band) {
     const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
     conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx2::split_row);
+    Out o = out;
+    if (stage) {
+      o.staged_P = (b1 - b0) * d.OW;
+      o.staged_from = b0 * d.OW;
+      if (staged.size() < static_cast<size_t>(d.M * o.staged_P)) staged.resize(static_cast<size_t>(d.M * o.staged_P));
+      o.staged = staged.data();
+    }
     for (int64_t oh = b0; oh < b1; ++oh)
       for (int64_t b = 0; b < blocks.count; ++b) {
         const float* const a = wp + b * K * kMB;
         for (int64_t ow = 0; ow < d.OW; ow += kCols)
-          tile_of<Act, V>(blocks.size(b), std::min(kCols, d.OW - ow), d, a, buf.data() + (oh - b0) * d.sh * d.Wp + ow, plane, bias + b * kMB, out,
+          tile_of<Act, V>(blocks.size(b), std::min(kCols, d.OW - ow), d, a, buf.data() + (oh - b0) * d.sh * d.Wp + ow, plane, bias + b * kMB, o,
                           blocks.first(b), oh * d.OW + ow);
       }
+    if (stage)
+      for (int64_t m = 0; m < d.M; ++m) avx2::stream_span(out.y + m * out.P + o.staged_from, o.staged + m * o.staged_P, o.staged_P);
   }
-  if (out.stream) _mm_sfence();  // the streamed y visible before the task completes
+  if (out.stream || stage) _mm_sfence();  // the streamed y visible before the task completes
 }
 
 }  // namespace

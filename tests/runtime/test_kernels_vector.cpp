@@ -520,30 +520,35 @@ TEST_P(RuntimeVectorKernels, Float16RowsInPlace) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-// stream_span (AVX-512: a convolution's y, staged, written out past the cache where its epilogue
-// keeps its own output) at every offset from a cache line and lengths 0-100: exactly the span is
-// written, the whole lines streamed and the partial ones at either end stored, nothing around it.
-TEST(RuntimeVectorHelpers, StreamSpanWritesExactlyTheSpan) {
-  if (cpu_isa() < Isa::Avx512) GTEST_SKIP() << "this CPU has no avx512 (its widest set is " << isa_name(cpu_isa()) << ")";
-  const Aligned src = [] {
-    Aligned s(128);
-    for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<float>(i) + 0.5f;
-    return s;
-  }();
-  Aligned dst(160);
+// stream_span (a convolution's y, staged, written out past the cache where its epilogue keeps its
+// own output), AVX2's and AVX-512's, at every offset from a cache line and lengths 0-100: exactly
+// the span is written, the whole lines streamed and the partial ones at either end stored,
+// nothing around it.
+void expect_stream_span_exact(void (*span)(float*, const float*, int64_t), const std::string& set) {
+  Aligned src(128), dst(160);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) + 0.5f;
   for (int64_t off = 0; off < 16; ++off)
     for (int64_t n = 0; n <= 100; ++n) {
       std::fill(dst.begin(), dst.end(), -1.f);
-      avx512::stream_span(dst.data() + 16 + off, src.data(), n);
+      span(dst.data() + 16 + off, src.data(), n);
       _mm_sfence();
       for (int64_t i = 0; i < static_cast<int64_t>(dst.size()); ++i) {
         const int64_t at = i - 16 - off;
         const float want = at >= 0 && at < n ? src[static_cast<size_t>(at)] : -1.f;
         if (dst[static_cast<size_t>(i)] != want) {
-          ADD_FAILURE() << "offset " << off << " length " << n << ": element " << at << " is " << dst[static_cast<size_t>(i)] << ", not " << want;
+          ADD_FAILURE() << set << " offset " << off << " length " << n << ": element " << at << " is " << dst[static_cast<size_t>(i)] << ", not "
+                        << want;
           break;
         }
       }
     }
+}
+
+TEST_P(RuntimeVectorKernels, StreamSpanWritesExactlyTheSpan) {
+  switch (GetParam()) {
+    case Isa::Avx512: return expect_stream_span_exact(avx512::stream_span, "avx512");
+    case Isa::Avx2: return expect_stream_span_exact(avx2::stream_span, "avx2");
+    default: GTEST_SKIP() << "no stream_span on the portable set (its kernels store as usual)";
+  }
 }
 #endif
