@@ -1,8 +1,16 @@
 // Element-wise chains: several float Add/Sub/Mul/Div/Erf/Pow(2)/Relu/Softmax nodes computed in one
-// pass over their common shape, every output still written (compute.h, chain_run, chain_block).
+// pass over their common shape, every output still written (compute.h, chain_run, chain_block);
+// the outputs only the chain reads streamed out past the cache (ChainStep::staged).
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "model/runtime/compute.h"
+#include "model/runtime/value.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include "model/runtime/avx2.h"
+#include "model/runtime/avx512.h"
+#endif
 
 namespace nnxr::runtime {
 
@@ -94,31 +102,77 @@ Blocking blocking(std::span<const ChainStep> steps, int64_t n) {
   return {cols, (n + cols - 1) / cols, std::max<int64_t>(1, kBlock / n)};
 }
 
-// Every step on rows [r0, r1) and columns [c0, c1).
-void run_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t n, BinaryFn binary) {
-  for (const ChainStep& s : steps) {
+using SpanFn = void (*)(float*, const float*, int64_t);
+void copy_span(float* dst, const float* src, int64_t n) { std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }
+
+// How a staged step's block is written out: streamed where the CPU has AVX2 or AVX-512.
+SpanFn span_fn() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx512()) return avx512::stream_span;
+  if (cpu_has_avx2_fma()) return avx2::stream_span;
+#endif
+  return copy_span;
+}
+
+// Every step on rows [r0, r1) and columns [c0, c1). A staged step's output goes to its own
+// scratch block (rows of w = c1 - c0), where the steps after it read it, and is streamed out
+// at the end: a chain's intermediate tensors (a GELU's five, a LayerNorm's) are read by no other
+// node, and writing them in place read each of their lines from memory first.
+void run_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t n, BinaryFn binary, SpanFn span) {
+  const int64_t w = c1 - c0, cells = (r1 - r0) * w;
+  thread_local std::vector<float, CacheAligned<float>> scratch;
+  thread_local std::vector<float*> block;  // by step: its staged block, or null
+  block.assign(steps.size(), nullptr);
+  size_t staged = 0;
+  for (size_t k = 0; k < steps.size(); ++k) staged += steps[k].staged;
+  if (staged > 0) {
+    if (scratch.size() < staged * static_cast<size_t>(cells)) scratch.resize(staged * static_cast<size_t>(cells));
+    float* next = scratch.data();
+    for (size_t k = 0; k < steps.size(); ++k)
+      if (steps[k].staged) block[k] = next, next += cells;
+  }
+  // Argument x of step k in row r: a staged step's output from its block.
+  const auto arg = [&](const ChainArg& x, size_t k, int64_t r, bool& strided) -> const float* {
+    if (staged > 0 && x.kind == Kind::Full)
+      for (size_t j = 0; j < k; ++j)
+        if (block[j] && x.p == steps[j].out) {
+          strided = true;
+          return block[j] + (r - r0) * w;
+        }
+    return at(x, r, c0, n, strided);
+  };
+  const auto out = [&](size_t k, int64_t r) { return block[k] ? block[k] + (r - r0) * w : steps[k].out + r * n + c0; };
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const ChainStep& s = steps[k];
+    bool sa = false, sb = false;
     if (s.op == Op::Erf && c0 == 0 && c1 == n) {  // whole rows: one contiguous span
-      erf_f32(s.a.p + r0 * n, s.out + r0 * n, (r1 - r0) * n);
+      erf_f32(arg(s.a, k, r0, sa), out(k, r0), (r1 - r0) * n);
       continue;
     }
     if (s.op == Op::Softmax) {  // whole rows (blocking): the Softmax kernel's rows of more than 8
-      for (int64_t r = r0; r < r1; ++r) softmax_row_f32(s.a.p + r * n, s.out + r * n, n);
+      for (int64_t r = r0; r < r1; ++r) softmax_row_f32(arg(s.a, k, r, sa), out(k, r), n);
       continue;
     }
     for (int64_t r = r0; r < r1; ++r) {
-      float* o = s.out + r * n + c0;
-      bool sa = false, sb = false;
-      const float* a = at(s.a, r, c0, n, sa);
+      float* o = out(k, r);
+      const float* a = arg(s.a, k, r, sa);
       if (s.op == Op::Erf) {
-        erf_f32(a, o, c1 - c0);
+        erf_f32(a, o, w);
         continue;
       }
       const bool unary = s.op == Op::Square || s.op == Op::Relu;
-      const float* b = unary ? a : at(s.b, r, c0, n, sb);
+      const float* b = unary ? a : arg(s.b, k, r, sb);
       if (unary) sb = sa;
-      binary(s.op, a, sa, b, sb, o, c1 - c0);
+      binary(s.op, a, sa, b, sb, o, w);
     }
   }
+  if (staged == 0) return;
+  for (size_t k = 0; k < steps.size(); ++k)
+    if (block[k])
+      for (int64_t r = r0; r < r1; ++r) span(steps[k].out + r * n + c0, block[k] + (r - r0) * w, w);
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_sfence();  // the streamed outputs visible before the task completes
+#endif
 }
 
 }  // namespace
@@ -130,15 +184,16 @@ bool chain_whole_rows(std::span<const ChainStep> steps) {
 void chain_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t n) {
   if (r1 <= r0 || c1 <= c0 || steps.empty()) return;
   const BinaryFn binary = binary_fn();
+  const SpanFn span = span_fn();
   const Blocking b = blocking(steps, n);
   if (c0 == 0 && c1 == n && b.col_blocks == 1) {
-    for (int64_t r = r0; r < r1; r += b.block_rows) run_block(steps, r, std::min(r1, r + b.block_rows), 0, n, n, binary);
+    for (int64_t r = r0; r < r1; r += b.block_rows) run_block(steps, r, std::min(r1, r + b.block_rows), 0, n, n, binary, span);
     return;
   }
   // a block of columns (no step takes whole rows): rows of it, about 2K elements a block
   const int64_t w = std::min(c1 - c0, b.cols), rows = std::max<int64_t>(1, kBlock / w);
   for (int64_t c = c0; c < c1; c += w)
-    for (int64_t r = r0; r < r1; r += rows) run_block(steps, r, std::min(r1, r + rows), c, std::min(c1, c + w), n, binary);
+    for (int64_t r = r0; r < r1; r += rows) run_block(steps, r, std::min(r1, r + rows), c, std::min(c1, c + w), n, binary, span);
 }
 
 void chain_run(std::span<const ChainStep> steps, int64_t rows, int64_t n, ThreadPool* pool) {
@@ -155,6 +210,7 @@ void chain_run(std::span<const ChainStep> steps, int64_t rows, int64_t n, Thread
     rows = 1;
   }
   const BinaryFn binary = binary_fn();
+  const SpanFn span = span_fn();
   const Blocking bk = blocking(steps, n);
   const int64_t cols = bk.cols, col_blocks = bk.col_blocks, block_rows = bk.block_rows;
   const int64_t blocks = col_blocks > 1 ? rows * col_blocks : (rows + block_rows - 1) / block_rows;
@@ -163,10 +219,10 @@ void chain_run(std::span<const ChainStep> steps, int64_t rows, int64_t n, Thread
       // rows [r0, r1) and columns [c0, c1) of this block
       if (col_blocks > 1) {
         const int64_t r0 = blk / col_blocks, c0 = (blk % col_blocks) * cols;
-        run_block(steps, r0, r0 + 1, c0, std::min(n, c0 + cols), n, binary);
+        run_block(steps, r0, r0 + 1, c0, std::min(n, c0 + cols), n, binary, span);
       } else {
         const int64_t r0 = blk * block_rows;
-        run_block(steps, r0, std::min(rows, r0 + block_rows), 0, n, n, binary);
+        run_block(steps, r0, std::min(rows, r0 + block_rows), 0, n, n, binary, span);
       }
     }
   };

@@ -95,6 +95,9 @@ struct ChainStep {
   Op op = Op::Add;
   ChainArg a, b;
   float* out = nullptr;  // [rows, n]
+  // Read by no node outside the chain: each block computed into a scratch block, which the steps
+  // after it read, and streamed out past the cache (no read for ownership of its lines).
+  bool staged = false;
 };
 // Runs `steps` in order on each block of [rows, n], split over `pool` (null: this thread) when
 // large. A step's Full arguments may be the outputs of the steps before it.

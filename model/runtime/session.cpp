@@ -587,8 +587,14 @@ bool prepare_chain(const model::Graph& g, const PlanNode& pn, std::vector<Value>
     made.push_back(g.nodes[c.node].outputs[0]);
   }
   steps.assign(pn.chain.size(), ChainStep{});
+  // A step's output is staged (ChainStep::staged) when only the chain's nodes read it.
+  const auto in_chain = [&](model::NodeId j) {
+    return std::any_of(pn.chain.begin(), pn.chain.end(), [&](const PlanNode::ChainNode& c) { return static_cast<model::NodeId>(c.node) == j; });
+  };
   for (size_t k = 0; k < pn.chain.size(); ++k) {
     const auto& c = pn.chain[k];
+    const std::vector<model::NodeId>& readers = g.tensors[g.nodes[c.node].outputs[0]].consumers;
+    steps[k].staged = std::all_of(readers.begin(), readers.end(), in_chain);
     Value& out = values[g.nodes[c.node].outputs[0]];
     out.clear();
     out.reset(DType::Float, shape);

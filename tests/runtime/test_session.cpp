@@ -412,7 +412,8 @@ NNXR_INSTANTIATE_PER_ISA(InPlaceConcat);
 
 // Element-wise chains: a transformer's MatMul bias + GELU (Add, Div, Erf, Add, Mul, Mul), a bias
 // and a residual Add, a LayerNorm's Sub and Pow(2) and its Div, Mul, Add (one value per row, per
-// column), and a chain over rows longer than a block, computed in one pass each. Every tensor equals,
+// column), and a chain over rows longer than a block, computed in one pass each (the tensors only
+// the chain reads staged and streamed out, the others written in place). Every tensor equals,
 // bit for bit, that of the same graph with an Identity after each node of a chain (no chain forms
 // there), on each instruction set, at one and two threads (the larger chains split over the pool).
 class ElementwiseChains : public test::PerIsa {};
