@@ -130,6 +130,13 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   // Streaming stores for tiles that are whole cache lines (row starts on a line, 16 floats); the
   // partial last tile then starts on a line of its own.
   const bool stream = Act != InReg::None && out.ldc % kCols == 0;
+  // Otherwise, in the column blocks below, y is staged a panel at a time (its rows ldc apart, as
+  // y's) and streamed out (avx2::stream_span), as on AVX-512.
+  const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
+  const bool few = 2 * tiles < p1 - p0;
+  const bool stage = Act != InReg::None && !stream && !few;
+  thread_local std::vector<float, CacheAligned<float>> staged;
+  if (stage) staged.resize(static_cast<size_t>(kPanelRows * out.ldc));
   // One tile of panel p at columns [j, j + cols), B read from src with row stride ld; `fetch`: the
   // tile fetches the next panel into L2 as it goes.
   auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool fetch) {
@@ -144,6 +151,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     o.z2 = z2 ? z2 + at : nullptr;
     o.addend = addend ? addend + at : nullptr;
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
+    if (stage) o.y = staged.data() + j;
     const float* next = fetch && p + 1 < p1 ? a.panel(p + 1) : nullptr;
     if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
     else tile<Act, 1>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
@@ -154,8 +162,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     copy_columns(B + j, ldb, K, w, copied.data());
     return copied.data();
   };
-  const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
-  if (2 * tiles < p1 - p0) {
+  if (few) {
     // Few columns, many panels (the 7x7 and 14x14 layers): one tile of B at a time, copied
     // contiguous so that it stays in L1 while every panel of A streams past it.
     for (int64_t j = n0; j < n1; j += kCols) {
@@ -172,14 +179,18 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
       const int64_t j1 = std::min(n1, j0 + block);
       const int64_t full_end = j0 + (j1 - j0) / kCols * kCols;
       const float* bt = full_end < j1 ? copy_tile(full_end, j1 - full_end) : nullptr;
-      for (int64_t p = p0; p < p1; ++p)
+      for (int64_t p = p0; p < p1; ++p) {
         for (int64_t j = j0; j < j1; j += kCols) {
           if (j < full_end) one(p, j, kCols, B + j, ldb, j == j0);
           else one(p, j, static_cast<int>(j1 - j), bt, kCols, j == j0);
         }
+        if (stage)
+          for (int64_t r = 0; r < std::min<int64_t>(kPanelRows, a.M - p * kPanelRows); ++r)
+            avx2::stream_span(out.C + (p * kPanelRows + r) * out.ldc + j0, staged.data() + r * out.ldc + j0, j1 - j0);
+      }
     }
   }
-  if (stream) _mm_sfence();  // the streamed stores are visible before the caller signals completion
+  if (stream || stage) _mm_sfence();  // the streamed stores are visible before the caller signals completion
 }
 
 // ---- float16 B and C (gemm_packed_f16): converted in registers, F16C ---------------------------
