@@ -33,6 +33,9 @@ struct Out {
   const float* addend;
   int64_t plane;  // floats between two output channels
   bool stream;    // whole blocks of 16 streamed past the cache
+  // y of channel m at offset `at` of its plane goes to y[at + m y_plane + y_shift]: y's own
+  // planes (y_plane = plane), or a staging buffer's (see direct_rows and pointwise_columns).
+  int64_t y_plane = 0, y_shift = 0;
 };
 
 // MB output channels x 16 columns (the first n stored, n in [1, 16]): the bias b plus, for each
@@ -56,8 +59,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline void block(const float
 #pragma GCC unroll 6
   for (int m = 0; m < MB; ++m) {
     const int64_t o = at + m * out.plane;
-    if (n == 16) avx2::store16(out.y + o, acc0[m], acc1[m], out.stream);
-    else avx2::store_first(out.y + o, acc0[m], acc1[m], n);
+    float* const y = out.y + (at + m * out.y_plane + out.y_shift);
+    if (n == 16) avx2::store16(y, acc0[m], acc1[m], out.stream);
+    else avx2::store_first(y, acc0[m], acc1[m], n);
     if constexpr (Act != InReg::None)
       avx2::store_act<Act>(out.z1 + o, out.z2 ? out.z2 + o : nullptr, out.addend ? out.addend + o : nullptr, acc0[m], acc1[m], ap, n, out.stream);
   }
@@ -110,7 +114,35 @@ void pack_blocks(const Blocks& blocks, const float* W, const float* B, int64_t t
 
 Out out_of(float* y, const EpilogueOut& act, InReg kind, int64_t at, int64_t plane, bool stream) {
   return Out{y + at, kind == InReg::None ? nullptr : act.z1 + at, kind == InReg::SiLU ? act.z2 + at : nullptr,
-             kind == InReg::Add ? act.addend + at : nullptr, plane, stream};
+             kind == InReg::Add ? act.addend + at : nullptr, plane, stream, plane, 0};
+}
+
+// y staged, when the epilogue keeps its own output and y is not streamed as it is written: rows
+// of `len` floats for every channel (SL apart), streamed out by stream_staged, as on AVX-512.
+struct Staged {
+  float* rows = nullptr;
+  int64_t SL = 0;
+};
+template <InReg Act>
+Staged stage_for(const Out& out, int64_t M, int64_t len) {
+  if (Act == InReg::None || out.stream) return {};
+  thread_local std::vector<float, CacheAligned<float>> buf;
+  const int64_t SL = (len + 15) / 16 * 16;
+  if (buf.size() < static_cast<size_t>(M * SL)) buf.resize(static_cast<size_t>(M * SL));
+  return {buf.data(), SL};
+}
+// out with channel `first` on, at plane offset `from`, writing y to the staged rows.
+Out staged_out(const Out& out, const Staged& st, int64_t first, int64_t from) {
+  if (!st.rows) return out;
+  Out o = out;
+  o.y = st.rows;
+  o.y_plane = st.SL;
+  o.y_shift = first * st.SL - first * out.plane - from;
+  return o;
+}
+__attribute__((target("avx2,fma"))) void stream_staged(const Out& out, const Staged& st, int64_t M, int64_t from, int64_t len) {
+  if (!st.rows) return;
+  for (int64_t m = 0; m < M; ++m) avx2::stream_span(out.y + m * out.plane + from, st.rows + m * st.SL, len);
 }
 
 struct Direct {
@@ -135,6 +167,7 @@ __attribute__((target("avx2,fma"))) void direct_rows(const Direct& d, const Bloc
   const float* const zero = prepared + slots;
   int64_t held[4 * 3];  // the input row in each slot (-1: none yet)
   std::fill(held, held + 4 * 3, int64_t{-1});
+  const Staged st = stage_for<Act>(out, d.M, d.OW);  // a row of every channel
   // The input row of each tap (c, ki, kj), as the weights are ordered: stride 1, padded columns
   // ow + kj; stride 2, columns 2 ow + kj, that is even[ow], odd[ow], even[ow + 1].
   const float* src[4 * 9];
@@ -163,10 +196,11 @@ __attribute__((target("avx2,fma"))) void direct_rows(const Direct& d, const Bloc
     // (The last partial step reads the padded rows past the row's end, as the whole ones.)
     const int64_t full = d.OW / 16 * 16;
     for (int64_t b = 0; b < blocks.count; ++b)
-      strip_of<Act>(blocks.size(b), src, int64_t{0}, full, src, full, d.OW, taps, wp + b * taps * kMB, bias + b * kMB, out,
-                    blocks.first(b) * out.plane + oh * d.OW, ap);
+      strip_of<Act>(blocks.size(b), src, int64_t{0}, full, src, full, d.OW, taps, wp + b * taps * kMB, bias + b * kMB,
+                    staged_out(out, st, blocks.first(b), oh * d.OW), blocks.first(b) * out.plane + oh * d.OW, ap);
+    stream_staged(out, st, d.M, oh * d.OW, d.OW);
   }
-  if (out.stream) _mm_sfence();  // the streamed y visible before the task completes
+  if (out.stream || st.rows) _mm_sfence();  // the streamed y visible before the task completes
 }
 
 // Columns [p0, p1) of one image: x [C, P] -> out (planes of P) with the packed weights wp.
@@ -187,9 +221,12 @@ __attribute__((target("avx2,fma"))) void pointwise_columns(int64_t C, const Bloc
       tail_src[c] = t;
     }
   }
+  const Staged st = stage_for<Act>(out, blocks.first(blocks.count), p1 - p0);  // the columns of every channel
   for (int64_t b = 0; b < blocks.count; ++b)
-    strip_of<Act>(blocks.size(b), src, p0, full, tail_src, int64_t{0}, p1, C, wp + b * C * kMB, bias + b * kMB, out, blocks.first(b) * P, ap);
-  if (out.stream) _mm_sfence();
+    strip_of<Act>(blocks.size(b), src, p0, full, tail_src, int64_t{0}, p1, C, wp + b * C * kMB, bias + b * kMB, staged_out(out, st, blocks.first(b), p0),
+                  blocks.first(b) * P, ap);
+  stream_staged(out, st, blocks.first(blocks.count), p0, p1 - p0);
+  if (out.stream || st.rows) _mm_sfence();
 }
 
 }  // namespace
