@@ -10,6 +10,7 @@
 
 #include "model/runtime/avx2.h"
 #include "model/runtime/compute.h"
+#include "model/runtime/value.h"
 
 namespace nnxr::runtime::conv_rows_band {
 
@@ -40,6 +41,25 @@ struct Out {
   float* staged = nullptr;
   int64_t staged_P = 0, staged_from = 0;
 };
+
+// `out` for the band of output rows [b0, b1): with y staged (every channel's rows of the band in
+// a thread-local buffer, Out::staged) when the epilogue keeps its own output and y is not
+// streamed as written; flush_band then streams them out, one span a channel.
+inline Out band_out(const Out& out, int64_t M, int64_t OW, int64_t b0, int64_t b1, bool stage) {
+  if (!stage) return out;
+  thread_local std::vector<float, CacheAligned<float>> staged;
+  Out o = out;
+  o.staged_P = (b1 - b0) * OW;
+  o.staged_from = b0 * OW;
+  if (staged.size() < static_cast<size_t>(M * o.staged_P)) staged.resize(static_cast<size_t>(M * o.staged_P));
+  o.staged = staged.data();
+  return o;
+}
+template <class StreamSpan>
+void flush_band(const Out& out, const Out& band, int64_t M, StreamSpan&& stream_span) {
+  if (!band.staged) return;
+  for (int64_t m = 0; m < M; ++m) stream_span(out.y + m * out.P + band.staged_from, band.staged + m * band.staged_P, band.staged_P);
+}
 
 // The geometry of a 2-D convolution conv_rows_applies() took.
 inline Rows rows_of(const ConvGeom& g) {

@@ -168,19 +168,12 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
   // y, when the epilogue keeps its own output and y's rows are not whole aligned vectors, staged a
   // band at a time and streamed out (as on AVX-512).
   const bool stage = Act != InReg::None && !out.stream;
-  thread_local std::vector<float, CacheAligned<float>> staged;
   for (int64_t b0 = r0; b0 < r1; b0 += band) {
     const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
     const size_t need = static_cast<size_t>(d.C * plane + 16);
     if (buf.size() < need) buf.resize(need);
     conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx2::split_row);
-    Out o = out;
-    if (stage) {
-      o.staged_P = (b1 - b0) * d.OW;
-      o.staged_from = b0 * d.OW;
-      if (staged.size() < static_cast<size_t>(d.M * o.staged_P)) staged.resize(static_cast<size_t>(d.M * o.staged_P));
-      o.staged = staged.data();
-    }
+    const Out o = conv_rows_band::band_out(out, d.M, d.OW, b0, b1, stage);
     for (int64_t oh = b0; oh < b1; ++oh)
       for (int64_t b = 0; b < blocks.count; ++b) {
         const float* const a = wp + b * K * kMB;
@@ -188,8 +181,7 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
           tile_of<Act, V>(blocks.size(b), std::min(kCols, d.OW - ow), d, a, buf.data() + (oh - b0) * d.sh * d.Wp + ow, plane, bias + b * kMB, o,
                           blocks.first(b), oh * d.OW + ow);
       }
-    if (stage)
-      for (int64_t m = 0; m < d.M; ++m) avx2::stream_span(out.y + m * out.P + o.staged_from, o.staged + m * o.staged_P, o.staged_P);
+    conv_rows_band::flush_band(out, o, d.M, avx2::stream_span);
   }
   if (out.stream || stage) _mm_sfence();  // the streamed y visible before the task completes
 }
