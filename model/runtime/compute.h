@@ -245,6 +245,17 @@ void conv_direct_avx2(const ConvGeom& g, const float* X, const float* W, const f
 // x 6 on AVX2 (conv_pointwise_thin_avx2), x read in place (thin-K layers, where the 6-row GEMM
 // panels fill 16 or 32 channels poorly and each short tile's stores dominate).
 bool conv_pointwise_thin_applies(const ConvGeom& g);
+// conv_pointwise_thin's chunk of columns for a plane of P: 256 (x's part, C x 1 KB, stays in L1
+// while every block of channels passes), or, when that makes fewer than 8 chunks a thread and not
+// as many for each, the size (a multiple of 16) that does: SqueezeNet's 27x27 expand layers ran
+// as 3 chunks of 256 on 2 threads, one of which did two.
+inline int64_t pointwise_chunk(int64_t P, int64_t threads) {
+  constexpr int64_t kChunk = 256;
+  int64_t chunks = (P + kChunk - 1) / kChunk;
+  if (threads < 2 || chunks >= 8 * threads || chunks % threads == 0) return kChunk;
+  chunks += threads - chunks % threads;
+  return ((P + chunks - 1) / chunks + 15) / 16 * 16;
+}
 void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,
                          const EpilogueOut& act = {});
 void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool,

@@ -238,10 +238,10 @@ void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W,
   const Blocks blocks(M);
   pack_blocks(blocks, W, B, C, wp, bias);
   const ActParams ap = avx2::act_params(act.epi);
-  // Chunks of 256 columns (x's part, C x 1 KB, stays in L1 while every block of channels passes).
-  constexpr int64_t kChunk = 256;
-  const int64_t chunks = (P + kChunk - 1) / kChunk;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, 2 * C * M * kChunk));
+  // Chunks of columns (pointwise_chunk: 256, or as many for each thread).
+  const int64_t chunk = pointwise_chunk(P, pool.threads());
+  const int64_t chunks = (P + chunk - 1) / chunk;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, 2 * C * M * chunk));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     // y streamed when every whole block of 16 starts on a cache line and the epilogue keeps its
     // own output: nothing reads y during the run. So is SiLU's sigmoid, which only the fused
@@ -249,7 +249,7 @@ void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W,
     const bool stream = Act != InReg::None && P % 16 == 0 && reinterpret_cast<uintptr_t>(Y) % 64 == 0 && reinterpret_cast<uintptr_t>(act.z1) % 64 == 0;
     pool.parallel_for(g.N * chunks, grain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const int64_t n = i / chunks, p0 = i % chunks * kChunk, p1 = std::min(P, p0 + kChunk);
+        const int64_t n = i / chunks, p0 = i % chunks * chunk, p1 = std::min(P, p0 + chunk);
         pointwise_columns<Act>(C, blocks, X + n * C * P, wp.data(), bias.data(), out_of(Y, act, Act, n * M * P, P, stream), ap, p0, p1);
       }
     });

@@ -219,14 +219,14 @@ void conv_pointwise_thin(const ConvGeom& g, const float* X, const float* W, cons
   std::vector<float> wp, bias;
   pack_blocks(W, B, M, C, wp, bias);
   const ActParams ap = avx2::act_params(act.epi);
-  // Chunks of 256 columns (x's part, C x 1 KB, stays in L1 while every block of channels passes).
-  constexpr int64_t kChunk = 256;
-  const int64_t chunks = (P + kChunk - 1) / kChunk;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, 2 * C * M * kChunk));
+  // Chunks of columns (pointwise_chunk: 256, or as many for each thread).
+  const int64_t chunk = pointwise_chunk(P, pool.threads());
+  const int64_t chunks = (P + chunk - 1) / chunk;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, 2 * C * M * chunk));
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     pool.parallel_for(g.N * chunks, grain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const int64_t n = i / chunks, p0 = i % chunks * kChunk, p1 = std::min(P, p0 + kChunk);
+        const int64_t n = i / chunks, p0 = i % chunks * chunk, p1 = std::min(P, p0 + chunk);
         const int64_t at = n * M * P;
         pointwise_columns<Act>(C, M, P, X + n * C * P, wp.data(), bias.data(), Y + at, act, at, ap, p0, p1);
       }
