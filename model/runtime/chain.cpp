@@ -131,14 +131,12 @@ void run_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64_t
     for (size_t k = 0; k < steps.size(); ++k)
       if (steps[k].staged) block[k] = next, next += cells;
   }
-  // Argument x of step k in row r: a staged step's output from its block.
-  const auto arg = [&](const ChainArg& x, size_t k, int64_t r, bool& strided) -> const float* {
-    if (staged > 0 && x.kind == Kind::Full)
-      for (size_t j = 0; j < k; ++j)
-        if (block[j] && x.p == steps[j].out) {
-          strided = true;
-          return block[j] + (r - r0) * w;
-        }
+  // Argument x in row r: a staged step's output from its block.
+  const auto arg = [&](const ChainArg& x, int64_t r, bool& strided) -> const float* {
+    if (x.from >= 0 && block[static_cast<size_t>(x.from)]) {
+      strided = true;
+      return block[static_cast<size_t>(x.from)] + (r - r0) * w;
+    }
     return at(x, r, c0, n, strided);
   };
   const auto out = [&](size_t k, int64_t r) { return block[k] ? block[k] + (r - r0) * w : steps[k].out + r * n + c0; };
@@ -146,22 +144,22 @@ void run_block(std::span<const ChainStep> steps, int64_t r0, int64_t r1, int64_t
     const ChainStep& s = steps[k];
     bool sa = false, sb = false;
     if (s.op == Op::Erf && c0 == 0 && c1 == n) {  // whole rows: one contiguous span
-      erf_f32(arg(s.a, k, r0, sa), out(k, r0), (r1 - r0) * n);
+      erf_f32(arg(s.a, r0, sa), out(k, r0), (r1 - r0) * n);
       continue;
     }
     if (s.op == Op::Softmax) {  // whole rows (blocking): the Softmax kernel's rows of more than 8
-      for (int64_t r = r0; r < r1; ++r) softmax_row_f32(arg(s.a, k, r, sa), out(k, r), n);
+      for (int64_t r = r0; r < r1; ++r) softmax_row_f32(arg(s.a, r, sa), out(k, r), n);
       continue;
     }
     for (int64_t r = r0; r < r1; ++r) {
       float* o = out(k, r);
-      const float* a = arg(s.a, k, r, sa);
+      const float* a = arg(s.a, r, sa);
       if (s.op == Op::Erf) {
         erf_f32(a, o, w);
         continue;
       }
       const bool unary = s.op == Op::Square || s.op == Op::Relu;
-      const float* b = unary ? a : arg(s.b, k, r, sb);
+      const float* b = unary ? a : arg(s.b, r, sb);
       if (unary) sb = sa;
       binary(s.op, a, sa, b, sb, o, w);
     }

@@ -86,6 +86,7 @@ struct ChainArg {
   enum class Kind { Full, Column, Row, Scalar };
   Kind kind = Kind::Full;
   const float* p = nullptr;
+  int from = -1;  // the earlier step of the chain whose output this is (-1: none)
 };
 struct ChainStep {
   // out = a op b; Erf: erf(a) (a Full); Square: a * a (Pow with the constant exponent 2); Relu:

@@ -35,7 +35,7 @@ struct Out {
   int64_t P;  // floats per output plane
   bool stream;
   avx2::ActParams ap;
-  // When set (AVX-512, an epilogue that keeps its own output, rows not streamed): channel m's y at
+  // When set (band_out: an epilogue that keeps its own output, rows not streamed): channel m's y at
   // in-plane offset q goes to staged[m * staged_P + q - staged_from] instead, to be streamed out
   // a band at a time.
   float* staged = nullptr;

@@ -186,17 +186,14 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   const TileOut base = product_out<Act>(out);
   const bool stream = Act != InReg::None && out.ldc % 16 == 0;
   // Otherwise, when the epilogue keeps its own output (nothing reads y during the run), y is staged
-  // and streamed out a stretch of rows at a time (stream_span: the whole cache lines past the
-  // cache, no read for ownership). The staging rows are ldc apart as y's (the tiles' stores
-  // unchanged); only the columns being worked on are touched.
+  // in the column blocks below, a pair of panels at a time, and streamed out (stream_span: the
+  // whole cache lines past the cache, no read for ownership). The staging rows are ldc apart as
+  // y's (the tiles' stores unchanged); only the block's columns are touched.
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   const bool few = 2 * tiles < p1 - p0;  // few columns, many panels (below)
   const bool stage = Act != InReg::None && !stream && !few;
   thread_local std::vector<float, CacheAligned<float>> staged;
-  int64_t staged_row = 0;  // y's row at staged[0]
-  const auto flush = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t r = r0; r < r1; ++r) avx512::stream_span(out.C + r * out.ldc + c0, staged.data() + (r - staged_row) * out.ldc + c0, c1 - c0);
-  };
+  if (stage) staged.resize(static_cast<size_t>(2 * kPanelRows * out.ldc));
   // One tile of panels [p, p + P) (P = 2 where p + 1 < p1) at columns [j, j + cols), B read from
   // src with row stride ld; `whole`: src has 32 readable columns; `fetch`: the tile fetches the
   // next pair of panels into L2 as it goes.
@@ -209,7 +206,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     TileOut o = base.shifted(m0 * out.ldc + j);
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-    if (stage) o.y = staged.data() + (m0 - staged_row) * out.ldc + j;
+    if (stage) o.y = staged.data() + j;
     with_tile_shape(P, cols, whole, ld, [&]<int Q, int V, bool Masked, bool Ahead>() {
       tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, fetch && p + 2 < p1 ? a.panel(p + 2) : nullptr, o, rows, cols);
     });
@@ -240,16 +237,13 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     for (int64_t j0 = n0; j0 < n1; j0 += block) {
       const int64_t j1 = std::min(n1, j0 + block);
       for (int64_t p = p0; p < p1; p += 2) {
-        // Staged a pair of panels at a time: 12 rows of the block's columns.
-        if (stage) {
-          staged_row = p * kPanelRows;
-          staged.resize(static_cast<size_t>(2 * kPanelRows * out.ldc));
-        }
         for (int64_t j = j0; j < j1; j += kCols) {
           const int64_t w = std::min<int64_t>(kCols, j1 - j);
           one(p, j, static_cast<int>(w), B + j, ldb, w == kCols, j == j0);
         }
-        if (stage) flush(p * kPanelRows, std::min(a.M, std::min(p + 2, p1) * kPanelRows), j0, j1);
+        if (stage)  // the pair's rows (one panel's at a range's end: the next is another task's)
+          for (int64_t r = p * kPanelRows; r < std::min(a.M, std::min(p + 2, p1) * kPanelRows); ++r)
+            avx512::stream_span(out.C + r * out.ldc + j0, staged.data() + (r - p * kPanelRows) * out.ldc + j0, j1 - j0);
       }
     }
   }

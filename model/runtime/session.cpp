@@ -600,8 +600,13 @@ bool prepare_chain(const model::Graph& g, const PlanNode& pn, std::vector<Value>
     out.reset(DType::Float, shape);
     steps[k].op = c.op;
     steps[k].out = out.mutable_as<float>().data();
-    steps[k].a = {c.a.kind, values[c.a.t].as<float>().data()};
-    if (c.b.t != model::kNone) steps[k].b = {c.b.kind, values[c.b.t].as<float>().data()};
+    // (which earlier step made an operand: made[j] is step j's output)
+    const auto from = [&](model::TensorId t) {
+      const auto it = std::find(made.begin(), made.begin() + static_cast<std::ptrdiff_t>(k), t);
+      return it == made.begin() + static_cast<std::ptrdiff_t>(k) ? -1 : static_cast<int>(it - made.begin());
+    };
+    steps[k].a = {c.a.kind, values[c.a.t].as<float>().data(), from(c.a.t)};
+    if (c.b.t != model::kNone) steps[k].b = {c.b.kind, values[c.b.t].as<float>().data(), from(c.b.t)};
   }
   return true;
 }

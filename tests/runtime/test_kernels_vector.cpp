@@ -1,8 +1,8 @@
 // The vector kernels of the depthwise convolutions, the sigmoid, the global pools and the float
 // and float16 element-wise arithmetic and activations, once per instruction set the CPU has
 // (Portable, Avx2, Avx512 in the test names; a set the CPU lacks is skipped with a message),
-// against naive references; and stream_span, the AVX-512 helper that writes staged outputs past
-// the cache.
+// against naive references; and stream_span, AVX2's and AVX-512's helper that writes staged
+// outputs past the cache.
 #include <gtest/gtest.h>
 
 #include <algorithm>
