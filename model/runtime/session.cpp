@@ -187,8 +187,11 @@ void fuse_activations(Plan::Impl& impl) {
 // not copied: float tensors whose shapes are all known, concatenated along an axis with only 1s
 // before it (each input is then one contiguous block of the output, at a 64-byte multiple), each
 // written by a Conv (its output, or the output of an activation fused into it, other than an Add,
-// which the Conv may decline) and in place in no other Concat. The input stays a tensor of its
-// own: a view of its block.
+// which the Conv may decline) or by a Slice, Resize or a reshaping node (whose kernels write
+// their output's bytes and no others: yolox's Focus slices, its upsampled maps and its heads'
+// reshaped outputs), and in place in no other Concat. The input stays a tensor of its own: a
+// view of its block. (A kernel that ends up with its output elsewhere, a copy or a shared
+// constant, leaves the block to the Concat, which copies what is not in place.)
 void plan_in_place(Plan::Impl& impl) {
   const model::Graph& g = impl.graph;
   auto known = [&](model::TensorId t) {
@@ -223,7 +226,9 @@ void plan_in_place(Plan::Impl& impl) {
           (impl.in_place.empty() || impl.in_place[t].owner == model::kNone) && t != out && offset % 64 == 0) {
         const model::Node& pn = g.nodes[p];
         const PlanNode& pp = impl.nodes[p];
-        if (!pp.blocked && pn.op_type == "Conv" && pn.domain.empty() && !pp.fused_away && pn.outputs.size() == 1 && pn.outputs[0] == t)
+        static constexpr std::string_view kWriters[] = {"Conv", "Slice", "Resize", "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+        if (!pp.blocked && std::find(std::begin(kWriters), std::end(kWriters), pn.op_type) != std::end(kWriters) && pn.domain.empty() &&
+            !pp.fused_away && pn.outputs.size() == 1 && pn.outputs[0] == t)
           writer = true;
         // the output of an activation fused into a Conv
         if (pp.fused_away && pn.outputs.size() == 1)

@@ -410,6 +410,63 @@ TEST_P(InPlaceConcat, ConvOutputsWrittenInTheirBlockMatchCopies) {
 }
 NNXR_INSTANTIATE_PER_ISA(InPlaceConcat);
 
+// The other nodes whose kernels write their output in place in a Concat's block: yolox's Focus
+// slices (every other row and column), an upsampled map (Resize) and a reshaped tensor. Each is a
+// view of its block, and every tensor equals, bit for bit, that of the graph with an Identity
+// before each Concat input, in the first run and the next.
+TEST(InPlaceConcatWriters, SliceResizeAndReshapeOutputsWrittenInTheirBlockMatchCopies) {
+  const std::string head = R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,4,8,8] X, float[1,4,2,2] V, float[1,64] W) => (float[1,24,4,4] Y) {
+      axes = Constant <value = int64[2] {2, 3}> ()
+      ends = Constant <value = int64[2] {8, 8}> ()
+      two = Constant <value = int64[2] {2, 2}> ()
+      s00 = Constant <value = int64[2] {0, 0}> ()
+      s10 = Constant <value = int64[2] {1, 0}> ()
+      s01 = Constant <value = int64[2] {0, 1}> ()
+      s11 = Constant <value = int64[2] {1, 1}> ()
+      sc = Constant <value = float[4] {1, 1, 2, 2}> ()
+      shape = Constant <value = int64[4] {1, 4, 4, 4}> ()
+      a = Slice (X, s00, ends, axes, two)
+      b = Slice (X, s10, ends, axes, two)
+      c = Slice (X, s01, ends, axes, two)
+      d = Slice (X, s11, ends, axes, two)
+      up = Resize <mode = "nearest"> (V, , sc)
+      r = Reshape (W, shape)
+)";
+  const std::string in_place = head + "      Y = Concat <axis = 1> (a, b, c, d, up, r) }";
+  const std::string copies = head +
+                             "      ia = Identity(a)\n      ib = Identity(b)\n      ic = Identity(c)\n      id = Identity(d)\n"
+                             "      iup = Identity(up)\n      ir = Identity(r)\n      Y = Concat <axis = 1> (ia, ib, ic, id, iup, ir) }";
+  const auto x = test::random_floats(4 * 64, 11), v = test::random_floats(16, 12), w = test::random_floats(64, 13);
+  Session sp(test::plan_from_text(in_place)), sc(test::plan_from_text(copies));
+  for (Session* ses : {&sp, &sc}) {
+    test::feed_f(*ses, "X", {1, 4, 8, 8}, x);
+    test::feed_f(*ses, "V", {1, 4, 2, 2}, v);
+    test::feed_f(*ses, "W", {1, 64}, w);
+  }
+  for (int run = 0; run < 2; ++run) {
+    sp.run();
+    sc.run();
+    const char* parts[] = {"a", "b", "c", "d", "up", "r"};
+    for (size_t k = 0; k < std::size(parts); ++k) {
+      EXPECT_TRUE(sp.find(parts[k])->is_view()) << parts[k];
+      EXPECT_EQ(sp.find(parts[k])->data(), sp.find("Y")->data() + k * 64 * sizeof(float)) << parts[k];
+    }
+    for (const auto& t : sc.tensors()) EXPECT_FALSE(t.value->is_view()) << t.name;
+    for (const char* name : {"a", "b", "c", "d", "up", "r", "Y"}) {
+      const auto f = test::values<float>(sp, name), r = test::values<float>(sc, name);
+      ASSERT_FALSE(f.empty()) << name;
+      ASSERT_EQ(f, r) << name << " (run " << run << ")";
+    }
+  }
+  // The slices are the Focus layer's: a = X[..., 0::2, 0::2], d = X[..., 1::2, 1::2].
+  const auto y = test::values<float>(sp, "Y");
+  EXPECT_EQ(y[0], x[0]);
+  EXPECT_EQ(y[1], x[2]);
+  EXPECT_EQ(y[4], x[16]);
+  EXPECT_EQ(y[3 * 64], x[9]);
+}
+
 // Element-wise chains: a transformer's MatMul bias + GELU (Add, Div, Erf, Add, Mul, Mul), a bias
 // and a residual Add, a LayerNorm's Sub and Pow(2) and its Div, Mul, Add (one value per row, per
 // column), and a chain over rows longer than a block, computed in one pass each (the tensors only
