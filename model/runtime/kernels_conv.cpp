@@ -206,7 +206,8 @@ void im2col_all(const G2& s, const float* x, int64_t C, int64_t p0, int64_t pb, 
 struct ConvBlocking {
   int64_t block, blocks;    // blocks of output columns, each done whole by one thread
   int64_t flops_per_block;
-  bool by_panels;           // a pointwise product on a small plane, split by panels of output rows
+  bool by_panels;           // split by panels of output rows (a pointwise product on a small plane, or
+                            // whole blocks that fall unevenly to the threads)
   bool whole_blocks;        // the blocks above, one thread each (else the product split by rows)
 };
 
@@ -240,6 +241,22 @@ ConvBlocking conv_blocking(const ConvGeom& g, int64_t P, int64_t Kdim, bool poin
     const double even_panels = static_cast<double>(panels) / static_cast<double>(threads * ((panels + threads - 1) / threads));
     b.by_panels = even_panels > even_cols + 0.02;
   }
+  // Any product whose whole blocks fall unevenly to the threads is split by panels when that gives
+  // the busiest thread a tenth less work, counted in vectors of 16 columns (a tile's unit). At 2
+  // threads ResNet-50's 14 x 14 layers (196 columns) ran as blocks of 64, 64, 64 and 4: one thread
+  // took 128 columns (8 vectors) and the other 68 (5). By panels each takes half the rows of all
+  // 196 (13 vectors: 6.5 each).
+  if (panels > 0 && threads > 1 && !b.by_panels && b.blocks >= threads) {
+    auto vectors = [](int64_t cols) { return (cols + 15) / 16; };
+    int64_t busiest = 0;
+    for (int64_t t = 0; t < threads; ++t) {
+      int64_t v = 0;
+      for (int64_t i = t * b.blocks / threads; i < (t + 1) * b.blocks / threads; ++i) v += vectors(std::min(b.block, P - i * b.block));
+      busiest = std::max(busiest, v);
+    }
+    const double share = static_cast<double>((panels + threads - 1) / threads) / static_cast<double>(panels);
+    b.by_panels = share * static_cast<double>(vectors(P)) < 0.9 * static_cast<double>(busiest);
+  }
   // A small product (under 8 Mflop: tens of microseconds) is not split by rows: that split (im2col
   // by rows into one buffer, then the product by panels) costs two pool calls and a third more
   // time than whole blocks (MNIST's 32 -> 64 3x3 at 14x14: 115 us against 98 us when the caller
@@ -247,7 +264,7 @@ ConvBlocking conv_blocking(const ConvGeom& g, int64_t P, int64_t Kdim, bool poin
   // several (from 64 columns a thread, above). A pointwise product split by panels has neither
   // cost (one pool call, no im2col): it is split from 2 Mflop (SqueezeNet's 1x1 layers on 13x13
   // planes, 5-8 Mflop, ran on one thread).
-  const bool small = 2 * g.N * g.M * Kdim * P < (int64_t{1} << (b.by_panels ? 21 : 23));
+  const bool small = 2 * g.N * g.M * Kdim * P < (int64_t{1} << (b.by_panels && pointwise ? 21 : 23));
   b.whole_blocks = threads == 1 || small || (b.blocks >= threads && !b.by_panels);
   return b;
 }

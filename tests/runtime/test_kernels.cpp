@@ -511,6 +511,44 @@ TEST_P(RuntimeKernels, ConvPointwiseSmallPlaneMatchesNaive) {
     }
 }
 
+// A 3x3 convolution onto a 10x10 plane (100 columns) with K + M over 1300: its whole blocks of
+// columns would be 64 and 36 (4 and 3 vectors), so two threads share it by panels of output
+// channels instead (4 each). Each epilogue, batch 2, against the naive Conv; two threads give the
+// bits of one.
+TEST_P(RuntimeKernels, ConvUnevenBlocksSplitByPanelsMatchesNaive) {
+  ThreadPool pool(2), one(1);
+  for (int iter = 0; iter < 7; ++iter) {
+    ConvGeom g{2, 146, 48, 1, {10, 10}, {3, 3}, {10, 10}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+    const Epilogue e = test::epilogue_in_turn(iter);
+    const bool with_act = iter < 6;
+    const auto x = test::random_floats(static_cast<size_t>(2 * 146 * 100), 1200 + iter);
+    const auto w = test::random_floats(static_cast<size_t>(48 * 146 * 9), 1300 + iter);
+    const auto b = test::random_floats(48, 1400 + iter);
+    const size_t n = static_cast<size_t>(2 * 48 * 100);
+    const auto addend = test::random_floats(n, 1500 + iter);
+    std::vector<float> ref(n), ref1(n), ref2(n);
+    conv_naive(g, x.data(), w.data(), b.data(), ref.data());
+    epilogue_naive(e, ref.data(), ref1.data(), ref2.data(), static_cast<int64_t>(n), addend.data());
+    std::vector<float> y[2], z1[2], z2[2];
+    for (int t = 0; t < 2; ++t) {
+      ThreadPool& p = t == 0 ? one : pool;
+      const GemmPool use(p);
+      y[t].assign(n, 123.f);
+      z1[t].assign(n, 123.f);
+      z2[t].assign(n, 123.f);
+      conv_auto(g, x.data(), w.data(), b.data(), y[t].data(), p, with_act ? EpilogueOut{&e, z1[t].data(), z2[t].data(), addend.data()} : EpilogueOut{});
+      const std::string what = geom_str(g) + (t == 0 ? " 1 thread" : " 2 threads");
+      expect_close(y[t], ref, 146 * 9, "conv " + what);
+      if (with_act) expect_close(z1[t], ref1, 146 * 9, "epilogue " + what);
+      if (with_act && e.kind == Epilogue::Kind::SiLU) expect_close(z2[t], ref2, 146 * 9, "silu " + what);
+    }
+    EXPECT_EQ(y[0], y[1]) << "iteration " << iter;
+    if (with_act) {
+      EXPECT_EQ(z1[0], z1[1]) << "iteration " << iter;
+    }
+  }
+}
+
 // Convolutions onto 7x7 and 10x10 planes, which gemm_lanes (AVX-512) and gemm_lanes_avx2 take
 // where they win: 1x1, 3x3 and 3x3 stride 2 (im2col), output channels in whole and partial row
 // blocks, batch 2, on one thread (whole column blocks) and two (row blocks split between them),
