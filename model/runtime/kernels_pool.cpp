@@ -345,11 +345,17 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
     float* py = y.mutable_as<float>().data();
     // Fast path: 1-D/2-D max and average pooling without indices, direct loops.
     if (g.in.size() <= 2 && kind != PoolKind::Lp && !idx) {
-      const bool two = g.in.size() == 2;
-      const int64_t H = two ? g.in[0] : 1, W = g.in.back(), OH = two ? g.out[0] : 1, OW = g.out.back();
-      const int64_t kh = two ? g.k[0] : 1, kw = g.k.back(), sh = two ? g.stride[0] : 1, sw = g.stride.back();
-      const int64_t dh = two ? g.dil[0] : 1, dw = g.dil.back(), ph = two ? g.pb[0] : 0, pw = g.pb.back();
-      const int64_t peh = two ? g.pe[0] : 0, pew = g.pe.back();
+      // A 2-D pool of planes one column wide, windows one column wide ([N, C, H, 1]: a 1-D model
+      // exported as 2-D, HAR-CNN's [2, 1] windows) is the 1-D pool of each column as a row: the
+      // row pass below would otherwise run once for every one-element row (HAR-CNN's MaxPools
+      // took 18 us each on 18 x 128 of them, three quarters of the model's run).
+      const bool column = g.in.size() == 2 && g.in[1] == 1 && g.out[1] == 1 && g.k[1] == 1 && g.stride[1] == 1 && g.pb[1] == 0 && g.pe[1] == 0;
+      const bool two = g.in.size() == 2 && !column;
+      const size_t a = column ? 0 : g.in.size() - 1;  // the axis along a row
+      const int64_t H = two ? g.in[0] : 1, W = g.in[a], OH = two ? g.out[0] : 1, OW = g.out[a];
+      const int64_t kh = two ? g.k[0] : 1, kw = g.k[a], sh = two ? g.stride[0] : 1, sw = g.stride[a];
+      const int64_t dh = two ? g.dil[0] : 1, dw = g.dil[a], ph = two ? g.pb[0] : 0, pw = g.pb[a];
+      const int64_t peh = two ? g.pe[0] : 0, pew = g.pe[a];
       if (kind == PoolKind::Max && max_pool_s2_applies(g.in, g.k, g.out, g.stride, g.dil, g.pb)) {
         // The 2x2 and 3x3 stride-2 pooling of vision networks with every window inside the
         // input, vectorised.

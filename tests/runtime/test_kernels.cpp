@@ -2012,6 +2012,46 @@ TEST_P(RuntimeKernels, MaxPoolStride2MatchesNaive) {
   }
 }
 
+// Pools of planes one column wide with windows one column wide ([1, C, H, 1], HAR-CNN's 1-D model
+// exported as 2-D), which run as the 1-D pool of each column: max and average (without the
+// padding in the count), strides 1-3, pads at either end, against the window's max (NaN winning)
+// and mean.
+TEST_P(RuntimeKernels, PoolsOverColumnsMatchNaive) {
+  struct Case {
+    int64_t H, k, s, pt, pb;
+  };
+  const std::vector<Case> cases = {{128, 2, 2, 0, 0}, {64, 2, 2, 0, 0}, {33, 3, 1, 1, 1}, {40, 5, 3, 2, 0}, {7, 4, 2, 0, 3}};
+  uint32_t seed = 4300;
+  for (const Case& c : cases) {
+    const int64_t C = 5, OH = (c.H + c.pt + c.pb - c.k) / c.s + 1;
+    const std::string attrs = "<kernel_shape = [" + std::to_string(c.k) + ", 1], strides = [" + std::to_string(c.s) + ", 1], pads = [" +
+                              std::to_string(c.pt) + ", 0, " + std::to_string(c.pb) + ", 0]>";
+    const std::string shapes = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + std::to_string(C) + "," + std::to_string(c.H) +
+                               ",1] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + ",1] Y) { Y = ";
+    auto x = test::random_floats(static_cast<size_t>(C * c.H), seed++, -5.f, 5.f);
+    x[static_cast<size_t>(c.H + 1)] = std::numeric_limits<float>::quiet_NaN();  // plane 1, row 1
+    expect_max_pool_naive(shapes + "MaxPool " + attrs + " (X) }", x, C, c.H, 1, OH, 1, c.k, 1, c.s, 1, c.pt, 0);
+    x[static_cast<size_t>(c.H + 1)] = 0.25f;
+    Session s(test::plan_from_text(shapes + "AveragePool " + attrs + " (X) }"));
+    test::feed_f(s, "X", {1, C, c.H, 1}, x);
+    s.run();
+    const auto y = test::values<float>(s, "Y");
+    ASSERT_EQ(static_cast<int64_t>(y.size()), C * OH);
+    for (int64_t p = 0; p < C; ++p)
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        double sum = 0;
+        int64_t n = 0;
+        for (int64_t i = 0; i < c.k; ++i) {
+          const int64_t r = c.s * oh - c.pt + i;
+          if (r < 0 || r >= c.H) continue;
+          sum += x[static_cast<size_t>(p * c.H + r)];
+          ++n;
+        }
+        EXPECT_NEAR(y[static_cast<size_t>(p * OH + oh)], sum / static_cast<double>(n), 1e-5) << "H " << c.H << " plane " << p << " row " << oh;
+      }
+  }
+}
+
 // Stride-1 max pools (the window max by doubling along the padded plane: YOLOX's SPP 5x5, 9x9
 // and 13x13 padded to the same size; uneven windows and pads, ceil_mode, windows wider than the
 // plane) against the max over each window inside the input, with NaN inputs winning.
