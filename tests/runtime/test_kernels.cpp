@@ -2052,6 +2052,35 @@ TEST_P(RuntimeKernels, PoolsOverColumnsMatchNaive) {
   }
 }
 
+// Stride-2 2x2 and 3x3 max pools with padding (ResNet-50's 3x3 with pads of 1 on 112x112), which
+// pool a copy of each plane padded with -inf: pads at the start, the end or both, ceil_mode, with
+// NaNs in the first and last rows and columns, against the max over each window inside the plane.
+TEST_P(RuntimeKernels, MaxPoolStride2PaddedMatchesNaive) {
+  struct Case {
+    int64_t H, W, k, pt, pl, pb, pr;
+    bool ceil;
+  };
+  const std::vector<Case> cases = {{112, 112, 3, 1, 1, 1, 1, false}, {15, 20, 2, 1, 1, 1, 1, false}, {9, 33, 3, 2, 2, 0, 0, true},
+                                   {10, 17, 3, 0, 0, 1, 2, false},   {7, 41, 2, 1, 0, 0, 0, true},   {5, 3, 3, 1, 1, 1, 1, false}};
+  uint32_t seed = 4400;
+  for (const Case& c : cases) {
+    const int64_t C = 3;
+    auto out = [&](int64_t n, int64_t pad) { return (n + pad - c.k + (c.ceil ? 1 : 0)) / 2 + 1; };
+    const int64_t OH = out(c.H, c.pt + c.pb), OW = out(c.W, c.pl + c.pr);
+    const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + std::to_string(C) + "," + std::to_string(c.H) + "," +
+                             std::to_string(c.W) + "] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + "," + std::to_string(OW) +
+                             "] Y) { Y = MaxPool <kernel_shape = [" + std::to_string(c.k) + ", " + std::to_string(c.k) + "], strides = [2, 2], pads = [" +
+                             std::to_string(c.pt) + ", " + std::to_string(c.pl) + ", " + std::to_string(c.pb) + ", " + std::to_string(c.pr) +
+                             "], ceil_mode = " + (c.ceil ? "1" : "0") + "> (X) }";
+    auto x = test::random_floats(static_cast<size_t>(C * c.H * c.W), seed++, -5.f, 5.f);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    x[0] = nan;                                                   // plane 0, row 0, column 0
+    x[static_cast<size_t>(c.H * c.W + c.W - 1)] = nan;            // plane 1, row 0, the last column
+    x[static_cast<size_t>(3 * c.H * c.W - 1)] = nan;              // plane 2's last element
+    expect_max_pool_naive(text, x, C, c.H, c.W, OH, OW, c.k, c.k, 2, 2, c.pt, c.pl);
+  }
+}
+
 // Stride-1 max pools (the window max by doubling along the padded plane: YOLOX's SPP 5x5, 9x9
 // and 13x13 padded to the same size; uneven windows and pads, ceil_mode, windows wider than the
 // plane) against the max over each window inside the input, with NaN inputs winning.
