@@ -1947,6 +1947,19 @@ TEST_P(RuntimeKernels, TransposeAndStridedSliceMatchNaive) {
 
 namespace {
 
+// The model Y = op <attrs> (X) of X [1, C, H, W] and Y [1, C, OH, OW].
+std::string pool_model(const std::string& op, const std::string& attrs, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW) {
+  const std::string c = std::to_string(C);
+  return "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + c + "," + std::to_string(H) + "," + std::to_string(W) + "] X) => (float[1," + c + "," +
+         std::to_string(OH) + "," + std::to_string(OW) + "] Y) { Y = " + op + " <" + attrs + "> (X) }";
+}
+
+// The pads (top, left, bottom, right) and ceil_mode attributes.
+std::string pads_attr(int64_t pt, int64_t pl, int64_t pb, int64_t pr, bool ceil) {
+  return "pads = [" + std::to_string(pt) + ", " + std::to_string(pl) + ", " + std::to_string(pb) + ", " + std::to_string(pr) +
+         "], ceil_mode = " + (ceil ? "1" : "0");
+}
+
 // Runs the one-MaxPool model `text` on x ([1, C, H, W]) and compares each output with the max
 // over its window (kh x kw, stride sh x sw, from row -pt and column -pl) of the input values
 // inside the plane, a NaN among them winning. Reports the first three differences.
@@ -1998,10 +2011,10 @@ TEST_P(RuntimeKernels, MaxPoolStride2MatchesNaive) {
   for (const Case& c : cases) {
     const int64_t C = 3;
     const int64_t OH = (c.H - c.k + (c.ceil ? 1 : 0)) / 2 + 1, OW = (c.W - c.k + (c.ceil ? 1 : 0)) / 2 + 1;
-    const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + std::to_string(C) + "," + std::to_string(c.H) + "," +
-                             std::to_string(c.W) + "] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + "," + std::to_string(OW) +
-                             "] Y) { Y = MaxPool <kernel_shape = [" + std::to_string(c.k) + ", " + std::to_string(c.k) +
-                             "], strides = [2, 2], ceil_mode = " + (c.ceil ? "1" : "0") + "> (X) }";
+    const std::string text = pool_model("MaxPool",
+                                        "kernel_shape = [" + std::to_string(c.k) + ", " + std::to_string(c.k) + "], strides = [2, 2], ceil_mode = " +
+                                            (c.ceil ? "1" : "0"),
+                                        C, c.H, c.W, OH, OW);
     auto x = test::random_floats(static_cast<size_t>(C * c.H * c.W), seed++, -5.f, 5.f);
     const float nan = std::numeric_limits<float>::quiet_NaN();
     x[static_cast<size_t>(c.H * c.W + c.W + 1)] = nan;                                // plane 1, row 1, column 1
@@ -2024,15 +2037,13 @@ TEST_P(RuntimeKernels, PoolsOverColumnsMatchNaive) {
   uint32_t seed = 4300;
   for (const Case& c : cases) {
     const int64_t C = 5, OH = (c.H + c.pt + c.pb - c.k) / c.s + 1;
-    const std::string attrs = "<kernel_shape = [" + std::to_string(c.k) + ", 1], strides = [" + std::to_string(c.s) + ", 1], pads = [" +
-                              std::to_string(c.pt) + ", 0, " + std::to_string(c.pb) + ", 0]>";
-    const std::string shapes = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + std::to_string(C) + "," + std::to_string(c.H) +
-                               ",1] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + ",1] Y) { Y = ";
+    const std::string attrs = "kernel_shape = [" + std::to_string(c.k) + ", 1], strides = [" + std::to_string(c.s) + ", 1], pads = [" +
+                              std::to_string(c.pt) + ", 0, " + std::to_string(c.pb) + ", 0]";
     auto x = test::random_floats(static_cast<size_t>(C * c.H), seed++, -5.f, 5.f);
     x[static_cast<size_t>(c.H + 1)] = std::numeric_limits<float>::quiet_NaN();  // plane 1, row 1
-    expect_max_pool_naive(shapes + "MaxPool " + attrs + " (X) }", x, C, c.H, 1, OH, 1, c.k, 1, c.s, 1, c.pt, 0);
+    expect_max_pool_naive(pool_model("MaxPool", attrs, C, c.H, 1, OH, 1), x, C, c.H, 1, OH, 1, c.k, 1, c.s, 1, c.pt, 0);
     x[static_cast<size_t>(c.H + 1)] = 0.25f;
-    Session s(test::plan_from_text(shapes + "AveragePool " + attrs + " (X) }"));
+    Session s(test::plan_from_text(pool_model("AveragePool", attrs, C, c.H, 1, OH, 1)));
     test::feed_f(s, "X", {1, C, c.H, 1}, x);
     s.run();
     const auto y = test::values<float>(s, "Y");
@@ -2067,11 +2078,10 @@ TEST_P(RuntimeKernels, MaxPoolStride2PaddedMatchesNaive) {
     const int64_t C = 3;
     auto out = [&](int64_t n, int64_t pad) { return (n + pad - c.k + (c.ceil ? 1 : 0)) / 2 + 1; };
     const int64_t OH = out(c.H, c.pt + c.pb), OW = out(c.W, c.pl + c.pr);
-    const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + std::to_string(C) + "," + std::to_string(c.H) + "," +
-                             std::to_string(c.W) + "] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + "," + std::to_string(OW) +
-                             "] Y) { Y = MaxPool <kernel_shape = [" + std::to_string(c.k) + ", " + std::to_string(c.k) + "], strides = [2, 2], pads = [" +
-                             std::to_string(c.pt) + ", " + std::to_string(c.pl) + ", " + std::to_string(c.pb) + ", " + std::to_string(c.pr) +
-                             "], ceil_mode = " + (c.ceil ? "1" : "0") + "> (X) }";
+    const std::string text = pool_model("MaxPool",
+                                        "kernel_shape = [" + std::to_string(c.k) + ", " + std::to_string(c.k) + "], strides = [2, 2], " +
+                                            pads_attr(c.pt, c.pl, c.pb, c.pr, c.ceil),
+                                        C, c.H, c.W, OH, OW);
     auto x = test::random_floats(static_cast<size_t>(C * c.H * c.W), seed++, -5.f, 5.f);
     const float nan = std::numeric_limits<float>::quiet_NaN();
     x[0] = nan;                                                   // plane 0, row 0, column 0
@@ -2096,11 +2106,10 @@ TEST_P(RuntimeKernels, MaxPoolStride1MatchesNaive) {
   for (const Case& c : cases) {
     const int64_t C = 3;
     const int64_t OH = c.H + c.pt + c.pb - c.kh + 1, OW = c.W + c.pl + c.pr - c.kw + 1;
-    const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]> g (float[1," + std::to_string(C) + "," + std::to_string(c.H) + "," +
-                             std::to_string(c.W) + "] X) => (float[1," + std::to_string(C) + "," + std::to_string(OH) + "," + std::to_string(OW) +
-                             "] Y) { Y = MaxPool <kernel_shape = [" + std::to_string(c.kh) + ", " + std::to_string(c.kw) + "], pads = [" +
-                             std::to_string(c.pt) + ", " + std::to_string(c.pl) + ", " + std::to_string(c.pb) + ", " + std::to_string(c.pr) +
-                             "], ceil_mode = " + (c.ceil ? "1" : "0") + "> (X) }";
+    const std::string text = pool_model("MaxPool",
+                                        "kernel_shape = [" + std::to_string(c.kh) + ", " + std::to_string(c.kw) + "], " +
+                                            pads_attr(c.pt, c.pl, c.pb, c.pr, c.ceil),
+                                        C, c.H, c.W, OH, OW);
     auto x = test::random_floats(static_cast<size_t>(C * c.H * c.W), seed++, -5.f, 5.f);
     x[static_cast<size_t>(c.H * c.W + c.W + 1)] = std::numeric_limits<float>::quiet_NaN();  // plane 1, row 1, column 1
     expect_max_pool_naive(text, x, C, c.H, c.W, OH, OW, c.kh, c.kw, 1, 1, c.pt, c.pl);
