@@ -135,8 +135,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   const bool few = 2 * tiles < p1 - p0;
   const bool stage = Act != InReg::None && !stream && !few;
-  thread_local std::vector<float, CacheAligned<float>> staged;
-  if (stage) staged.resize(static_cast<size_t>(kPanelRows * out.ldc));
+  float* const staged = stage ? staging_rows(kPanelRows, out.ldc) : nullptr;
   // One tile of panel p at columns [j, j + cols), B read from src with row stride ld; `fetch`: the
   // tile fetches the next panel into L2 as it goes.
   auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool fetch) {
@@ -151,7 +150,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     o.z2 = z2 ? z2 + at : nullptr;
     o.addend = addend ? addend + at : nullptr;
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-    if (stage) o.y = staged.data() + j;
+    if (stage) o.y = staged + j;
     const float* next = fetch && p + 1 < p1 ? a.panel(p + 1) : nullptr;
     if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
     else tile<Act, 1>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
@@ -184,9 +183,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
           if (j < full_end) one(p, j, kCols, B + j, ldb, j == j0);
           else one(p, j, static_cast<int>(j1 - j), bt, kCols, j == j0);
         }
-        if (stage)
-          for (int64_t r = 0; r < std::min<int64_t>(kPanelRows, a.M - p * kPanelRows); ++r)
-            avx2::stream_span(out.C + (p * kPanelRows + r) * out.ldc + j0, staged.data() + r * out.ldc + j0, j1 - j0);
+        if (stage) flush_staged(out, staged, p * kPanelRows, std::min(a.M, (p + 1) * kPanelRows), j0, j1, avx2::stream_span);
       }
     }
   }

@@ -192,8 +192,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   const bool few = 2 * tiles < p1 - p0;  // few columns, many panels (below)
   const bool stage = Act != InReg::None && !stream && !few;
-  thread_local std::vector<float, CacheAligned<float>> staged;
-  if (stage) staged.resize(static_cast<size_t>(2 * kPanelRows * out.ldc));
+  float* const staged = stage ? staging_rows(2 * kPanelRows, out.ldc) : nullptr;
   // One tile of panels [p, p + P) (P = 2 where p + 1 < p1) at columns [j, j + cols), B read from
   // src with row stride ld; `whole`: src has 32 readable columns; `fetch`: the tile fetches the
   // next pair of panels into L2 as it goes.
@@ -206,7 +205,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     TileOut o = base.shifted(m0 * out.ldc + j);
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-    if (stage) o.y = staged.data() + j;
+    if (stage) o.y = staged + j;
     with_tile_shape(P, cols, whole, ld, [&]<int Q, int V, bool Masked, bool Ahead>() {
       tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, fetch && p + 2 < p1 ? a.panel(p + 2) : nullptr, o, rows, cols);
     });
@@ -242,8 +241,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
           one(p, j, static_cast<int>(w), B + j, ldb, w == kCols, j == j0);
         }
         if (stage)  // the pair's rows (one panel's at a range's end: the next is another task's)
-          for (int64_t r = p * kPanelRows; r < std::min(a.M, std::min(p + 2, p1) * kPanelRows); ++r)
-            avx512::stream_span(out.C + r * out.ldc + j0, staged.data() + (r - p * kPanelRows) * out.ldc + j0, j1 - j0);
+          flush_staged(out, staged, p * kPanelRows, std::min(a.M, std::min(p + 2, p1) * kPanelRows), j0, j1, avx512::stream_span);
       }
     }
   }

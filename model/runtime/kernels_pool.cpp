@@ -367,25 +367,19 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
       // The same pools with padding (ResNet's 3x3 stride 2 with pads of 1 on 112x112): each plane
       // copied into a buffer whose padding is -inf, which a window's max never takes over an input
       // (a NaN wins; a window of padding alone is -inf, as below), then pooled as above. The
-      // separable pass below took 0.86 ms for ResNet-50's (Intel Xeon, 1 thread).
+      // separable pass below took 0.84 ms for ResNet-50's (Intel Xeon, 1 thread). The padding is
+      // written once a task: only the rows of the input change from plane to plane.
       if (kind == PoolKind::Max && two && (kh == 2 || kh == 3) && kw == kh && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph < kh && pw < kw &&
           cpu_has_avx2_fma()) {
         const int64_t Hp = std::max(H + ph, 2 * (OH - 1) + kh), Wp = std::max(W + pw, 2 * (OW - 1) + kw);  // every window inside
         ctx.pool().parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, P)), [&](int64_t b, int64_t e) {
           thread_local std::vector<float> buf;  // each thread's own, kept between calls
           if (buf.size() < static_cast<size_t>(Hp * Wp)) buf.resize(static_cast<size_t>(Hp * Wp));
-          constexpr float kLow = -std::numeric_limits<float>::infinity();
+          float* const pad = buf.data();
+          std::fill(pad, pad + Hp * Wp, -std::numeric_limits<float>::infinity());
           for (int64_t plane = b; plane < e; ++plane) {
             const float* xp = px + plane * IS;
-            float* const pad = buf.data();
-            std::fill(pad, pad + ph * Wp, kLow);
-            for (int64_t r = 0; r < H; ++r) {
-              float* const row = pad + (ph + r) * Wp;
-              std::fill(row, row + pw, kLow);
-              std::memcpy(row + pw, xp + r * W, static_cast<size_t>(W) * sizeof(float));
-              std::fill(row + pw + W, row + Wp, kLow);
-            }
-            std::fill(pad + (ph + H) * Wp, pad + Hp * Wp, kLow);
+            for (int64_t r = 0; r < H; ++r) std::memcpy(pad + (ph + r) * Wp + pw, xp + r * W, static_cast<size_t>(W) * sizeof(float));
             max_pool_s2_planes(pad, kh, Wp, py + plane * P, OH, OW);
           }
         });
