@@ -199,6 +199,12 @@ std::vector<int64_t> broadcast_strides(std::span<const int64_t> in_shape, std::s
 // Contiguous row-major strides.
 std::vector<int64_t> strides_of(std::span<const int64_t> shape);
 
+// The sum (in double) and the maximum (NaN when any value is) of n contiguous floats, on the
+// widest set the CPU has (kernels_pool.cpp): GlobalAveragePool's and GlobalMaxPool's planes, and
+// the reductions over an innermost run of dims.
+double plane_sum(const float* x, int64_t n);
+double plane_max(const float* x, int64_t n);
+
 // fp16 <-> fp32
 using model::half_to_float;
 using model::float_to_half;

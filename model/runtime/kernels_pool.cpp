@@ -544,10 +544,53 @@ std::unique_ptr<Kernel> pool_factory(const KernelInit& init, PoolKind kind) {
   });
 }
 
+std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kind) {
+  const double p_norm = static_cast<double>(init.attrs().get_int("p", 2));
+  return make_kernel([=](KernelContext& ctx) {
+    ctx.expect_dtype(0, {DType::Float, DType::Float16});
+    ctx.expect_min_rank(0, 2);
+    const Value& x = ctx.in(0);
+    const bool half = x.dtype() == DType::Float16;
+    const int64_t planes = x.dims()[0] * x.dims()[1];
+    const int64_t IS = product(std::span<const int64_t>(x.dims()).subspan(2));
+    Shape os(x.rank(), 1);
+    os[0] = x.dims()[0];
+    os[1] = x.dims()[1];
+    Value& y = ctx.out(0);
+    y.reset(x.dtype(), os);
+    // Planes split across the threads. float16: each plane widened into a buffer that stays in
+    // cache, the result rounded once.
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, IS));
+    ctx.pool().parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+      std::vector<float> widened(half ? static_cast<size_t>(IS) : 0);
+      for (int64_t plane = p0; plane < p1; ++plane) {
+        const float* xp = half ? widened.data() : x.as<float>().data() + plane * IS;
+        if (half) model::half_to_float(x.as<uint16_t>().data() + plane * IS, widened.data(), widened.size());
+        double acc = 0;
+        if (kind == PoolKind::Max) {
+          acc = plane_max(xp, IS);
+        } else if (kind == PoolKind::Avg) {
+          acc = IS > 0 ? plane_sum(xp, IS) / static_cast<double>(IS) : 0.0;
+        } else {
+          for (int64_t i = 0; i < IS; ++i) acc += std::pow(std::fabs(static_cast<double>(xp[i])), p_norm);
+          acc = std::pow(acc, 1.0 / p_norm);
+        }
+        if (half) y.mutable_as<uint16_t>()[static_cast<size_t>(plane)] = model::float_to_half(static_cast<float>(acc));
+        else y.mutable_as<float>()[static_cast<size_t>(plane)] = static_cast<float>(acc);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+namespace {
+
 // The sum (in double) or the maximum of a plane of n floats: 64 float lanes a step, the sums of
 // each block of 512 floats added into 8 double lanes (so that the error is that of float sums of
 // 8 values, then double). The maximum is NaN when any value is (the scalar loop's rule; any NaN
 // of the plane, found again by a scalar pass).
+
 double plane_max_scalar(const float* x, int64_t n) {
   double acc = -std::numeric_limits<double>::infinity();
   for (int64_t i = 0; i < n; ++i) acc = std::isnan(x[i]) || x[i] > acc ? x[i] : acc;
@@ -636,6 +679,8 @@ __attribute__((target("avx2,fma"))) double plane_max_avx2(const float* x, int64_
   return acc;
 }
 
+}  // namespace
+
 double plane_sum(const float* x, int64_t n) {
   return (cpu_has_avx512() ? plane_sum_avx512 : cpu_has_avx2_fma() ? plane_sum_avx2 : plane_sum_scalar)(x, n);
 }
@@ -643,45 +688,6 @@ double plane_max(const float* x, int64_t n) {
   return (cpu_has_avx512() ? plane_max_avx512 : cpu_has_avx2_fma() ? plane_max_avx2 : plane_max_scalar)(x, n);
 }
 
-std::unique_ptr<Kernel> global_pool_factory(const KernelInit& init, PoolKind kind) {
-  const double p_norm = static_cast<double>(init.attrs().get_int("p", 2));
-  return make_kernel([=](KernelContext& ctx) {
-    ctx.expect_dtype(0, {DType::Float, DType::Float16});
-    ctx.expect_min_rank(0, 2);
-    const Value& x = ctx.in(0);
-    const bool half = x.dtype() == DType::Float16;
-    const int64_t planes = x.dims()[0] * x.dims()[1];
-    const int64_t IS = product(std::span<const int64_t>(x.dims()).subspan(2));
-    Shape os(x.rank(), 1);
-    os[0] = x.dims()[0];
-    os[1] = x.dims()[1];
-    Value& y = ctx.out(0);
-    y.reset(x.dtype(), os);
-    // Planes split across the threads. float16: each plane widened into a buffer that stays in
-    // cache, the result rounded once.
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, IS));
-    ctx.pool().parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
-      std::vector<float> widened(half ? static_cast<size_t>(IS) : 0);
-      for (int64_t plane = p0; plane < p1; ++plane) {
-        const float* xp = half ? widened.data() : x.as<float>().data() + plane * IS;
-        if (half) model::half_to_float(x.as<uint16_t>().data() + plane * IS, widened.data(), widened.size());
-        double acc = 0;
-        if (kind == PoolKind::Max) {
-          acc = plane_max(xp, IS);
-        } else if (kind == PoolKind::Avg) {
-          acc = IS > 0 ? plane_sum(xp, IS) / static_cast<double>(IS) : 0.0;
-        } else {
-          for (int64_t i = 0; i < IS; ++i) acc += std::pow(std::fabs(static_cast<double>(xp[i])), p_norm);
-          acc = std::pow(acc, 1.0 / p_norm);
-        }
-        if (half) y.mutable_as<uint16_t>()[static_cast<size_t>(plane)] = model::float_to_half(static_cast<float>(acc));
-        else y.mutable_as<float>()[static_cast<size_t>(plane)] = static_cast<float>(acc);
-      }
-    });
-  });
-}
-
-}  // namespace
 
 void max_pool_s2_float(const float* x, int64_t planes, int64_t k, int64_t H, int64_t W, float* y, int64_t OH, int64_t OW) {
   for (int64_t p = 0; p < planes; ++p) max_pool_s2_planes(x + p * H * W, k, W, y + p * OH * OW, OH, OW);

@@ -16,6 +16,7 @@ struct ReducePlan {
   Shape out_shape;           // with keepdims applied
   std::vector<int64_t> kept_dims, kept_strides;  // input strides of kept dims
   std::vector<int64_t> red_offsets;              // input offsets of one reduction window
+  bool contiguous = false;                       // the window is red_offsets[i] = i (innermost dims)
 };
 
 ReducePlan plan_reduce(const Shape& in, const std::vector<bool>& reduce, bool keepdims) {
@@ -43,6 +44,8 @@ ReducePlan plan_reduce(const Shape& in, const std::vector<bool>& reduce, bool ke
     }
     p.red_offsets[static_cast<size_t>(i)] = off;
   }
+  p.contiguous = R > 0;
+  for (int64_t i = 0; i < R && p.contiguous; ++i) p.contiguous = p.red_offsets[static_cast<size_t>(i)] == i;
   return p;
 }
 
@@ -54,7 +57,9 @@ void reduce_typed(KernelContext& ctx, Red op, const Value& x, const ReducePlan& 
   const int64_t O = y.elements();
   const auto& ro = p.red_offsets;
   const bool empty = ro.empty();
-  ctx.pool().parallel_for(O, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, static_cast<int64_t>(ro.size()))), [&](int64_t b, int64_t e) {
+  // (Outputs a task: 4096 elements' worth of the scalar loop; 16 times as many in vector lanes.)
+  const int64_t work = std::is_same_v<T, float> && p.contiguous ? int64_t{1} << 16 : 4096;
+  ctx.pool().parallel_for(O, std::max<int64_t>(1, work / std::max<int64_t>(1, static_cast<int64_t>(ro.size()))), [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       int64_t rem = o, base = 0;
       for (size_t k = p.kept_dims.size(); k-- > 0;) {
@@ -62,6 +67,14 @@ void reduce_typed(KernelContext& ctx, Red op, const Value& x, const ReducePlan& 
         rem /= p.kept_dims[k];
       }
       const T* xs = px + base;
+      if constexpr (std::is_same_v<T, float>) {
+        // A window of contiguous floats (a LayerNorm's mean over its last axis) in vector lanes.
+        if (p.contiguous && (op == Red::Sum || op == Red::Mean || op == Red::Max)) {
+          const int64_t n = static_cast<int64_t>(ro.size());
+          py[o] = static_cast<float>(op == Red::Max ? plane_max(xs, n) : op == Red::Mean ? plane_sum(xs, n) / static_cast<double>(n) : plane_sum(xs, n));
+          continue;
+        }
+      }
       if constexpr (std::is_floating_point_v<T>) {
         double acc = 0;
         switch (op) {

@@ -233,6 +233,61 @@ TEST_P(RuntimeVectorKernels, GlobalPoolsMatchNaive) {
     }
 }
 
+// ReduceSum, ReduceMean and ReduceMax of X [5, 2, n] over the innermost axis and the innermost
+// two (windows of contiguous floats: the vector path) and over the first (strided windows), for
+// runs of every length around the vector and block sizes, at one and two threads, against sums
+// and maxima in double; a NaN in a window gives NaN for its maximum.
+TEST_P(RuntimeVectorKernels, InnermostReductionsMatchNaive) {
+  struct Axes {
+    const char* list;   // as the attribute and the Constant's values
+    int64_t count;      // the axes' number
+    bool first;         // axis 0 (else the innermost `count`)
+  };
+  const Axes cases[] = {{"-1", 1, false}, {"1, 2", 2, false}, {"0", 1, true}};
+  for (int64_t n : {1, 7, 15, 16, 17, 63, 64, 65, 384, 511, 512, 513, 1000})
+    for (const Axes& ax : cases)
+      for (int threads : {1, 2}) {
+        const int64_t D0 = 5, D1 = 2;
+        auto x = test::random_floats(static_cast<size_t>(D0 * D1 * n), 5 + static_cast<uint32_t>(n), -3.f, 5.f);
+        x[static_cast<size_t>(D1 * n + n / 2)] = std::numeric_limits<float>::quiet_NaN();  // X[1, 0, n / 2]
+        const std::string list(ax.list), out = ax.first ? "[2," + std::to_string(n) + "]" : ax.count == 2 ? "[5]" : "[5,2]";
+        Session s(test::plan_from_text("<ir_version: 8, opset_import: [\"\" : 13]> g (float[5,2," + std::to_string(n) + "] X) => (float" + out +
+                                           " S, float" + out + " M, float" + out + " Mx) {\n  a = Constant <value = int64[" +
+                                           std::to_string(ax.count) + "] {" + list + "}> ()\n  S = ReduceSum <keepdims = 0> (X, a)\n" +
+                                           "  M = ReduceMean <keepdims = 0, axes = [" + list + "]> (X)\n  Mx = ReduceMax <keepdims = 0, axes = [" +
+                                           list + "]> (X) }"),
+                  {.threads = threads});
+        test::feed_f(s, "X", {D0, D1, n}, x);
+        s.run();
+        // Output o's window: X[o / (D1 n)...] as the axes say.
+        const int64_t outputs = ax.first ? D1 * n : ax.count == 2 ? D0 : D0 * D1, window = D0 * D1 * n / outputs;
+        const auto sum = test::values<float>(s, "S"), mean = test::values<float>(s, "M"), mx = test::values<float>(s, "Mx");
+        ASSERT_EQ(sum.size(), static_cast<size_t>(outputs));
+        ASSERT_EQ(mean.size(), static_cast<size_t>(outputs));
+        ASSERT_EQ(mx.size(), static_cast<size_t>(outputs));
+        for (int64_t o = 0; o < outputs; ++o) {
+          double total = 0, top = -std::numeric_limits<double>::infinity();
+          bool nan = false;
+          for (int64_t w = 0; w < window; ++w) {
+            const float v = x[static_cast<size_t>(ax.first ? w * D1 * n + o : o * window + w)];
+            nan = nan || std::isnan(v);
+            total += v;
+            top = v > top ? v : top;
+          }
+          const std::string what = "n " + std::to_string(n) + " axes " + list + " output " + std::to_string(o) + " threads " + std::to_string(threads);
+          if (nan) {
+            EXPECT_TRUE(std::isnan(sum[static_cast<size_t>(o)])) << what;
+            EXPECT_TRUE(std::isnan(mean[static_cast<size_t>(o)])) << what;
+            EXPECT_TRUE(std::isnan(mx[static_cast<size_t>(o)])) << what;
+            continue;
+          }
+          EXPECT_NEAR(sum[static_cast<size_t>(o)], total, 1e-6 * (1 + std::fabs(total))) << what;
+          EXPECT_NEAR(mean[static_cast<size_t>(o)], total / static_cast<double>(window), 1e-6 * (1 + std::fabs(total / static_cast<double>(window)))) << what;
+          EXPECT_EQ(mx[static_cast<size_t>(o)], static_cast<float>(top)) << what;
+        }
+      }
+}
+
 // Float Add, Sub, Mul and Div with the broadcasts of real networks (a squeeze-excitation scale
 // [N, C, 1, 1], a scalar on either side, equal shapes, a last-axis vector, a middle axis), at
 // lengths around the vector widths and large enough to be split across threads: bit for bit the
