@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/runtime/thread_pool.h"
+#include "model/runtime/value.h"
 
 namespace nnxr::runtime {
 
@@ -112,14 +113,16 @@ bool chain_whole_rows(std::span<const ChainStep> steps);
 // Batched broadcasting MatMul of float tensors with numpy semantics (1-D operands promoted).
 // Returns the output shape; `out` is resized. Throws std::invalid_argument on bad shapes.
 std::vector<int64_t> matmul_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
-void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
+struct PackedB;
+// pb, unless null: b packed by pack_b (b 2-D, its [K, N]), which the products then read.
+void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out, const PackedB* pb = nullptr);
 // matmul_blas with a hook: done(r0, r1, c0, c1) runs on the thread that computed rows [r0, r1)
 // and columns [c0, c1) of the output seen as [rows, N], right after it wrote them (while they are
 // in its cache), each element once; the calls are serial work, spread over the pool as the
 // product is. Blocks of whole rows unless `columns`. The product's bits are matmul_blas's.
 using ProductDone = std::function<void(int64_t, int64_t, int64_t, int64_t)>;
 void matmul_blas_done(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out,
-                      const ProductDone& done, bool columns);
+                      const ProductDone& done, bool columns, const PackedB* pb = nullptr);
 void matmul_naive(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out);
 
 // An activation computed in the output pass of the node that produces its input (the Plan fuses
@@ -174,6 +177,22 @@ struct GemmOut {
 // Panels [p0, p1) and columns [n0, n1) of C = A · B + bias, then the epilogue, on the calling
 // thread. B is [K, N] with row stride ldb and is read in place. Only where gemm_packed_available().
 void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
+
+// A constant right operand B [K, N] (a MatMul's weights) packed once for gemm_packed's AVX-512
+// body: strips of kStripCols columns, each [K][kStripCols] (columns past N zero; every strip on a
+// cache line), which a tile reads front to back. Read in place, B's rows are a whole weight row
+// apart, and the tiles over few columns copied each strip out of them first. pack_b returns null
+// where that body does not run (no AVX-512, or N < kStripCols).
+constexpr int64_t kStripCols = 32;
+struct PackedB {
+  int64_t K = 0, N = 0;
+  std::vector<float, CacheAligned<float>> strips;
+  // The strip holding column j (a multiple of kStripCols) and the next kStripCols - 1.
+  const float* strip(int64_t j) const { return strips.data() + j / kStripCols * K * kStripCols; }
+};
+std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N);
+// gemm_packed with B packed (pack_b): columns [n0, n1), n0 a multiple of kStripCols.
+void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const PackedB& b, int64_t n0, int64_t n1, const GemmOut& out);
 
 // Products with few columns (the 7x7 and 14x14 planes of the last stages) with the rows in the
 // vector lanes: tiles of 32 rows x 14 or 7 columns, which 49 and 196 columns fill exactly

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 
 #include "model/runtime/compute.h"
 #include "model/runtime/avx2.h"
@@ -28,6 +29,27 @@ PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda) {
 }
 
 bool gemm_packed_available() { return cpu_has_avx2_fma(); }
+
+std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N) {
+  if (!cpu_has_avx512() || N < kStripCols || K <= 0) return nullptr;
+  auto p = std::make_shared<PackedB>();
+  p->K = K;
+  p->N = N;
+  const int64_t strips = (N + kStripCols - 1) / kStripCols;
+  p->strips.assign(static_cast<size_t>(strips * K * kStripCols), 0.f);
+  for (int64_t s = 0; s < strips; ++s) {
+    const int64_t j0 = s * kStripCols, w = std::min(kStripCols, N - j0);
+    float* dst = p->strips.data() + s * K * kStripCols;
+    for (int64_t k = 0; k < K; ++k) std::copy_n(B + k * N + j0, w, dst + k * kStripCols);
+  }
+  return p;
+}
+
+void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const PackedB& b, int64_t n0, int64_t n1, const GemmOut& out) {
+  if (p0 >= p1 || n0 >= n1) return;
+  if (n0 % kStripCols != 0 || a.K != b.K || n1 > b.N) throw std::logic_error("gemm_packed: columns or depth do not match the packed B");
+  gemm_packed_avx512(a, p0, p1, b, n0, n1, out);
+}
 
 #if defined(__x86_64__) || defined(__i386__)
 namespace {

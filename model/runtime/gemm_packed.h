@@ -53,6 +53,7 @@ void flush_staged(const GemmOut& out, const float* staged, int64_t r0, int64_t r
 }
 
 void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
+void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const PackedB& b, int64_t n0, int64_t n1, const GemmOut& out);
 void gemm_packed_f16_avx512(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1,
                             const GemmOutF16& out);
 

@@ -99,11 +99,12 @@ constexpr int64_t kFetchAhead = 8;
 // at a + q * panel. B holds floats or float16 (TB = uint16_t: widened in the register as loaded).
 // B's rows are read through the masks (m0, m1) when Masked (a partial tile read in place), whole
 // otherwise, and fetched kFetchAhead rows ahead when Ahead. `next`, unless null: the next pair of
-// panels (K x 12 floats), fetched into L2 a step at a time. Accumulators start at the bias; each
-// panel's 6 rows go to store(res, q, rows) at the end, rows < 6 for a last partial panel.
+// panels (K x 12 floats), fetched into L2 a step at a time; `later`, unless null: K lines from
+// there (64 bytes apart) fetched into L2, one a step. Accumulators start at the bias; each panel's
+// 6 rows go to store(res, q, rows) at the end, rows < 6 for a last partial panel.
 template <class TB, int P, int V, bool Masked, bool Ahead, class Store>
 [[gnu::always_inline]] NNXR_AVX512 inline void tile_body(const float* a, int64_t panel, const TB* b, int64_t ldb, int64_t K, const float* bias, int rows,
-                                                          int cols, const float* next, const Store& store) {
+                                                          int cols, const float* next, const char* later, const Store& store) {
   constexpr int R = P * kPanelRows;
   const __mmask16 m0 = avx512::lanes(cols), m1 = avx512::lanes(cols - 16);
   const auto load = [&](const TB* at, __mmask16 m) NNXR_AVX512 __attribute__((always_inline)) {
@@ -118,6 +119,7 @@ template <class TB, int P, int V, bool Masked, bool Ahead, class Store>
   const float* a2 = a + (P == 2 ? panel : 0);
   for (int64_t k = 0; k < K; ++k, a += kPanelRows, a2 += kPanelRows, b += ldb) {
     if (next) _mm_prefetch(reinterpret_cast<const char*>(next + 2 * kPanelRows * k), _MM_HINT_T1);
+    if (later) _mm_prefetch(later + 64 * k, _MM_HINT_T1);
     if constexpr (Ahead) {
       // the row's first and last byte (an address past B's end is never loaded: a prefetch does
       // not fault)
@@ -150,9 +152,9 @@ template <class TB, int P, int V, bool Masked, bool Ahead, class Store>
 }
 
 template <InReg Act, int P, int V, bool Masked, bool Ahead>
-NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb, int64_t K, const float* bias, const float* next, const TileOut& o, int rows,
-                      int cols) {
-  tile_body<float, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, next, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
+NNXR_AVX512 void tile(const float* a, int64_t panel, const float* b, int64_t ldb, int64_t K, const float* bias, const float* next, const char* later,
+                      const TileOut& o, int rows, int cols) {
+  tile_body<float, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, next, later, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
     store_tile<Act>(res, o.shifted(q * kPanelRows * o.ld), n, cols);
   });
 }
@@ -180,8 +182,12 @@ NNXR_AVX512 void copy_columns(const float* B, int64_t ldb, int64_t K, int64_t w,
   }
 }
 
+// pb, unless null: B packed (n0 a multiple of its strips' width), read strip by strip instead of
+// in place or copied.
 template <InReg Act>
-NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {
+NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out,
+                     const PackedB* pb = nullptr) {
+  static_assert(kStripCols == kCols, "a packed strip is one tile's columns");
   const int64_t K = a.K;
   const TileOut base = product_out<Act>(out);
   const bool stream = Act != InReg::None && out.ldc % 16 == 0;
@@ -196,7 +202,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   // One tile of panels [p, p + P) (P = 2 where p + 1 < p1) at columns [j, j + cols), B read from
   // src with row stride ld; `whole`: src has 32 readable columns; `fetch`: the tile fetches the
   // next pair of panels into L2 as it goes.
-  auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool whole, bool fetch) {
+  auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool whole, bool fetch, const char* later = nullptr) {
     const int P = p + 1 < p1 ? 2 : 1;
     const int64_t m0 = p * kPanelRows;
     const int rows = static_cast<int>(std::min<int64_t>(P * kPanelRows, a.M - m0));
@@ -207,7 +213,8 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
     if (stage) o.y = staged + j;
     with_tile_shape(P, cols, whole, ld, [&]<int Q, int V, bool Masked, bool Ahead>() {
-      tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, fetch && p + 2 < p1 ? a.panel(p + 2) : nullptr, o, rows, cols);
+      tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, fetch && p + 2 < p1 ? a.panel(p + 2) : nullptr, later, o, rows,
+                                     cols);
     });
   };
   if (few) {
@@ -219,15 +226,22 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
     // 0.77-0.81; with gemm_lanes' copies and rows aligned alike, the 512 3x3 on 7x7 2.22-2.38 ->
     // 1.71-1.86 and 2048 -> 512 on 7x7 0.84-0.97 -> 0.72-0.74.
     thread_local std::vector<float, CacheAligned<float>> copied;
-    copied.resize(static_cast<size_t>(K * kCols));
+    if (!pb) copied.resize(static_cast<size_t>(K * kCols));
     // (Not staged: every tile spans all the rows, so a staging buffer as large as the weights'
     // share of L2 would have to hold them, or spans of 32 columns be streamed, a line or two of
     // each. Staged 64 columns at a time, 256 KB, ResNet-50 ran 0.8 ms slower a run and yolox_nano
     // 0.7, the medians of 5 paired rounds, as large as one round's noise.)
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
-      copy_columns(B + j, ldb, K, w, copied.data());
-      for (int64_t p = p0; p < p1; p += 2) one(p, j, static_cast<int>(w), copied.data(), kCols, true, true);
+      if (!pb) copy_columns(B + j, ldb, K, w, copied.data());
+      const float* const src = pb ? pb->strip(j) : copied.data();
+      // The first two pairs over a packed strip fetch the next one into L2, half each: read from
+      // memory as the first pair's tiles go, a strip of vit_s16_4l's MLP weights held them up
+      // (without: its MLP products 0.2 ms slower each than reading B in place and copying it).
+      const bool more = pb && j + kCols < n1;
+      for (int64_t p = p0, i = 0; p < p1; p += 2, ++i)
+        one(p, j, static_cast<int>(w), src, kCols, true, true,
+            more && i < 2 ? reinterpret_cast<const char*>(pb->strip(j + kCols)) + i * K * 64 : nullptr);
     }
   } else {
     // Column blocks whose part of B stays in L2 while every pair of panels passes over it; B in
@@ -238,7 +252,8 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       for (int64_t p = p0; p < p1; p += 2) {
         for (int64_t j = j0; j < j1; j += kCols) {
           const int64_t w = std::min<int64_t>(kCols, j1 - j);
-          one(p, j, static_cast<int>(w), B + j, ldb, w == kCols, j == j0);
+          if (pb) one(p, j, static_cast<int>(w), pb->strip(j), kCols, true, j == j0);
+          else one(p, j, static_cast<int>(w), B + j, ldb, w == kCols, j == j0);
         }
         if (stage)  // the pair's rows (one panel's at a range's end: the next is another task's)
           flush_staged(out, staged, p * kPanelRows, std::min(a.M, std::min(p + 2, p1) * kPanelRows), j0, j1, avx512::stream_span);
@@ -275,7 +290,7 @@ template <bool Relu>
 template <bool Relu, int P, int V, bool Masked, bool Ahead>
 NNXR_AVX512 void tile_half(const float* a, int64_t panel, const uint16_t* b, int64_t ldb, int64_t K, const float* bias, const GemmOutF16& o, int64_t at,
                            int rows, int cols) {
-  tile_body<uint16_t, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, nullptr, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
+  tile_body<uint16_t, P, V, Masked, Ahead>(a, panel, b, ldb, K, bias, rows, cols, nullptr, nullptr, [&](const __m512 (&res)[kPanelRows][2], int q, int n) {
     store_tile_half<Relu>(res, o, at + q * kPanelRows * o.ldc, n, cols);
   });
 }
@@ -570,6 +585,11 @@ void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const float* B
   avx2::with_in_reg(e, [&]<InReg Act>() { run<Act>(a, p0, p1, B, ldb, n0, n1, out); });
 }
 
+void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const PackedB& b, int64_t n0, int64_t n1, const GemmOut& out) {
+  const Epilogue* e = out.act ? out.act->epi : nullptr;
+  avx2::with_in_reg(e, [&]<InReg Act>() { run<Act>(a, p0, p1, nullptr, 0, n0, n1, out, &b); });
+}
+
 void gemm_packed_f16_avx512(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1,
                             const GemmOutF16& out) {
   if (out.relu) run_half<true>(a, p0, p1, B, ldb, n0, n1, out);
@@ -599,6 +619,7 @@ void gemm_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_
 bool gemm_lanes_wins(int64_t, int64_t, int64_t) { return false; }
 void gemm_lanes(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
 void gemm_packed_avx512(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
+void gemm_packed_avx512(const PackedA&, int64_t, int64_t, const PackedB&, int64_t, int64_t, const GemmOut&) {}
 void gemm_packed_f16_avx512(const PackedA&, int64_t, int64_t, const uint16_t*, int64_t, int64_t, int64_t, const GemmOutF16&) {}
 #endif
 

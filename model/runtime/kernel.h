@@ -112,10 +112,16 @@ class KernelContext {
   const RunOptions* run_options_ = &kNoLimits;
 };
 
+struct PackedB;
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual void run(KernelContext& ctx) const = 0;
+  // A MatMul's constant right operand packed at plan time (pack_b), which the Session's MatMul
+  // with a chain reads too, when `b` (the right operand's bytes at run time) is that constant;
+  // null otherwise, and for every other kernel.
+  virtual const PackedB* packed_right(const void* /*b*/) const { return nullptr; }
 };
 
 template <class F>

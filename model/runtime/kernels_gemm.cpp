@@ -238,15 +238,18 @@ int64_t done_block_columns(int64_t R) { return std::max<int64_t>(64, (int64_t{1}
 // took 3.4 ms through it and takes 2.8 ms here. The AVX2 path keeps sgemm: the same machine under
 // NNXR_ISA=avx2 (OpenBLAS choosing its own kernels) ran vit_s16_4l in 42 ms through sgemm and in 53
 // through AVX2's gemm_packed.
-bool product_packed(const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K, const ProductDone* done, ThreadPool* pool) {
+bool product_packed(const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K, const ProductDone* done, ThreadPool* pool,
+                    const PackedB* pb = nullptr) {
   if (!cpu_has_avx512() || R < kPanelRows || N < 32 || K == 0) return false;
+  if (pb && (pb->K != K || pb->N != N)) pb = nullptr;
   const PackedA pa = pack_a(A, R, K, K);
   const GemmOut out{C, N, nullptr, nullptr, 0};
   const int64_t cb = done ? done_block_columns(R) : N;
   auto cols = [&](int64_t lo, int64_t hi) {
     for (int64_t c = lo; c < hi; c += cb) {
       const int64_t e = std::min(hi, c + cb);
-      gemm_packed(pa, 0, pa.panels(), B, N, c, e, out);
+      if (pb) gemm_packed(pa, 0, pa.panels(), *pb, c, e, out);  // (c: a multiple of 64)
+      else gemm_packed(pa, 0, pa.panels(), B, N, c, e, out);
       if (done) (*done)(0, R, c, e);
     }
   };
@@ -260,14 +263,14 @@ bool product_packed(const float* A, const float* B, float* C, int64_t R, int64_t
 // each its own sgemm, which packs the block's columns of B (B is still packed once
 // in all) and A again (A is the smaller: R x K against K x N). Split over the pool by columns.
 // Without `columns` (done takes whole rows), the whole product, then done over the pool.
-void gemm_done(const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K, bool columns, const ProductDone& done) {
+void gemm_done(const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K, bool columns, const ProductDone& done, const PackedB* pb) {
   ThreadPool* pool = gemm_pool;
-  if (columns && N >= 128 && product_packed(A, B, C, R, N, K, &done, pool)) return;
+  if (columns && N >= 128 && product_packed(A, B, C, R, N, K, &done, pool, pb)) return;
   if (K == 0 || N == 1 || R == 1 || !columns || N < 128) {
     if (K == 0) std::fill(C, C + R * N, 0.f);
     else if (N == 1)
       cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(R), static_cast<blasint>(K), 1.f, A, static_cast<blasint>(K), B, 1, 0.f, C, 1);
-    else if (!product_packed(A, B, C, R, N, K, nullptr, pool)) gemm_blas(false, false, R, N, K, 1.f, A, K, B, N, 0.f, C, N);
+    else if (!product_packed(A, B, C, R, N, K, nullptr, pool, pb)) gemm_blas(false, false, R, N, K, 1.f, A, K, B, N, 0.f, C, N);
     return rows_over_pool(pool, 0, R, N, done);
   }
   const int64_t cb = done_block_columns(R);
@@ -284,12 +287,14 @@ void gemm_done(const float* A, const float* B, float* C, int64_t R, int64_t N, i
 
 }  // namespace
 
-void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out) {
-  matmul_blas_done(as, a, bs, b, out, nullptr, false);
+void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out, const PackedB* pb) {
+  matmul_blas_done(as, a, bs, b, out, nullptr, false, pb);
 }
 
 void matmul_blas_done(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out,
-                      const ProductDone& done, bool columns) {
+                      const ProductDone& done, bool columns, const PackedB* pb) {
+  // A packed B is the whole of a 2-D b (shared by every product of the batch).
+  if (bs.size() != 2) pb = nullptr;
   // A batch of products that are each too small to be split over the pool (an attention's
   // per-head [197, 64] x [64, 197]) runs its products over it instead, each on one thread.
   const int64_t M = as.size() > 1 ? as[as.size() - 2] : 1, K = as.back(), N = bs.size() > 1 ? bs.back() : 1;
@@ -298,10 +303,10 @@ void matmul_blas_done(const std::vector<int64_t>& as, const float* a, const std:
   const bool small = M * N * K < kMinFlopsPerThread * 2 && nb * M * N * K >= kMinFlopsPerThread;
   ThreadPool* batches = !shared_b && small ? gemm_pool : nullptr;
   const std::function<void(const float*, const float*, float*, int64_t, int64_t, int64_t)> whole =
-      [&done, columns](const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K) { gemm_done(A, B, C, R, N, K, columns, done); };
+      [&done, columns, pb](const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K) { gemm_done(A, B, C, R, N, K, columns, done, pb); };
   matmul_driver<float>(
       as, a, bs, b, out,
-      [batches](const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K) {
+      [batches, pb](const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K) {
         if (K == 0) {
           std::fill(C, C + M * N, 0.f);
           return;
@@ -311,7 +316,7 @@ void matmul_blas_done(const std::vector<int64_t>& as, const float* a, const std:
                       1);
           return;
         }
-        if (product_packed(A, B, C, M, N, K, nullptr, batches ? nullptr : gemm_pool)) return;
+        if (product_packed(A, B, C, M, N, K, nullptr, batches ? nullptr : gemm_pool, pb)) return;
         if (batches)
           gemm_serial(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
         else
@@ -390,34 +395,57 @@ void erf_f32(const float* x, float* y, int64_t n) {
   erf_portable(x, y, n);
 }
 
-void register_gemm(Registry& r) {
-  r.add("MatMul", [](const KernelInit&) {
-    return make_kernel([](KernelContext& ctx) {
-      const Value &a = ctx.in(0), &b = ctx.in(1);
-      if (a.dtype() != b.dtype()) ctx.fail("inputs " + ctx.input_name(0) + " and " + ctx.input_name(1) + " have different element types");
-      Shape os;
-      try {
-        os = matmul_shape(a.dims(), b.dims());
-      } catch (const std::invalid_argument& e) {
-        ctx.fail(std::string("inputs ") + ctx.input_name(0) + " and " + ctx.input_name(1) + ": " + e.what());
-      }
-      Value& out = ctx.out(0);
-      out.reset(a.dtype(), os);
-      switch (a.dtype()) {
-        case DType::Float: return matmul_blas(a.dims(), a.as<float>().data(), b.dims(), b.as<float>().data(), out.mutable_as<float>().data());
-        case DType::Double:
-          return matmul_driver<double>(a.dims(), a.as<double>().data(), b.dims(), b.as<double>().data(), out.mutable_as<double>().data(), mm_naive<double>);
-        case DType::Int64:
-          return matmul_driver<int64_t>(a.dims(), a.as<int64_t>().data(), b.dims(), b.as<int64_t>().data(), out.mutable_as<int64_t>().data(),
-                                        mm_naive<int64_t>);
-        case DType::Int32:
-          return matmul_driver<int32_t>(a.dims(), a.as<int32_t>().data(), b.dims(), b.as<int32_t>().data(), out.mutable_as<int32_t>().data(),
-                                        mm_naive<int32_t>);
-        default: ctx.fail("element type " + std::string(model::dtype_name(a.dtype())) + " is not supported");
-      }
-    });
-  });
+namespace {
 
+// MatMul: float through matmul_blas (with its constant right operand packed once, where pack_b
+// takes it), the other types through the naive product.
+class MatMulKernel final : public Kernel {
+ public:
+  MatMulKernel(std::shared_ptr<const PackedB> packed, const void* source) : packed_(std::move(packed)), source_(source) {}
+  const PackedB* packed_right(const void* b) const override { return packed_ && b == source_ ? packed_.get() : nullptr; }
+
+  void run(KernelContext& ctx) const override {
+    const Value &a = ctx.in(0), &b = ctx.in(1);
+    if (a.dtype() != b.dtype()) ctx.fail("inputs " + ctx.input_name(0) + " and " + ctx.input_name(1) + " have different element types");
+    Shape os;
+    try {
+      os = matmul_shape(a.dims(), b.dims());
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(std::string("inputs ") + ctx.input_name(0) + " and " + ctx.input_name(1) + ": " + e.what());
+    }
+    Value& out = ctx.out(0);
+    out.reset(a.dtype(), os);
+    switch (a.dtype()) {
+      case DType::Float:
+        return matmul_blas(a.dims(), a.as<float>().data(), b.dims(), b.as<float>().data(), out.mutable_as<float>().data(), packed_right(b.data()));
+      case DType::Double:
+        return matmul_driver<double>(a.dims(), a.as<double>().data(), b.dims(), b.as<double>().data(), out.mutable_as<double>().data(), mm_naive<double>);
+      case DType::Int64:
+        return matmul_driver<int64_t>(a.dims(), a.as<int64_t>().data(), b.dims(), b.as<int64_t>().data(), out.mutable_as<int64_t>().data(),
+                                      mm_naive<int64_t>);
+      case DType::Int32:
+        return matmul_driver<int32_t>(a.dims(), a.as<int32_t>().data(), b.dims(), b.as<int32_t>().data(), out.mutable_as<int32_t>().data(),
+                                      mm_naive<int32_t>);
+      default: ctx.fail("element type " + std::string(model::dtype_name(a.dtype())) + " is not supported");
+    }
+  }
+
+ private:
+  std::shared_ptr<const PackedB> packed_;
+  const void* source_;  // the constant's bytes, which b must be for packed_ to stand for it
+};
+
+}  // namespace
+
+void register_gemm(Registry& r) {
+  r.add("MatMul", [](const KernelInit& init) -> std::unique_ptr<Kernel> {
+    // A constant 2-D float right operand (the weights of a transformer's projections) packed once.
+    const model::TensorData* w = init.constant_input(1);
+    if (w && w->dtype == DType::Float && w->shape.size() == 2 && static_cast<int64_t>(w->bytes.size()) == w->elements() * 4)
+      if (auto pb = pack_b(reinterpret_cast<const float*>(w->bytes.data()), w->shape[0], w->shape[1]))
+        return std::make_unique<MatMulKernel>(std::move(pb), w->bytes.data());
+    return std::make_unique<MatMulKernel>(nullptr, nullptr);
+  });
   r.add("Gemm", [](const KernelInit& init) {
     const bool ta = init.attrs().get_int("transA", 0) != 0, tb = init.attrs().get_int("transB", 0) != 0;
     const float alpha = init.attrs().get_float("alpha", 1.f), beta = init.attrs().get_float("beta", 1.f);

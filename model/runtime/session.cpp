@@ -653,8 +653,10 @@ bool run_product(const model::Graph& g, const Plan::Impl& p, size_t i, std::vect
   std::vector<ChainStep> steps;
   int64_t rows = 0, n = 0;
   if (!prepare_chain(g, chain, values, ready, mo, steps, rows, n)) return false;
+  const Kernel* kernel = p.nodes[i].kernel.get();
   matmul_blas_done(a.dims(), a.as<float>().data(), b.dims(), b.as<float>().data(), out.mutable_as<float>().data(),
-                   [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) { chain_block(steps, r0, r1, c0, c1, n); }, !chain_whole_rows(steps));
+                   [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) { chain_block(steps, r0, r1, c0, c1, n); }, !chain_whole_rows(steps),
+                   kernel ? kernel->packed_right(b.data()) : nullptr);
   check_output(g, mn, mo, out);
   for (const auto& c : chain.chain) {
     const model::Node& node = g.nodes[c.node];

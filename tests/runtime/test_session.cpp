@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <regex>
@@ -647,6 +648,60 @@ TEST_P(ProductEpilogues, MatchSeparateKernels) {
   }
 }
 NNXR_INSTANTIATE_PER_ISA(ProductEpilogues);
+
+// MatMuls whose right operand is a constant (an initializer, packed once where the AVX-512 body
+// runs): one with a bias added on its blocks (the Session's product with a chain), one alone (the
+// MatMul kernel), one with a batch of left operands. Every tensor equals, bit for bit, that of the
+// same graph with the weights fed as inputs (read in place), at one and two threads, in two runs.
+class ConstantWeights : public test::PerIsa {};
+
+TEST_P(ConstantWeights, MatchFedWeights) {
+  const auto x = test::random_floats(197 * 40, 21), w1 = test::random_floats(40 * 100, 22, -0.3f, 0.3f), b1 = test::random_floats(100, 23),
+             w2 = test::random_floats(40 * 300, 24, -0.3f, 0.3f), x3 = test::random_floats(2 * 30 * 40, 25);
+  const auto list = [](const std::vector<float>& v) {
+    std::string out;
+    char buf[32];
+    for (float f : v) {
+      std::snprintf(buf, sizeof buf, "%.9g,", static_cast<double>(f));
+      out += buf;
+    }
+    out.pop_back();
+    return out;
+  };
+  const std::string body = R"( {
+      m = MatMul(X, W1)
+      Y1 = Add(m, B1)
+      Y2 = MatMul(X, W2)
+      Y3 = MatMul(X3, W2) })";
+  const std::string head = "<ir_version: 8, opset_import: [\"\" : 13]>\n";
+  const std::string outs = " => (float[1,197,100] Y1, float[1,197,300] Y2, float[2,30,300] Y3)";
+  const std::string constant = head + "g (float[1,197,40] X, float[2,30,40] X3)" + outs + "\n<float[40,100] W1 = {" + list(w1) + "}, float[100] B1 = {" +
+                               list(b1) + "}, float[40,300] W2 = {" + list(w2) + "}>" + body;
+  const std::string fed = head + "g (float[1,197,40] X, float[2,30,40] X3, float[40,100] W1, float[100] B1, float[40,300] W2)" + outs + body;
+  for (int threads : {1, 2}) {
+    Session sc(test::plan_from_text(constant), {.threads = threads}), sf(test::plan_from_text(fed), {.threads = threads});
+    for (Session* ses : {&sc, &sf}) {
+      test::feed_f(*ses, "X", {1, 197, 40}, x);
+      test::feed_f(*ses, "X3", {2, 30, 40}, x3);
+    }
+    test::feed_f(sf, "W1", {40, 100}, w1);
+    test::feed_f(sf, "B1", {100}, b1);
+    test::feed_f(sf, "W2", {40, 300}, w2);
+    for (int run = 0; run < 2; ++run) {
+      sc.run();
+      sf.run();
+      for (const char* name : {"m", "Y1", "Y2", "Y3"}) {
+        const auto c = test::values<float>(sc, name), f = test::values<float>(sf, name);
+        ASSERT_FALSE(c.empty()) << name;
+        ASSERT_EQ(c.size(), f.size()) << name;
+        size_t differ = 0;
+        for (size_t i = 0; i < c.size(); ++i) differ += std::memcmp(&c[i], &f[i], sizeof(float)) != 0;
+        EXPECT_EQ(differ, 0u) << name << " (" << threads << " threads, run " << run << ")";
+      }
+    }
+  }
+}
+NNXR_INSTANTIATE_PER_ISA(ConstantWeights);
 
 namespace nnxr::runtime {
 namespace {
