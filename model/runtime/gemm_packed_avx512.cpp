@@ -580,6 +580,47 @@ void run_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t
 
 }  // namespace
 
+// Six rows of A (lda apart) as one panel, k-major: 16 columns a step, the rows interleaved in
+// pairs and the pairs merged by permutes into six whole vectors of (k, row) (each 16 floats of
+// output take their rows from three pairs: two permutes), the columns past the last 16 one by one.
+NNXR_AVX512 void pack_panel_avx512(const float* A, int64_t lda, int64_t K, float* dst) {
+  static_assert(kPanelRows == 6, "three pairs of rows");
+  // Output vector v (of the three a step of 8 columns fills) lane i: flat f = 16 v + i, column
+  // k = f / 6, row r = f % 6: from pair r / 2, lane 2 k + r % 2 of its interleaved vector.
+  alignas(64) int32_t idx_a[3][16], idx_b[3][16];
+  __mmask16 third[3] = {0, 0, 0};  // lanes from the third pair
+  for (int v = 0; v < 3; ++v)
+    for (int i = 0; i < 16; ++i) {
+      const int f = 16 * v + i, k = f / 6, r = f % 6, lane = 2 * k + r % 2;
+      idx_a[v][i] = r / 2 == 0 ? lane : 16 + lane;  // pairs 0 and 1
+      idx_b[v][i] = 16 + lane;                      // pair 2 (as b)
+      if (r / 2 == 2) third[v] = static_cast<__mmask16>(third[v] | (1u << i));
+    }
+  __m512i ia[3], ib[3];
+  for (int v = 0; v < 3; ++v) {
+    ia[v] = _mm512_load_si512(idx_a[v]);
+    ib[v] = _mm512_load_si512(idx_b[v]);
+  }
+  const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16, dst += 16 * kPanelRows) {
+    __m512 pairs[2][3];  // [half: columns 0-7 or 8-15][pair]
+    for (int q = 0; q < 3; ++q) {
+      const __m512 x0 = _mm512_loadu_ps(A + 2 * q * lda + k), x1 = _mm512_loadu_ps(A + (2 * q + 1) * lda + k);
+      pairs[0][q] = _mm512_permutex2var_ps(x0, lo, x1);
+      pairs[1][q] = _mm512_permutex2var_ps(x0, hi, x1);
+    }
+    for (int h = 0; h < 2; ++h)
+      for (int v = 0; v < 3; ++v) {
+        const __m512 u = _mm512_permutex2var_ps(pairs[h][0], ia[v], pairs[h][1]);
+        _mm512_storeu_ps(dst + 48 * h + 16 * v, _mm512_mask_permutex2var_ps(u, third[v], ib[v], pairs[h][2]));
+      }
+  }
+  for (; k < K; ++k, dst += kPanelRows)
+    for (int r = 0; r < kPanelRows; ++r) dst[r] = A[r * lda + k];
+}
+
 void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {
   const Epilogue* e = out.act ? out.act->epi : nullptr;
   avx2::with_in_reg(e, [&]<InReg Act>() { run<Act>(a, p0, p1, B, ldb, n0, n1, out); });
@@ -619,6 +660,7 @@ void gemm_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_
 bool gemm_lanes_wins(int64_t, int64_t, int64_t) { return false; }
 void gemm_lanes(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
 void gemm_packed_avx512(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
+void pack_panel_avx512(const float*, int64_t, int64_t, float*) {}
 void gemm_packed_avx512(const PackedA&, int64_t, int64_t, const PackedB&, int64_t, int64_t, const GemmOut&) {}
 void gemm_packed_f16_avx512(const PackedA&, int64_t, int64_t, const uint16_t*, int64_t, int64_t, int64_t, const GemmOutF16&) {}
 #endif

@@ -352,6 +352,28 @@ TEST_P(RuntimeKernels, MatMulSharedWeightsMatchesNaive) {
   }
 }
 
+// pack_a's panels (by the AVX-512 transpose where it runs, element by element otherwise) hold
+// row r of panel p at column k at data[(p K + k) 6 + r], zero for rows past M: every row count
+// around the panel height, depths around the transpose's 16 columns, rows wider than K.
+TEST_P(RuntimeKernels, PackedPanelsHoldTheRows) {
+  for (int64_t M : {1, 5, 6, 7, 12, 13, 197})
+    for (int64_t K : {1, 15, 16, 17, 33, 384}) {
+      const int64_t lda = K + 3;
+      const auto a = test::random_floats(static_cast<size_t>(M * lda), static_cast<uint32_t>(M * 1000 + K));
+      const PackedA p = pack_a(a.data(), M, K, lda);
+      ASSERT_EQ(p.data.size(), static_cast<size_t>(p.panels() * K * kPanelRows)) << M << "x" << K;
+      size_t wrong = 0;
+      for (int64_t q = 0; q < p.panels(); ++q)
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t r = 0; r < kPanelRows; ++r) {
+            const int64_t m = q * kPanelRows + r;
+            const float want = m < M ? a[static_cast<size_t>(m * lda + k)] : 0.f;
+            wrong += std::memcmp(&p.data[static_cast<size_t>((q * K + k) * kPanelRows + r)], &want, sizeof want) != 0;
+          }
+      EXPECT_EQ(wrong, 0u) << M << " rows x " << K;
+    }
+}
+
 // A constant right operand packed once (pack_b, AVX-512 only): the products that read its strips
 // equal, bit for bit, those that read it in place or copy its columns (the same products in the
 // same order), whole and in blocks of columns for a chain, over the pool by columns at two
