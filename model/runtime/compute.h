@@ -190,7 +190,8 @@ struct PackedB {
   // The strip holding column j (a multiple of kStripCols) and the next kStripCols - 1.
   const float* strip(int64_t j) const { return strips.data() + j / kStripCols * K * kStripCols; }
 };
-std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N);
+// `transposed`: B given as its transpose [N, K] (a Gemm's transB).
+std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N, bool transposed = false);
 // gemm_packed with B packed (pack_b): columns [n0, n1), n0 a multiple of kStripCols.
 void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const PackedB& b, int64_t n0, int64_t n1, const GemmOut& out);
 

@@ -35,7 +35,7 @@ PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda) {
 
 bool gemm_packed_available() { return cpu_has_avx2_fma(); }
 
-std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N) {
+std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N, bool transposed) {
   if (!cpu_has_avx512() || N < kStripCols || K <= 0) return nullptr;
   auto p = std::make_shared<PackedB>();
   p->K = K;
@@ -45,7 +45,11 @@ std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N) {
   for (int64_t s = 0; s < strips; ++s) {
     const int64_t j0 = s * kStripCols, w = std::min(kStripCols, N - j0);
     float* dst = p->strips.data() + s * K * kStripCols;
-    for (int64_t k = 0; k < K; ++k) std::copy_n(B + k * N + j0, w, dst + k * kStripCols);
+    for (int64_t k = 0; k < K; ++k)
+      if (transposed)
+        for (int64_t j = 0; j < w; ++j) dst[k * kStripCols + j] = B[(j0 + j) * K + k];
+      else
+        std::copy_n(B + k * N + j0, w, dst + k * kStripCols);
   }
   return p;
 }

@@ -449,6 +449,15 @@ void register_gemm(Registry& r) {
   r.add("Gemm", [](const KernelInit& init) {
     const bool ta = init.attrs().get_int("transA", 0) != 0, tb = init.attrs().get_int("transB", 0) != 0;
     const float alpha = init.attrs().get_float("alpha", 1.f), beta = init.attrs().get_float("beta", 1.f);
+    // A constant B (a linear layer's weights, transposed or not) packed once, as MatMul's, for
+    // products of A as it is (alpha 1): C is then added to the product instead of under it.
+    std::shared_ptr<const PackedB> packed;
+    const void* source = nullptr;
+    if (const model::TensorData* w = init.constant_input(1);
+        !ta && alpha == 1.f && w && w->dtype == DType::Float && w->shape.size() == 2 && static_cast<int64_t>(w->bytes.size()) == w->elements() * 4) {
+      packed = pack_b(reinterpret_cast<const float*>(w->bytes.data()), w->shape[tb ? 1 : 0], w->shape[tb ? 0 : 1], tb);
+      source = w->bytes.data();
+    }
     return make_kernel([=](KernelContext& ctx) {
       ctx.expect_dtype(0, {DType::Float});
       ctx.expect_dtype(1, {DType::Float});
@@ -463,12 +472,27 @@ void register_gemm(Registry& r) {
       Value& out = ctx.out(0);
       out.reset(DType::Float, {M, N});
       float* y = out.mutable_as<float>().data();
-      float use_beta = 0.f;
-      if (const Value* c = ctx.opt(2); c && beta != 0.f && c->elements() > 0) {
+      const Value* c = ctx.opt(2);
+      if (c && beta != 0.f && c->elements() > 0) {
         ctx.expect_dtype(2, {DType::Float});
         const Shape shapes[2] = {{M, N}, c->dims()};
         if (c->rank() > 2 || broadcast_shapes(ctx, shapes) != Shape{M, N})
           ctx.fail("C " + ctx.input_name(2) + " " + shape_str(c->shape()) + " does not broadcast to [" + std::to_string(M) + ", " + std::to_string(N) + "]");
+      } else {
+        c = nullptr;
+      }
+      if (packed && b.data() == source && packed->K == K && packed->N == N &&
+          product_packed(a.as<float>().data(), b.as<float>().data(), y, M, N, K, nullptr, gemm_pool, packed.get())) {
+        if (c) {  // y += beta C
+          const auto st = broadcast_strides(c->dims(), Shape{M, N});
+          const float* pc = c->as<float>().data();
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) y[i * N + j] += beta * pc[i * st[0] + j * st[1]];
+        }
+        return;
+      }
+      float use_beta = 0.f;
+      if (c) {
         const auto st = broadcast_strides(c->dims(), Shape{M, N});
         const float* pc = c->as<float>().data();
         for (int64_t i = 0; i < M; ++i)

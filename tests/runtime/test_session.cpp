@@ -703,6 +703,72 @@ TEST_P(ConstantWeights, MatchFedWeights) {
 }
 NNXR_INSTANTIATE_PER_ISA(ConstantWeights);
 
+// Gemm with constant weights (packed once where the AVX-512 body runs, C added after the product):
+// B as it is and transposed, C of every broadcast shape and none, beta 1 and 0.5, 50 rows and 4
+// (too few for the packed product), alpha 2 (not packed): within float rounding of the product
+// in double.
+TEST_P(ConstantWeights, GemmMatchesDouble) {
+  const auto list = [](const std::vector<float>& v) {
+    std::string out;
+    char buf[32];
+    for (float f : v) {
+      std::snprintf(buf, sizeof buf, "%.9g,", static_cast<double>(f));
+      out += buf;
+    }
+    out.pop_back();
+    return out;
+  };
+  constexpr int64_t K = 40, N = 70;
+  const auto w = test::random_floats(K * N, 31, -0.5f, 0.5f);
+  for (int64_t M : {50, 4})
+    for (bool tb : {false, true})
+      for (const char* cshape : {"", "70", "1,70", "50,1", "50,70"})
+        for (float beta : {1.f, 0.5f})
+          for (float alpha : {1.f, 2.f}) {
+            std::string cs = cshape;
+            if (M == 4 && cs.rfind("50", 0) == 0) cs = "4" + cs.substr(2);
+            std::vector<int64_t> cdims;
+            for (size_t at = 0; !cs.empty() && at != std::string::npos;) {
+              const size_t comma = cs.find(',', at);
+              cdims.push_back(std::stoll(cs.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
+              at = comma == std::string::npos ? comma : comma + 1;
+            }
+            int64_t cn = 1;
+            for (int64_t d : cdims) cn *= d;
+            const auto x = test::random_floats(static_cast<size_t>(M * K), 32), cv = test::random_floats(static_cast<size_t>(cn), 33);
+            char attrs[96];
+            std::snprintf(attrs, sizeof attrs, "<transB = %d, alpha = %.1f, beta = %.1f>", tb ? 1 : 0, static_cast<double>(alpha), static_cast<double>(beta));
+            const std::string shape_w = tb ? "70,40" : "40,70";
+            std::string inits = "<float[" + shape_w + "] W = {" + list(w) + "}";
+            if (!cs.empty()) inits += ", float[" + cs + "] C = {" + list(cv) + "}";
+            inits += ">";
+            const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[" + std::to_string(M) + ",40] X) => (float[" + std::to_string(M) +
+                                     ",70] Y)\n" + inits + " {\n  Y = Gemm " + attrs + " (X, W" + (cs.empty() ? "" : ", C") + ") }";
+            Session s(test::plan_from_text(text), {.threads = 2});
+            test::feed_f(s, "X", {M, K}, x);
+            s.run();
+            const auto y = test::values<float>(s, "Y");
+            ASSERT_EQ(y.size(), static_cast<size_t>(M * N));
+            const std::string what = std::to_string(M) + " rows, transB " + std::to_string(tb) + ", C [" + cs + "], alpha " + std::to_string(alpha) +
+                                     ", beta " + std::to_string(beta);
+            for (int64_t i = 0; i < M; ++i)
+              for (int64_t j = 0; j < N; ++j) {
+                double ref = 0, mag = 0;
+                for (int64_t k = 0; k < K; ++k) {
+                  const double p = static_cast<double>(x[static_cast<size_t>(i * K + k)]) * w[static_cast<size_t>(tb ? j * K + k : k * N + j)];
+                  ref += p;
+                  mag += std::fabs(p);
+                }
+                ref *= alpha;
+                if (!cs.empty()) {
+                  const int64_t ci = cdims.size() == 2 ? (cdims[0] == 1 ? 0 : i) * cdims[1] + (cdims[1] == 1 ? 0 : j) : j;
+                  ref += beta * static_cast<double>(cv[static_cast<size_t>(ci)]);
+                }
+                ASSERT_NEAR(y[static_cast<size_t>(i * N + j)], ref, 1e-5 * (alpha * mag + 2)) << what << " at " << i << "," << j;
+              }
+          }
+}
+
 namespace nnxr::runtime {
 namespace {
 
