@@ -655,19 +655,21 @@ NNXR_INSTANTIATE_PER_ISA(ProductEpilogues);
 // same graph with the weights fed as inputs (read in place), at one and two threads, in two runs.
 class ConstantWeights : public test::PerIsa {};
 
+// The values of v as an ONNX text tensor's list ("1.5,-2,..."), each exactly (9 significant digits).
+std::string text_list(const std::vector<float>& v) {
+  std::string out;
+  char buf[32];
+  for (float f : v) {
+    std::snprintf(buf, sizeof buf, "%.9g,", static_cast<double>(f));
+    out += buf;
+  }
+  out.pop_back();
+  return out;
+}
+
 TEST_P(ConstantWeights, MatchFedWeights) {
   const auto x = test::random_floats(197 * 40, 21), w1 = test::random_floats(40 * 100, 22, -0.3f, 0.3f), b1 = test::random_floats(100, 23),
              w2 = test::random_floats(40 * 300, 24, -0.3f, 0.3f), x3 = test::random_floats(2 * 30 * 40, 25);
-  const auto list = [](const std::vector<float>& v) {
-    std::string out;
-    char buf[32];
-    for (float f : v) {
-      std::snprintf(buf, sizeof buf, "%.9g,", static_cast<double>(f));
-      out += buf;
-    }
-    out.pop_back();
-    return out;
-  };
   const std::string body = R"( {
       m = MatMul(X, W1)
       Y1 = Add(m, B1)
@@ -675,8 +677,8 @@ TEST_P(ConstantWeights, MatchFedWeights) {
       Y3 = MatMul(X3, W2) })";
   const std::string head = "<ir_version: 8, opset_import: [\"\" : 13]>\n";
   const std::string outs = " => (float[1,197,100] Y1, float[1,197,300] Y2, float[2,30,300] Y3)";
-  const std::string constant = head + "g (float[1,197,40] X, float[2,30,40] X3)" + outs + "\n<float[40,100] W1 = {" + list(w1) + "}, float[100] B1 = {" +
-                               list(b1) + "}, float[40,300] W2 = {" + list(w2) + "}>" + body;
+  const std::string constant = head + "g (float[1,197,40] X, float[2,30,40] X3)" + outs + "\n<float[40,100] W1 = {" + text_list(w1) + "}, float[100] B1 = {" +
+                               text_list(b1) + "}, float[40,300] W2 = {" + text_list(w2) + "}>" + body;
   const std::string fed = head + "g (float[1,197,40] X, float[2,30,40] X3, float[40,100] W1, float[100] B1, float[40,300] W2)" + outs + body;
   for (int threads : {1, 2}) {
     Session sc(test::plan_from_text(constant), {.threads = threads}), sf(test::plan_from_text(fed), {.threads = threads});
@@ -708,16 +710,6 @@ NNXR_INSTANTIATE_PER_ISA(ConstantWeights);
 // (too few for the packed product), alpha 2 (not packed): within float rounding of the product
 // in double.
 TEST_P(ConstantWeights, GemmMatchesDouble) {
-  const auto list = [](const std::vector<float>& v) {
-    std::string out;
-    char buf[32];
-    for (float f : v) {
-      std::snprintf(buf, sizeof buf, "%.9g,", static_cast<double>(f));
-      out += buf;
-    }
-    out.pop_back();
-    return out;
-  };
   constexpr int64_t K = 40, N = 70;
   const auto w = test::random_floats(K * N, 31, -0.5f, 0.5f);
   for (int64_t M : {50, 4})
@@ -739,8 +731,8 @@ TEST_P(ConstantWeights, GemmMatchesDouble) {
             char attrs[96];
             std::snprintf(attrs, sizeof attrs, "<transB = %d, alpha = %.1f, beta = %.1f>", tb ? 1 : 0, static_cast<double>(alpha), static_cast<double>(beta));
             const std::string shape_w = tb ? "70,40" : "40,70";
-            std::string inits = "<float[" + shape_w + "] W = {" + list(w) + "}";
-            if (!cs.empty()) inits += ", float[" + cs + "] C = {" + list(cv) + "}";
+            std::string inits = "<float[" + shape_w + "] W = {" + text_list(w) + "}";
+            if (!cs.empty()) inits += ", float[" + cs + "] C = {" + text_list(cv) + "}";
             inits += ">";
             const std::string text = "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[" + std::to_string(M) + ",40] X) => (float[" + std::to_string(M) +
                                      ",70] Y)\n" + inits + " {\n  Y = Gemm " + attrs + " (X, W" + (cs.empty() ? "" : ", C") + ") }";
