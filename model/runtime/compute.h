@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "model/runtime/thread_pool.h"
-#include "model/runtime/value.h"
 
 namespace nnxr::runtime {
 
@@ -182,13 +181,15 @@ void gemm_packed(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64
 // body: strips of kStripCols columns, each [K][kStripCols] (columns past N zero; every strip on a
 // cache line), which a tile reads front to back. Read in place, B's rows are a whole weight row
 // apart, and the tiles over few columns copied each strip out of them first. pack_b returns null
-// where that body does not run (no AVX-512, or N < kStripCols).
+// where that body does not run (no AVX-512, or N < kStripCols). Like the weights themselves (and a
+// Conv's packed weights), not counted against the memory ceiling, which bounds what a run holds.
 constexpr int64_t kStripCols = 32;
 struct PackedB {
   int64_t K = 0, N = 0;
-  std::vector<float, CacheAligned<float>> strips;
+  std::vector<float> storage;
+  size_t offset = 0;  // floats from storage's start to the first strip (on a cache line)
   // The strip holding column j (a multiple of kStripCols) and the next kStripCols - 1.
-  const float* strip(int64_t j) const { return strips.data() + j / kStripCols * K * kStripCols; }
+  const float* strip(int64_t j) const { return storage.data() + offset + j / kStripCols * K * kStripCols; }
 };
 // `transposed`: B given as its transpose [N, K] (a Gemm's transB).
 std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N, bool transposed = false);

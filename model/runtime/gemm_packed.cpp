@@ -41,10 +41,11 @@ std::shared_ptr<const PackedB> pack_b(const float* B, int64_t K, int64_t N, bool
   p->K = K;
   p->N = N;
   const int64_t strips = (N + kStripCols - 1) / kStripCols;
-  p->strips.assign(static_cast<size_t>(strips * K * kStripCols), 0.f);
+  p->storage.assign(static_cast<size_t>(strips * K * kStripCols + 16), 0.f);
+  p->offset = (64 - reinterpret_cast<uintptr_t>(p->storage.data()) % 64) % 64 / sizeof(float);
   for (int64_t s = 0; s < strips; ++s) {
     const int64_t j0 = s * kStripCols, w = std::min(kStripCols, N - j0);
-    float* dst = p->strips.data() + s * K * kStripCols;
+    float* dst = p->storage.data() + p->offset + s * K * kStripCols;
     for (int64_t k = 0; k < K; ++k)
       if (transposed)
         for (int64_t j = 0; j < w; ++j) dst[k * kStripCols + j] = B[(j0 + j) * K + k];
