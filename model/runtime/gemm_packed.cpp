@@ -20,11 +20,10 @@ PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda) {
   p.K = K;
   p.lanes = std::make_shared<LaneCache>();
   // Full panels by the AVX-512 transpose where it runs (a transformer's activations are packed
-  // for every product); the rest element by element, the rows past M zero.
+  // for every product); the rest element by element, the rows past M left at zero.
   const int64_t full = cpu_has_avx512() ? M / kPanelRows : 0;
-  p.data.resize(static_cast<size_t>(p.panels() * K * kPanelRows));
+  p.data.resize(static_cast<size_t>(p.panels() * K * kPanelRows));  // (zeros)
   for (int64_t q = 0; q < full; ++q) pack_panel_avx512(A + q * kPanelRows * lda, lda, K, p.data.data() + q * K * kPanelRows);
-  std::fill(p.data.begin() + full * K * kPanelRows, p.data.end(), 0.f);
   for (int64_t m = full * kPanelRows; m < M; ++m) {
     float* panel = p.data.data() + (m / kPanelRows) * K * kPanelRows + m % kPanelRows;
     const float* row = A + m * lda;
