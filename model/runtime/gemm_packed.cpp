@@ -23,7 +23,7 @@ PackedA pack_a(const float* A, int64_t M, int64_t K, int64_t lda) {
   // for every product); the rest element by element, the rows past M left at zero.
   const int64_t full = cpu_has_avx512() ? M / kPanelRows : 0;
   p.data.resize(static_cast<size_t>(p.panels() * K * kPanelRows));  // (zeros)
-  for (int64_t q = 0; q < full; ++q) pack_panel_avx512(A + q * kPanelRows * lda, lda, K, p.data.data() + q * K * kPanelRows);
+  if (full > 0) pack_panels_avx512(A, lda, K, full, p.data.data());
   for (int64_t m = full * kPanelRows; m < M; ++m) {
     float* panel = p.data.data() + (m / kPanelRows) * K * kPanelRows + m % kPanelRows;
     const float* row = A + m * lda;

@@ -236,8 +236,9 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       if (!pb) copy_columns(B + j, ldb, K, w, copied.data());
       const float* const src = pb ? pb->strip(j) : copied.data();
       // The first two pairs over a packed strip fetch the next one into L2, half each: read from
-      // memory as the first pair's tiles go, a strip of vit_s16_4l's MLP weights held them up
-      // (without: its MLP products 0.2 ms slower each than reading B in place and copying it).
+      // memory as the first pair's tiles go, a strip of vit_s16_4l's weights held them up (without
+      // the fetch its 12 large products took 1.2 ms more a run than reading B in place and
+      // copying each strip: Intel Xeon, 1 thread).
       const bool more = pb && j + kCols < n1;
       for (int64_t p = p0, i = 0; p < p1; p += 2, ++i)
         one(p, j, static_cast<int>(w), src, kCols, true, true,
@@ -580,10 +581,11 @@ void run_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t
 
 }  // namespace
 
-// Six rows of A (lda apart) as one panel, k-major: 16 columns a step, the rows interleaved in
-// pairs and the pairs merged by permutes into six whole vectors of (k, row) (each 16 floats of
-// output take their rows from three pairs: two permutes), the columns past the last 16 one by one.
-NNXR_AVX512 void pack_panel_avx512(const float* A, int64_t lda, int64_t K, float* dst) {
+// `panels` panels of six rows of A (lda apart) each, k-major, one after the other at dst: 16
+// columns a step, the rows interleaved in pairs and the pairs merged by permutes into six whole
+// vectors of (k, row) (each 16 floats of output take their rows from three pairs: two permutes),
+// the columns past the last 16 one by one.
+NNXR_AVX512 void pack_panels_avx512(const float* A, int64_t lda, int64_t K, int64_t panels, float* dst) {
   static_assert(kPanelRows == 6, "three pairs of rows");
   // Output vector v (of the three a step of 8 columns fills) lane i: flat f = 16 v + i, column
   // k = f / 6, row r = f % 6: from pair r / 2, lane 2 k + r % 2 of its interleaved vector.
@@ -603,22 +605,24 @@ NNXR_AVX512 void pack_panel_avx512(const float* A, int64_t lda, int64_t K, float
   }
   const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-  int64_t k = 0;
-  for (; k + 16 <= K; k += 16, dst += 16 * kPanelRows) {
-    __m512 pairs[2][3];  // [half: columns 0-7 or 8-15][pair]
-    for (int q = 0; q < 3; ++q) {
-      const __m512 x0 = _mm512_loadu_ps(A + 2 * q * lda + k), x1 = _mm512_loadu_ps(A + (2 * q + 1) * lda + k);
-      pairs[0][q] = _mm512_permutex2var_ps(x0, lo, x1);
-      pairs[1][q] = _mm512_permutex2var_ps(x0, hi, x1);
-    }
-    for (int h = 0; h < 2; ++h)
-      for (int v = 0; v < 3; ++v) {
-        const __m512 u = _mm512_permutex2var_ps(pairs[h][0], ia[v], pairs[h][1]);
-        _mm512_storeu_ps(dst + 48 * h + 16 * v, _mm512_mask_permutex2var_ps(u, third[v], ib[v], pairs[h][2]));
+  for (int64_t panel = 0; panel < panels; ++panel, A += kPanelRows * lda) {
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16, dst += 16 * kPanelRows) {
+      __m512 pairs[2][3];  // [half: columns 0-7 or 8-15][pair]
+      for (int q = 0; q < 3; ++q) {
+        const __m512 x0 = _mm512_loadu_ps(A + 2 * q * lda + k), x1 = _mm512_loadu_ps(A + (2 * q + 1) * lda + k);
+        pairs[0][q] = _mm512_permutex2var_ps(x0, lo, x1);
+        pairs[1][q] = _mm512_permutex2var_ps(x0, hi, x1);
       }
+      for (int h = 0; h < 2; ++h)
+        for (int v = 0; v < 3; ++v) {
+          const __m512 u = _mm512_permutex2var_ps(pairs[h][0], ia[v], pairs[h][1]);
+          _mm512_storeu_ps(dst + 48 * h + 16 * v, _mm512_mask_permutex2var_ps(u, third[v], ib[v], pairs[h][2]));
+        }
+    }
+    for (; k < K; ++k, dst += kPanelRows)
+      for (int r = 0; r < kPanelRows; ++r) dst[r] = A[r * lda + k];
   }
-  for (; k < K; ++k, dst += kPanelRows)
-    for (int r = 0; r < kPanelRows; ++r) dst[r] = A[r * lda + k];
 }
 
 void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out) {
@@ -660,7 +664,7 @@ void gemm_lanes(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_
 bool gemm_lanes_wins(int64_t, int64_t, int64_t) { return false; }
 void gemm_lanes(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
 void gemm_packed_avx512(const PackedA&, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, const GemmOut&) {}
-void pack_panel_avx512(const float*, int64_t, int64_t, float*) {}
+void pack_panels_avx512(const float*, int64_t, int64_t, int64_t, float*) {}
 void gemm_packed_avx512(const PackedA&, int64_t, int64_t, const PackedB&, int64_t, int64_t, const GemmOut&) {}
 void gemm_packed_f16_avx512(const PackedA&, int64_t, int64_t, const uint16_t*, int64_t, int64_t, int64_t, const GemmOutF16&) {}
 #endif

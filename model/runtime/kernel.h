@@ -112,8 +112,6 @@ class KernelContext {
   const RunOptions* run_options_ = &kNoLimits;
 };
 
-struct PackedB;
-
 class Kernel {
  public:
   virtual ~Kernel() = default;

@@ -256,14 +256,19 @@ template <int W>
   float m = -kInf;
   for (int i = 0; i < W; ++i) m = lanes[i] > m ? lanes[i] : m;
   for (; k < n; ++k) m = x[k] > m ? x[k] : m;
+  // exp(t - m) of the W floats at t into e: 0 below exp_lanes' clamp (-inf: a masked position).
+  const auto exp_shifted = [m](const float* t, V& e) __attribute__((always_inline)) {
+    V d;
+    std::memcpy(&d, t, sizeof d);
+    d = d - m;
+    e = d;
+    exp_lanes<V, VI>(e);
+    e = d < -87.f ? V{} : e;
+  };
   V sv = V{};
   for (k = 0; k + W <= n; k += W) {
-    V d;
-    std::memcpy(&d, x + k, sizeof d);
-    d = d - m;
-    V t = d;
-    exp_lanes<V, VI>(t);
-    t = d < -87.f ? V{} : t;  // below exp_lanes' clamp (-inf: a masked position): 0
+    V t;
+    exp_shifted(x + k, t);
     std::memcpy(y + k, &t, sizeof t);
     sv += t;
   }
@@ -274,12 +279,8 @@ template <int W>
     const int64_t rem = n - k;
     float t[W];
     for (int i = 0; i < W; ++i) t[i] = i < rem ? x[k + i] : -kInf;
-    V d;
-    std::memcpy(&d, t, sizeof d);
-    d = d - m;
-    V e = d;
-    exp_lanes<V, VI>(e);
-    e = d < -87.f ? V{} : e;
+    V e;
+    exp_shifted(t, e);
     std::memcpy(t, &e, sizeof e);
     for (int64_t i = 0; i < rem; ++i) {
       y[k + i] = t[i];

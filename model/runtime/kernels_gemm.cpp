@@ -397,12 +397,28 @@ void erf_f32(const float* x, float* y, int64_t n) {
 
 namespace {
 
+// A node's constant 2-D float input 1 (a layer's weights) packed by pack_b at plan time (from its
+// transpose for a Gemm's transB), and the constant's bytes, which the input must be at run time
+// for the packing to stand for it; empty where the input is no such constant or pack_b declines.
+struct PackedWeights {
+  std::shared_ptr<const PackedB> packed;
+  const void* source = nullptr;
+
+  const PackedB* for_input(const void* b) const { return packed && b == source ? packed.get() : nullptr; }
+};
+PackedWeights pack_constant_right(const KernelInit& init, bool transposed) {
+  const model::TensorData* w = init.constant_input(1);
+  if (!w || w->dtype != DType::Float || w->shape.size() != 2 || static_cast<int64_t>(w->bytes.size()) != w->elements() * 4) return {};
+  const size_t k = transposed ? 1 : 0;
+  return {pack_b(reinterpret_cast<const float*>(w->bytes.data()), w->shape[k], w->shape[1 - k], transposed), w->bytes.data()};
+}
+
 // MatMul: float through matmul_blas (with its constant right operand packed once, where pack_b
 // takes it), the other types through the naive product.
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(std::shared_ptr<const PackedB> packed, const void* source) : packed_(std::move(packed)), source_(source) {}
-  const PackedB* packed_right(const void* b) const override { return packed_ && b == source_ ? packed_.get() : nullptr; }
+  explicit MatMulKernel(PackedWeights weights) : weights_(std::move(weights)) {}
+  const PackedB* packed_right(const void* b) const override { return weights_.for_input(b); }
 
   void run(KernelContext& ctx) const override {
     const Value &a = ctx.in(0), &b = ctx.in(1);
@@ -417,7 +433,7 @@ class MatMulKernel final : public Kernel {
     out.reset(a.dtype(), os);
     switch (a.dtype()) {
       case DType::Float:
-        return matmul_blas(a.dims(), a.as<float>().data(), b.dims(), b.as<float>().data(), out.mutable_as<float>().data(), packed_right(b.data()));
+        return matmul_blas(a.dims(), a.as<float>().data(), b.dims(), b.as<float>().data(), out.mutable_as<float>().data(), weights_.for_input(b.data()));
       case DType::Double:
         return matmul_driver<double>(a.dims(), a.as<double>().data(), b.dims(), b.as<double>().data(), out.mutable_as<double>().data(), mm_naive<double>);
       case DType::Int64:
@@ -431,33 +447,19 @@ class MatMulKernel final : public Kernel {
   }
 
  private:
-  std::shared_ptr<const PackedB> packed_;
-  const void* source_;  // the constant's bytes, which b must be for packed_ to stand for it
+  PackedWeights weights_;
 };
 
 }  // namespace
 
 void register_gemm(Registry& r) {
-  r.add("MatMul", [](const KernelInit& init) -> std::unique_ptr<Kernel> {
-    // A constant 2-D float right operand (the weights of a transformer's projections) packed once.
-    const model::TensorData* w = init.constant_input(1);
-    if (w && w->dtype == DType::Float && w->shape.size() == 2 && static_cast<int64_t>(w->bytes.size()) == w->elements() * 4)
-      if (auto pb = pack_b(reinterpret_cast<const float*>(w->bytes.data()), w->shape[0], w->shape[1]))
-        return std::make_unique<MatMulKernel>(std::move(pb), w->bytes.data());
-    return std::make_unique<MatMulKernel>(nullptr, nullptr);
-  });
+  r.add("MatMul", [](const KernelInit& init) -> std::unique_ptr<Kernel> { return std::make_unique<MatMulKernel>(pack_constant_right(init, false)); });
   r.add("Gemm", [](const KernelInit& init) {
     const bool ta = init.attrs().get_int("transA", 0) != 0, tb = init.attrs().get_int("transB", 0) != 0;
     const float alpha = init.attrs().get_float("alpha", 1.f), beta = init.attrs().get_float("beta", 1.f);
     // A constant B (a linear layer's weights, transposed or not) packed once, as MatMul's, for
     // products of A as it is (alpha 1): C is then added to the product instead of under it.
-    std::shared_ptr<const PackedB> packed;
-    const void* source = nullptr;
-    if (const model::TensorData* w = init.constant_input(1);
-        !ta && alpha == 1.f && w && w->dtype == DType::Float && w->shape.size() == 2 && static_cast<int64_t>(w->bytes.size()) == w->elements() * 4) {
-      packed = pack_b(reinterpret_cast<const float*>(w->bytes.data()), w->shape[tb ? 1 : 0], w->shape[tb ? 0 : 1], tb);
-      source = w->bytes.data();
-    }
+    const PackedWeights weights = !ta && alpha == 1.f ? pack_constant_right(init, tb) : PackedWeights{};
     return make_kernel([=](KernelContext& ctx) {
       ctx.expect_dtype(0, {DType::Float});
       ctx.expect_dtype(1, {DType::Float});
@@ -481,22 +483,25 @@ void register_gemm(Registry& r) {
       } else {
         c = nullptr;
       }
-      if (packed && b.data() == source && packed->K == K && packed->N == N &&
-          product_packed(a.as<float>().data(), b.as<float>().data(), y, M, N, K, nullptr, gemm_pool, packed.get())) {
-        if (c) {  // y += beta C
-          const auto st = broadcast_strides(c->dims(), Shape{M, N});
-          const float* pc = c->as<float>().data();
-          for (int64_t i = 0; i < M; ++i)
-            for (int64_t j = 0; j < N; ++j) y[i * N + j] += beta * pc[i * st[0] + j * st[1]];
-        }
+      // y = C broadcast, or (after the packed product) y += beta C.
+      const auto put_c = [&](bool add) {
+        const auto st = broadcast_strides(c->dims(), Shape{M, N});
+        const float* pc = c->as<float>().data();
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            const float v = pc[i * st[0] + j * st[1]];
+            float& o = y[i * N + j];
+            o = add ? o + beta * v : v;
+          }
+      };
+      if (const PackedB* packed = weights.for_input(b.data()); packed && packed->K == K && packed->N == N &&
+          product_packed(a.as<float>().data(), b.as<float>().data(), y, M, N, K, nullptr, gemm_pool, packed)) {
+        if (c) put_c(true);
         return;
       }
       float use_beta = 0.f;
       if (c) {
-        const auto st = broadcast_strides(c->dims(), Shape{M, N});
-        const float* pc = c->as<float>().data();
-        for (int64_t i = 0; i < M; ++i)
-          for (int64_t j = 0; j < N; ++j) y[i * N + j] = pc[i * st[0] + j * st[1]];
+        put_c(false);
         use_beta = beta;
       }
       gemm_blas(ta, tb, M, N, K, alpha, a.as<float>().data(), a.dims()[1], b.as<float>().data(), b.dims()[1], use_beta, y, N);

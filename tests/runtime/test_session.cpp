@@ -476,6 +476,17 @@ TEST(InPlaceConcatWriters, SliceResizeAndReshapeOutputsWrittenInTheirBlockMatchC
 // there), on each instruction set, at one and two threads (the larger chains split over the pool).
 class ElementwiseChains : public test::PerIsa {};
 
+// Whether tensor `name` is there and holds the same floats, bit for bit, in sessions a and b.
+::testing::AssertionResult same_bits(const Session& a, const Session& b, const char* name) {
+  const auto x = test::values<float>(a, name), y = test::values<float>(b, name);
+  if (x.empty()) return ::testing::AssertionFailure() << name << " is empty";
+  if (x.size() != y.size()) return ::testing::AssertionFailure() << name << ": " << x.size() << " against " << y.size() << " values";
+  size_t differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) differ += std::memcmp(&x[i], &y[i], sizeof(float)) != 0;
+  if (differ != 0) return ::testing::AssertionFailure() << name << ": " << differ << " values differ";
+  return ::testing::AssertionSuccess();
+}
+
 // `text` with the outputs of `names` read through an Identity by every later node.
 std::string through_identities(std::string text, std::initializer_list<const char*> names) {
   for (const std::string name : names) {
@@ -549,12 +560,7 @@ TEST_P(ElementwiseChains, MatchSeparateKernels) {
       EXPECT_EQ(stats.nodes_fused, 14);
       EXPECT_EQ(ss.run().nodes_fused, 0);
       for (const char* name : {"m", "a", "d", "e", "p", "q", "gelu", "m2", "a2", "r", "mu", "c", "sq", "v", "ve", "sd", "nrm", "sc", "Y", "z1", "z2", "z3", "Z3"}) {
-        const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
-        ASSERT_FALSE(f.empty()) << name;
-        ASSERT_EQ(f.size(), r.size()) << name;
-        size_t differ = 0;
-        for (size_t i = 0; i < f.size(); ++i) differ += std::memcmp(&f[i], &r[i], sizeof(float)) != 0;
-        EXPECT_EQ(differ, 0u) << name << " (" << threads << " threads, run " << run << ")";
+        EXPECT_TRUE(same_bits(sf, ss, name)) << threads << " threads, run " << run;
         EXPECT_EQ(sf.find(name)->dims(), ss.find(name)->dims()) << name;
       }
     }
@@ -626,12 +632,7 @@ TEST_P(ProductEpilogues, MatchSeparateKernels) {
       EXPECT_EQ(stats.nodes_fused, 14);
       EXPECT_EQ(ss.run().nodes_fused, 0);
       for (const char* name : {"m", "a", "d", "e", "p", "q", "Y", "m3", "a3", "Y3", "qk", "sc", "mk", "S", "qk2", "sc2", "S2", "pv", "S3"}) {
-        const auto f = test::values<float>(sf, name), r = test::values<float>(ss, name);
-        ASSERT_FALSE(f.empty()) << name;
-        ASSERT_EQ(f.size(), r.size()) << name;
-        size_t differ = 0;
-        for (size_t i = 0; i < f.size(); ++i) differ += std::memcmp(&f[i], &r[i], sizeof(float)) != 0;
-        EXPECT_EQ(differ, 0u) << name << " (" << threads << " threads, run " << run << ")";
+        EXPECT_TRUE(same_bits(sf, ss, name)) << threads << " threads, run " << run;
         EXPECT_EQ(sf.find(name)->dims(), ss.find(name)->dims()) << name;
       }
       // and the fused Softmax is a softmax: each row of S3 within 1e-6 of exp(pv - max) / sum in double
@@ -693,12 +694,7 @@ TEST_P(ConstantWeights, MatchFedWeights) {
       sc.run();
       sf.run();
       for (const char* name : {"m", "Y1", "Y2", "Y3"}) {
-        const auto c = test::values<float>(sc, name), f = test::values<float>(sf, name);
-        ASSERT_FALSE(c.empty()) << name;
-        ASSERT_EQ(c.size(), f.size()) << name;
-        size_t differ = 0;
-        for (size_t i = 0; i < c.size(); ++i) differ += std::memcmp(&c[i], &f[i], sizeof(float)) != 0;
-        EXPECT_EQ(differ, 0u) << name << " (" << threads << " threads, run " << run << ")";
+        EXPECT_TRUE(same_bits(sc, sf, name)) << threads << " threads, run " << run;
       }
     }
   }
