@@ -237,8 +237,8 @@ void sigmoid_sse(const float* x, float* y, int64_t n) { sigmoid_body(x, y, n); }
 // softmax_row_f32 on W floats at a time: the row's maximum (NaN ignored, as the scalar
 // comparison does), exp_lanes of x - max into y (0 below -87, where exp_lanes clamps) with a sum in W float lanes, then y times
 // 1 / sum (the sum of the lanes taken in double, then the last partial vector's values). The last
-// n % W values in one vector too: one at a time, an attention's rows of 197 spent a third of
-// their time on their last 5.
+// n % W values in one vector too (one at a time before: an attention's 6 heads of [197, 197]
+// scores with their Softmax 0.427 -> 0.408 ms, Intel Xeon, 1 thread, medians of 4 alternating runs).
 template <int W>
 [[gnu::always_inline]] inline void softmax_row_body(const float* x, float* y, int64_t n) {
   using V = typename Lanes<W>::F;
