@@ -2,10 +2,11 @@
 // the im2col row of tap (c, ki, kj) over one output row is input row oh + ki of channel c read
 // from column kj on: so each band of output rows copies its input rows once into zero-padded
 // rows (left and right padding in the row, missing rows as zeros), and the tile kernel reads the
-// taps of 32 outputs straight from them. A tile holds R output channels x 32 columns of one
-// output row in 2R accumulators (R from 4, 6, 8, 9 and 12, the one that wastes fewest rows of
-// M), starting at the bias; the sum runs over (c, ki, kj) in the weights' order, as im2col's
-// product does, and the bias and the epilogue are applied on the way out. On AVX2 + FMA,
+// taps of 32 or 48 outputs straight from them. A tile holds R output channels x 32 columns of
+// one output row in 2R accumulators (R from 4, 6, 8, 9 and 12, the one that wastes fewest rows
+// of M; for R = 8, 48 columns in 24), starting at the bias; the sum runs over (c, ki, kj) in the
+// weights' order, as im2col's product does, and the bias and the epilogue are applied on the way
+// out. On AVX2 + FMA,
 // conv_rows runs conv_rows_avx2 (conv_rows_avx2.cpp): the same bands, tiles of up to 6 x 16.
 // With dilation (dh, dw) the tap reads row oh + ki * dh from column kj * dw on. Rows under 56
 // columns (UltraFace's 30x40 heads, CIFAR's 28x28) end in a tile of one vector when 16 columns
@@ -133,11 +134,25 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
   };
   const int64_t kh = d.kh, kw = d.kw, row = d.dh * d.Wp, dw = d.dw;
   if (d.sw == 1) {  // (the phase loop below, at stride 1, cost SqueezeNet's 3x3 expand layers 15%)
-    for (int64_t c = 0; c < d.C; ++c, x += plane)
-      for (int64_t ki = 0; ki < kh; ++ki) {
-        const float* b = x + ki * row;
-        for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += R) tap(b, a);
-      }
+    if (kw == 3 && dw == 1) {
+      // Three taps a step: the kj loop written out, the ki loop kept (with tiles of 8 x 32,
+      // SqueezeNet 1.1's 32 -> 128 on 27x27 ran 0.414 -> 0.395 ms and ResNet-50's 64 -> 64 on
+      // 56x56 1.78 -> 1.68 in bench_kernels). Unrolling ki as well spilled accumulators.
+      for (int64_t c = 0; c < d.C; ++c, x += plane)
+#pragma GCC unroll 1
+        for (int64_t ki = 0; ki < kh; ++ki, a += 3 * R) {
+          const float* const b = x + ki * row;
+          tap(b, a);
+          tap(b + 1, a + R);
+          tap(b + 2, a + 2 * R);
+        }
+    } else {
+      for (int64_t c = 0; c < d.C; ++c, x += plane)
+        for (int64_t ki = 0; ki < kh; ++ki) {
+          const float* b = x + ki * row;
+          for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += R) tap(b, a);
+        }
+    }
   } else {
     for (int64_t c = 0; c < d.C; ++c, x += plane)
       for (int64_t ki = 0; ki < kh; ++ki)
@@ -255,7 +270,10 @@ NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const floa
 
 // The tile for M output channels: for M of 3 or fewer, all of them x 16 V columns (V = 5, 6, 6:
 // 15, 12 and 6 accumulators; a panel of 4 x 32 would compute 4 rows for 1-3); otherwise R of 4,
-// 6, 8, 9 and 12, the one with the fewest rows past M, then the tallest, x 32 columns.
+// 6, 8, 9 and 12, the one with the fewest rows past M, then the tallest, x 32 columns, or 48 for
+// R = 8 (24 accumulators: 3 input vectors a tap for 8 broadcasts, not 2; SqueezeNet 1.1's
+// 32 -> 128 on 27x27 ran 0.395 -> 0.366 ms, ResNet-50's 64 -> 64 on 56x56 1.68 -> 1.57, and
+// 8 x 3 beat 6 x 4, 12 x 2 and 4 x 6 there).
 struct TileShape {
   int R, V;
 };
@@ -278,7 +296,7 @@ void with_shape(TileShape t, F&& f) {
     case 3: return f.template operator()<3, 5>();
     case 4: return f.template operator()<4, 2>();
     case 6: return f.template operator()<6, 2>();
-    case 8: return f.template operator()<8, 2>();
+    case 8: return f.template operator()<8, 3>();
     case 9: return f.template operator()<9, 2>();
     default: return f.template operator()<12, 2>();
   }
@@ -343,7 +361,7 @@ void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B
   // At stride 1 the tiles run along the band's rows end to end when that computes fewer lanes than
   // row by row: SqueezeNet 1.1's 55- and 27-column rows take 57 and 29 lanes each instead of 64
   // and 32 (the 2 positions past each row's outputs are computed, not stored).
-  const int64_t cols = shape.R <= 3 ? 16 * shape.V : kTileCols, rest = d.OW % cols;
+  const int64_t cols = 16 * shape.V, rest = d.OW % cols;
   const int64_t row_lanes = d.OW - rest + (rest + 15) / 16 * 16;
   const bool flat = d.sh == 1 && d.sw == 1 && d.Wp > 16 && d.Wp < row_lanes;
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {

@@ -1261,8 +1261,8 @@ TEST_P(RuntimeKernels, ConvPointwiseThinMatchesNaive) {
 // 17, 32, 64), kernels 1x2 to 9x9 (square and not), paddings 0 to kernel - 1 on each side, rows
 // of 56-224 outputs (whole and partial last tiles), batch 1-2, 1 and 2 threads, each epilogue and
 // none, through conv_auto against the naive Conv and activation. It applies with AVX-512 (panels
-// of 4-12 x 32 columns) and AVX2 + FMA (blocks of 1-6 x 16 columns: M of 2 and 3 for the sizes
-// the others do not make); on the portable set conv_auto takes im2col, checked the same way.
+// of 4-12 x 32 columns, 8 x 48) and AVX2 + FMA (blocks of 1-6 x 16 columns: M of 2 and 3 for the
+// sizes the others do not make); on the portable set conv_auto takes im2col, checked the same way.
 TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   std::mt19937 rng(79);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -1395,6 +1395,18 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
       EXPECT_TRUE(conv_rows_applies(g)) << geom_str(g);  // (AVX2 leaves some of them to im2col)
     }
     expect_conv_auto_matches_naive(g, iter, 2000, iter < 8 ? pool : one, "rows flat");
+  }
+  // Also 3x3 kernels, whose taps AVX-512 reads three a step, in tiles of 8 x 48 (M of 8, 13, 16 and
+  // 64) along rows of 64, 100 and 224 (not end to end: 48-column tiles and a last one of 16, 4 and
+  // 32) and of 55 (end to end), with and without padding.
+  const int64_t three_Ms[] = {8, 13, 16, 64}, three_OWs[] = {64, 100, 224, 55};
+  for (int iter = 0; iter < 8; ++iter) {
+    ConvGeom g = dense_geom(r(5, 20), three_Ms[iter % 4], {r(5, 8), three_OWs[iter % 4]}, 3);
+    if (iter >= 4) g.in = {g.out[0] + 2, g.out[1] + 2}, g.pad_begin = g.pad_end = {0, 0};
+    if (GetParam() >= Isa::Avx512) {
+      EXPECT_TRUE(conv_rows_applies(g)) << geom_str(g);  // (AVX2 leaves rows of 100 to im2col)
+    }
+    expect_conv_auto_matches_naive(g, iter, 2050, iter % 2 ? pool : one, "rows 3x3");
   }
   // Not taken: 1x1, stride 2 with dilation or K over 144, stride 3, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
   // plane under 256 outputs, rows of 56 or more in 32-column tiles under 7/8 full and rows under
