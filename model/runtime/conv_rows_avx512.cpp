@@ -153,6 +153,16 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
           for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += R) tap(b, a);
         }
     }
+  } else if (kw == 3 && dw == 1) {
+    // Stride 2: kj 0 and 2 from the even half, then kj 1 from the odd one, three taps a step.
+    for (int64_t c = 0; c < d.C; ++c, x += plane)
+#pragma GCC unroll 1
+      for (int64_t ki = 0; ki < kh; ++ki, a += 3 * R) {
+        const float* const b = x + ki * row;
+        tap(b, a);
+        tap(b + 1, a + R);
+        tap(b + d.Wq, a + 2 * R);
+      }
   } else {
     for (int64_t c = 0; c < d.C; ++c, x += plane)
       for (int64_t ki = 0; ki < kh; ++ki)
