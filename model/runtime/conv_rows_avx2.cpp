@@ -105,6 +105,16 @@ __attribute__((target("avx2,fma"))) void tile(const Rows& d, const float* a, con
           for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += kMB) tap(b, a);
         }
     }
+  } else if (kw == 3 && dw == 1) {
+    // Stride 2: kj 0 and 2 from the even half, then kj 1 from the odd one, three taps a step.
+    for (int64_t c = 0; c < d.C; ++c, x += plane)
+#pragma GCC unroll 1
+      for (int64_t ki = 0; ki < kh; ++ki, a += 3 * kMB) {
+        const float* const b = x + ki * row;
+        tap(b, a);
+        tap(b + 1, a + kMB);
+        tap(b + d.Wq, a + 2 * kMB);
+      }
   } else {
     for (int64_t c = 0; c < d.C; ++c, x += plane)
       for (int64_t ki = 0; ki < kh; ++ki)
