@@ -86,34 +86,24 @@ __attribute__((target("avx2,fma"))) void tile(const Rows& d, const float* a, con
     }
   };
   const int64_t kh = d.kh, kw = d.kw, row = d.dh * d.Wp, dw = d.dw;
-  if (d.sw == 1) {  // (the phase loop below, at stride 1, cost the 64 -> 64 3x3 layer a quarter)
-    if (kw == 3 && dw == 1) {
-      // Three taps a step, as on AVX-512 (ResNet-50's 64 -> 64 on 56x56: 2.72 -> 2.46 ms,
-      // super-resolution's 64 -> 64 on 224x224 40.2 -> 36.9 in bench_kernels).
-      for (int64_t c = 0; c < d.C; ++c, x += plane)
-#pragma GCC unroll 1
-        for (int64_t ki = 0; ki < kh; ++ki, a += 3 * kMB) {
-          const float* const b = x + ki * row;
-          tap(b, a);
-          tap(b + 1, a + kMB);
-          tap(b + 2, a + 2 * kMB);
-        }
-    } else {
-      for (int64_t c = 0; c < d.C; ++c, x += plane)
-        for (int64_t ki = 0; ki < kh; ++ki) {
-          const float* b = x + ki * row;
-          for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += kMB) tap(b, a);
-        }
-    }
-  } else if (kw == 3 && dw == 1) {
-    // Stride 2: kj 0 and 2 from the even half, then kj 1 from the odd one, three taps a step.
+  if (kw == 3 && dw == 1) {
+    // Three taps a step, as on AVX-512 (ResNet-50's 64 -> 64 on 56x56: 2.72 -> 2.46 ms,
+    // super-resolution's 64 -> 64 on 224x224 40.2 -> 36.9, fns-candy's 16 -> 32 stride 2 on
+    // 800x800 27.5 -> 20.1 in bench_kernels).
+    const int64_t third = d.sw == 1 ? 2 : d.Wq;
     for (int64_t c = 0; c < d.C; ++c, x += plane)
 #pragma GCC unroll 1
       for (int64_t ki = 0; ki < kh; ++ki, a += 3 * kMB) {
         const float* const b = x + ki * row;
         tap(b, a);
         tap(b + 1, a + kMB);
-        tap(b + d.Wq, a + 2 * kMB);
+        tap(b + third, a + 2 * kMB);
+      }
+  } else if (d.sw == 1) {  // (the phase loop below, at stride 1, cost the 64 -> 64 3x3 layer a quarter)
+    for (int64_t c = 0; c < d.C; ++c, x += plane)
+      for (int64_t ki = 0; ki < kh; ++ki) {
+        const float* b = x + ki * row;
+        for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += kMB) tap(b, a);
       }
   } else {
     for (int64_t c = 0; c < d.C; ++c, x += plane)

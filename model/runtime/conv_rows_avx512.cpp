@@ -6,8 +6,8 @@
 // one output row in 2R accumulators (R from 4, 6, 8, 9 and 12, the one that wastes fewest rows
 // of M; for R = 8, 48 columns in 24), starting at the bias; the sum runs over (c, ki, kj) in the
 // weights' order, as im2col's product does, and the bias and the epilogue are applied on the way
-// out. On AVX2 + FMA,
-// conv_rows runs conv_rows_avx2 (conv_rows_avx2.cpp): the same bands, tiles of up to 6 x 16.
+// out. On AVX2 + FMA, conv_rows runs conv_rows_avx2 (conv_rows_avx2.cpp): the same bands, tiles
+// of up to 6 x 16.
 // With dilation (dh, dw) the tap reads row oh + ki * dh from column kj * dw on. Rows under 56
 // columns (UltraFace's 30x40 heads, CIFAR's 28x28) end in a tile of one vector when 16 columns
 // or fewer are left (40: 32 + 8). For 3 output channels or fewer a tile is all of them x 80 or 96
@@ -133,35 +133,26 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
     }
   };
   const int64_t kh = d.kh, kw = d.kw, row = d.dh * d.Wp, dw = d.dw;
-  if (d.sw == 1) {  // (the phase loop below, at stride 1, cost SqueezeNet's 3x3 expand layers 15%)
-    if (kw == 3 && dw == 1) {
-      // Three taps a step: the kj loop written out, the ki loop kept (with tiles of 8 x 32,
-      // SqueezeNet 1.1's 32 -> 128 on 27x27 ran 0.414 -> 0.395 ms and ResNet-50's 64 -> 64 on
-      // 56x56 1.78 -> 1.68 in bench_kernels). Unrolling ki as well spilled accumulators.
-      for (int64_t c = 0; c < d.C; ++c, x += plane)
-#pragma GCC unroll 1
-        for (int64_t ki = 0; ki < kh; ++ki, a += 3 * R) {
-          const float* const b = x + ki * row;
-          tap(b, a);
-          tap(b + 1, a + R);
-          tap(b + 2, a + 2 * R);
-        }
-    } else {
-      for (int64_t c = 0; c < d.C; ++c, x += plane)
-        for (int64_t ki = 0; ki < kh; ++ki) {
-          const float* b = x + ki * row;
-          for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += R) tap(b, a);
-        }
-    }
-  } else if (kw == 3 && dw == 1) {
-    // Stride 2: kj 0 and 2 from the even half, then kj 1 from the odd one, three taps a step.
+  if (kw == 3 && dw == 1) {
+    // Three taps a step (kj 0, 1 and 2; at stride 2, kj 0 and 2 from the row's even half, then
+    // kj 1 from its odd half, the weights' order), the ki loop kept: with tiles of 8 x 32,
+    // SqueezeNet 1.1's 32 -> 128 on 27x27 ran 0.414 -> 0.395 ms, ResNet-50's 64 -> 64 on 56x56
+    // 1.78 -> 1.68 and fns-candy's 16 -> 32 stride 2 on 800x800 16.0 -> 15.2 in bench_kernels.
+    // Unrolling ki as well spilled accumulators.
+    const int64_t third = d.sw == 1 ? 2 : d.Wq;
     for (int64_t c = 0; c < d.C; ++c, x += plane)
 #pragma GCC unroll 1
       for (int64_t ki = 0; ki < kh; ++ki, a += 3 * R) {
         const float* const b = x + ki * row;
         tap(b, a);
         tap(b + 1, a + R);
-        tap(b + d.Wq, a + 2 * R);
+        tap(b + third, a + 2 * R);
+      }
+  } else if (d.sw == 1) {  // (the phase loop below, at stride 1, cost SqueezeNet's 3x3 expand layers 15%)
+    for (int64_t c = 0; c < d.C; ++c, x += plane)
+      for (int64_t ki = 0; ki < kh; ++ki) {
+        const float* b = x + ki * row;
+        for (int64_t kj = 0; kj < kw; ++kj, b += dw, a += R) tap(b, a);
       }
   } else {
     for (int64_t c = 0; c < d.C; ++c, x += plane)
