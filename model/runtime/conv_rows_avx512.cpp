@@ -136,9 +136,11 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
   if (kw == 3 && dw == 1) {
     // Three taps a step (kj 0, 1 and 2; at stride 2, kj 0 and 2 from the row's even half, then
     // kj 1 from its odd half, the weights' order), the ki loop kept: with tiles of 8 x 32,
-    // SqueezeNet 1.1's 32 -> 128 on 27x27 ran 0.414 -> 0.395 ms, ResNet-50's 64 -> 64 on 56x56
-    // 1.78 -> 1.68 and fns-candy's 16 -> 32 stride 2 on 800x800 16.0 -> 15.2 in bench_kernels.
-    // Unrolling ki as well spilled accumulators.
+    // SqueezeNet 1.1's 32 -> 128 on 27x27 ran 0.414 -> 0.395 ms and ResNet-50's 64 -> 64 on 56x56
+    // 1.78 -> 1.68; with tiles of 8 x 48, fns-candy's 16 -> 32 stride 2 on 800x800 16.0 -> 15.2
+    // (bench_kernels). Unrolling ki as well spilled accumulators. (conv_rows_avx2.cpp walks its
+    // taps the same way: a walker shared by both would have to inline each file's target-specific
+    // tap, which GCC refuses.)
     const int64_t third = d.sw == 1 ? 2 : d.Wq;
     for (int64_t c = 0; c < d.C; ++c, x += plane)
 #pragma GCC unroll 1

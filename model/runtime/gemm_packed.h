@@ -54,7 +54,7 @@ void flush_staged(const GemmOut& out, const float* staged, int64_t r0, int64_t r
 
 void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
 void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const PackedB& b, int64_t n0, int64_t n1, const GemmOut& out);
-// pack_a's full panels on AVX-512: rows [0, 6 panels) of A (lda apart), K columns, into dst as
+// pack_a's full panels on AVX-512: rows [0, 6 x panels) of A (lda apart), K columns, into dst as
 // `panels` panels of [K][6].
 void pack_panels_avx512(const float* A, int64_t lda, int64_t K, int64_t panels, float* dst);
 void gemm_packed_f16_avx512(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64_t ldb, int64_t n0, int64_t n1,

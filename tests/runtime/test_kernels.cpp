@@ -1397,8 +1397,8 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
     expect_conv_auto_matches_naive(g, iter, 2000, iter < 8 ? pool : one, "rows flat");
   }
   // Also 3x3 kernels, whose taps AVX-512 reads three a step, in tiles of 8 x 48 (M of 8, 13, 16 and
-  // 64) along rows of 64, 100 and 224 (not end to end: 48-column tiles and a last one of 16, 4 and
-  // 32) and of 55 (end to end), with and without padding.
+  // 64) along rows of 64 and 224 (48-column tiles and a last one of 16 and 32) and of 100 and 55
+  // (end to end: 102 and 57 lanes a row instead of 112 and 64), with and without padding.
   const int64_t three_Ms[] = {8, 13, 16, 64}, three_OWs[] = {64, 100, 224, 55};
   for (int iter = 0; iter < 8; ++iter) {
     ConvGeom g = dense_geom(r(5, 20), three_Ms[iter % 4], {r(5, 8), three_OWs[iter % 4]}, 3);
