@@ -206,5 +206,23 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* 
   if constexpr (Act == InReg::SiLU) store_first(z2, _mm256_mul_ps(v0, a0), _mm256_mul_ps(v1, a1), n);  // as the Mul kernel
 }
 
+// Of an epilogue's outputs, the one the next layer reads, stored through the cache (unlike a
+// streamed or staged y): the activation, SiLU's product; null without an epilogue.
+template <InReg Act>
+[[gnu::always_inline]] inline float* stored_through_cache(float* z1, float* z2) {
+  return Act == InReg::None ? nullptr : Act == InReg::SiLU ? z2 : z1;
+}
+
+// Asks for `lines` cache lines at z in each of `planes` planes `plane` floats apart, in the state a
+// store wants (PREFETCHW: owned, so that the store does not wait on a read for ownership; a NOP
+// on a CPU without it). In a model each kept output is written where nothing has been since the
+// last run, out of the cache, and that read for ownership is a trip to memory. An address past
+// the tensor is only a hint: a prefetch never faults.
+[[gnu::always_inline]] inline void fetch_for_store(const float* z, int64_t plane, int planes, int lines) {
+  const char* const p = reinterpret_cast<const char*>(z);
+  for (int r = 0; r < planes; ++r)
+    for (int l = 0; l < lines; ++l) __asm__ volatile("prefetchw %0" : : "m"(p[r * plane * int64_t{sizeof(float)} + 64 * l]));
+}
+
 }  // namespace nnxr::runtime::avx2
 #endif

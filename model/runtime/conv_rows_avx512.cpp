@@ -108,6 +108,8 @@ NNXR_AVX512 void tile(const Rows& d, const float* a, const float* x, int64_t pla
   __mmask16 k[V];
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) k[v] = Masked ? avx512::lanes(cols - 16 * v) : __mmask16(0xffff);
+  // (Flat: position o is column o % Wp of output row b0 + o / Wp.)
+  conv_rows_band::fetch_for_store<Act>(out, m0, rows, (Flat ? (b0 + o / d.Wp) * d.OW + o % d.Wp : o) + 2 * 16 * V, V);
   __m512 acc[R][V];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r)
