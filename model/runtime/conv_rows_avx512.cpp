@@ -42,11 +42,13 @@ using conv_rows_band::kBandBytes;
 
 bool conv_rows_applies(const ConvGeom& g) {
   if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group != 1 || g.C < 1 || g.M < 1) return false;
-  // Stride 1, or 2 (both ways) without dilation and K <= 144: fns-candy's 16 -> 32 3x3 on 800x800
+  // Stride 1, or 2 (both ways) without dilation and K <= 160: fns-candy's 16 -> 32 3x3 on 800x800
   // (K = 144) ran 29.4 -> 20.9 ms at 1 thread through it on AMD EPYC Zen 4 (AVX-512), but its
   // 32 -> 64 on 400x400 (K = 288) 19.7 -> 21.4 and ResNet-50's 128 -> 128 on 56x56 (K = 1152)
-  // 2.6 -> 3.9 ms: where K is small im2col's thin product is what loses.
-  const bool s2 = g.stride[0] == 2 && g.stride[1] == 2 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.C * g.kernel[0] * g.kernel[1] <= 144;
+  // 2.6 -> 3.9 ms: where K is small im2col's thin product is what loses. ResNet's 7x7 stem, 3 -> 64
+  // on 224x224 (K = 147), alone after 64 MB of other writes: 2.27-2.58 -> 1.80-1.84 ms at 1 thread,
+  // 1.26-1.32 -> 0.98-1.08 at 2 (Intel Xeon, AVX-512); its AVX2 path level (3.05-3.12 -> 3.00-3.09).
+  const bool s2 = g.stride[0] == 2 && g.stride[1] == 2 && g.dilation[0] == 1 && g.dilation[1] == 1 && g.C * g.kernel[0] * g.kernel[1] <= 160;
   if (!s2 && (g.stride[0] != 1 || g.stride[1] != 1)) return false;
   if (g.dilation[0] < 1 || g.dilation[1] < 1) return false;
   const bool wide = cpu_has_avx512();

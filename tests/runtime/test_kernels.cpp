@@ -1408,7 +1408,7 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
     }
     expect_conv_auto_matches_naive(g, iter, 2050, iter % 2 ? pool : one, "rows 3x3");
   }
-  // Not taken: 1x1, stride 2 with dilation or K over 144, stride 3, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
+  // Not taken: 1x1, stride 2 with dilation or K over 160, stride 3, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
   // plane under 256 outputs, rows of 56 or more in 32-column tiles under 7/8 full and rows under
   // 56 in 8-column vectors under 7/8 full (AVX2), K over 1152.
   const bool avx512 = GetParam() >= Isa::Avx512;
@@ -1432,6 +1432,17 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   g.stride = {2, 2};
   g.out = {200, 200};
   EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(3, 64, {224, 224}, 7);  // ResNet's stem: K = 147 taken (up to 160), 4 channels (196) not
+  g.stride = {2, 2};
+  g.out = {112, 112};
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
+  g.C = 4;
+  EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(3, 13, {16, 128}, 7);  // a small one of the stem's kind, against the naive sum
+  g.stride = {2, 2};
+  g.out = {8, 64};
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
+  expect_conv_auto_matches_naive(g, 1, 2100, pool, "rows 7x7 stride 2");
   g = dense_geom(16, 16, {4, 64}, 3);
   g.dilation = {2, 2};
   g.out = {2, 62};
