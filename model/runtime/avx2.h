@@ -7,6 +7,7 @@
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -206,22 +207,32 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* 
   if constexpr (Act == InReg::SiLU) store_first(z2, _mm256_mul_ps(v0, a0), _mm256_mul_ps(v1, a1), n);  // as the Mul kernel
 }
 
-// Of an epilogue's outputs, the one the next layer reads, stored through the cache (unlike a
-// streamed or staged y): the activation, SiLU's product; null without an epilogue.
-template <InReg Act>
-[[gnu::always_inline]] inline float* stored_through_cache(float* z1, float* z2) {
-  return Act == InReg::None ? nullptr : Act == InReg::SiLU ? z2 : z1;
-}
+// Whether the CPU has PREFETCHW (cpuid 0x80000001, ECX bit 8: every AMD CPU with AVX2, Intel's
+// from Broadwell on; not Haswell).
+inline const bool kHasPrefetchW = [] {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(0x80000001u, &a, &b, &c, &d) != 0 && (c & bit_PRFCHW) != 0;
+}();
 
-// Asks for `lines` cache lines at z in each of `planes` planes `plane` floats apart, in the state a
-// store wants (PREFETCHW: owned, so that the store does not wait on a read for ownership; a NOP
-// on a CPU without it). In a model each kept output is written where nothing has been since the
-// last run, out of the cache, and that read for ownership is a trip to memory. An address past
-// the tensor is only a hint: a prefetch never faults.
-[[gnu::always_inline]] inline void fetch_for_store(const float* z, int64_t plane, int planes, int lines) {
-  const char* const p = reinterpret_cast<const char*>(z);
-  for (int r = 0; r < planes; ++r)
-    for (int l = 0; l < lines; ++l) __asm__ volatile("prefetchw %0" : : "m"(p[r * plane * int64_t{sizeof(float)} + 64 * l]));
+// Asks for the cache lines an epilogue's stores into its output the next layer reads will write:
+// `lines` lines from offset `at` in each of `planes` planes `plane` floats apart, of the
+// activation's output z1 (SiLU: its product, z2; y itself is streamed or staged past the cache
+// where there is an epilogue, and nothing is asked for without one). In a model each kept output
+// is written where nothing has been since the last run, out of the cache, and each store would
+// first wait on a read for ownership from memory: PREFETCHW fetches the line owned ahead of it
+// (PREFETCHT0 where the CPU lacks it). An address past the tensor is only a hint: a prefetch never
+// faults.
+template <InReg Act>
+[[gnu::always_inline]] inline void fetch_for_store(const float* z1, const float* z2, int64_t at, int64_t plane, int planes, int lines) {
+  if constexpr (Act != InReg::None) {
+    const char* const p = reinterpret_cast<const char*>((Act == InReg::SiLU ? z2 : z1) + at);
+    for (int r = 0; r < planes; ++r)
+      for (int l = 0; l < lines; ++l) {
+        const char* const q = p + r * plane * int64_t{sizeof(float)} + 64 * l;
+        if (kHasPrefetchW) __asm__ volatile("prefetchw %0" : : "m"(*q));
+        else _mm_prefetch(q, _MM_HINT_T0);
+      }
+  }
 }
 
 }  // namespace nnxr::runtime::avx2

@@ -44,7 +44,7 @@ template <InReg Act, int MB>
 __attribute__((target("avx2,fma"), always_inline)) inline void block(const float* const* src, int64_t off, int64_t taps, const float* w,
                                                                      const float* b, const Out& out, int64_t at, int64_t n, const ActParams& ap) {
   // The output the next layer reads, two blocks on, fetched for the stores.
-  if constexpr (Act != InReg::None) avx2::fetch_for_store(avx2::stored_through_cache<Act>(out.z1, out.z2) + at + 32, out.plane, MB, 1);
+  avx2::fetch_for_store<Act>(out.z1, out.z2, at + 32, out.plane, MB, 1);
   __m256 acc0[MB], acc1[MB];
 #pragma GCC unroll 6
   for (int m = 0; m < MB; ++m) acc0[m] = acc1[m] = _mm256_broadcast_ss(b + m);

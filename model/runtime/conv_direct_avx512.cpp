@@ -108,8 +108,7 @@ NNXR_AVX512 void rows(const Direct& d, const float* x, const float* wp, const fl
         const float* w = wp + m0 * taps;
         // The output the next layer reads, two steps on, fetched for the stores: SqueezeNet 1.1's
         // stem in the model 0.90 -> 0.79 ms (Intel Xeon, 1 thread, medians of 3 profiles).
-        if constexpr (Act != InReg::None)
-          avx2::fetch_for_store(avx2::stored_through_cache<Act>(z1, z2) + m0 * P + oh * d.OW + ow + 32, P, static_cast<int>(mb), 1);
+        avx2::fetch_for_store<Act>(z1, z2, m0 * P + oh * d.OW + ow + 32, P, static_cast<int>(mb), 1);
         __m512 acc[kMB];
 #pragma GCC unroll 16
         for (int m = 0; m < kMB; ++m) acc[m] = _mm512_set1_ps(bias[m0 + m]);
@@ -165,7 +164,9 @@ NNXR_AVX512 void pointwise_columns(int64_t C, int64_t M, int64_t P, const float*
     for (int64_t p = p0; p < p1; p += 32) {
       const __mmask16 k0 = avx512::lanes(p1 - p), k1 = avx512::lanes(p1 - p - 16);
       const float* w = wb;
-      if constexpr (Act != InReg::None) avx2::fetch_for_store(avx2::stored_through_cache<Act>(z1, z2) + m0 * P + p + 64, P, static_cast<int>(mb), 2);
+      // The output the next layer reads, two steps on, fetched for the stores: SqueezeNet 1.1's
+      // 16 -> 64 1x1 on 55x55 in the model 0.164 -> 0.133 ms (as the stem above).
+      avx2::fetch_for_store<Act>(z1, z2, m0 * P + p + 64, P, static_cast<int>(mb), 2);
       __m512 acc[kHalf][2];
 #pragma GCC unroll 8
       for (int m = 0; m < kHalf; ++m) acc[m][0] = acc[m][1] = _mm512_set1_ps(bias[m0 + m]);

@@ -61,17 +61,6 @@ void flush_band(const Out& out, const Out& band, int64_t M, StreamSpan&& stream_
   for (int64_t m = 0; m < M; ++m) stream_span(out.y + m * out.P + band.staged_from, band.staged + m * band.staged_P, band.staged_P);
 }
 
-// The lines from in-plane offset q on, in output planes [m0, m0 + rows), of the output the next
-// layer reads, fetched for the stores (avx2::fetch_for_store). A tile asks for the lines two tiles
-// on, which the same channels write next but one. Intel Xeon, 1 thread, the 3x3 layer alone
-// after 64 MB of other writes (medians of 5): ResNet-50's 64 -> 64 on 56x56 2.00 -> 1.79 ms, its
-// 128 -> 128 on 28x28 1.81 -> 1.75 (1.50 with its outputs in the cache); in ResNet-50 (medians of
-// 3 profiles) its three 56x56 3x3 layers 5.88 -> 5.28 ms in all, the three 28x28 ones 5.29 -> 5.10.
-template <avx2::InReg Act>
-[[gnu::always_inline]] inline void fetch_for_store(const Out& out, int64_t m0, int rows, int64_t q, int lines) {
-  if constexpr (Act != avx2::InReg::None) avx2::fetch_for_store(avx2::stored_through_cache<Act>(out.z1, out.z2) + m0 * out.P + q, out.P, rows, lines);
-}
-
 // The geometry of a 2-D convolution conv_rows_applies() took.
 inline Rows rows_of(const ConvGeom& g) {
   Rows d{g.C,          g.in[0],      g.in[1],       g.out[0],     g.out[1],     g.M, g.kernel[0], g.kernel[1], g.pad_begin[0], g.pad_begin[1],

@@ -56,7 +56,7 @@ template <InReg Act, int MB, int V>
 __attribute__((target("avx2,fma"))) void tile(const Rows& d, const float* a, const float* x, int64_t plane, const float* bias, const Out& out,
                                               int64_t m0, int64_t o, int64_t n) {
   constexpr int kPairs = (V + 1) / 2;
-  conv_rows_band::fetch_for_store<Act>(out, m0, MB, o + 2 * 8 * V, kPairs);
+  avx2::fetch_for_store<Act>(out.z1, out.z2, m0 * out.P + o + 2 * 8 * V, out.P, MB, kPairs);  // two tiles on (as on AVX-512)
   __m256 acc[MB][2 * kPairs];
 #pragma GCC unroll 6
   for (int m = 0; m < MB; ++m)
