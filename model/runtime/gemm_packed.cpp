@@ -162,11 +162,13 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   // partial last tile then starts on a line of its own.
   const bool stream = Act != InReg::None && out.ldc % kCols == 0;
   // Otherwise, in the column blocks below, y is staged a panel at a time (its rows ldc apart, as
-  // y's) and streamed out (avx2::stream_span), as on AVX-512.
+  // y's) and streamed out (avx2::stream_span), with SiLU's sigmoid, as on AVX-512.
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   const bool few = 2 * tiles < p1 - p0;
   const bool stage = Act != InReg::None && !stream && !few;
-  float* const staged = stage ? staging_rows(kPanelRows, out.ldc) : nullptr;
+  const bool stage_z1 = stage && Act == InReg::SiLU;
+  float* const staged = stage ? staging_rows(kPanelRows, out.ldc, stage_z1 ? 2 : 1) : nullptr;
+  float* const staged_z1 = stage_z1 ? staged + kPanelRows * out.ldc : nullptr;
   // One tile of panel p at columns [j, j + cols), B read from src with row stride ld; `fetch`: the
   // tile fetches the next panel into L2 as it goes.
   auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool fetch) {
@@ -182,6 +184,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     o.addend = addend ? addend + at : nullptr;
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
     if (stage) o.y = staged + j;
+    if (stage_z1) o.z1 = staged_z1 + j;
     const float* next = fetch && p + 1 < p1 ? a.panel(p + 1) : nullptr;
     if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
     else tile<Act, 1>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
@@ -214,7 +217,11 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
           if (j < full_end) one(p, j, kCols, B + j, ldb, j == j0);
           else one(p, j, static_cast<int>(j1 - j), bt, kCols, j == j0);
         }
-        if (stage) flush_staged(out, staged, p * kPanelRows, std::min(a.M, (p + 1) * kPanelRows), j0, j1, avx2::stream_span);
+        if (stage) {
+          const int64_t r0 = p * kPanelRows, r1 = std::min(a.M, (p + 1) * kPanelRows);
+          flush_staged(out.C, out.ldc, staged, r0, r1, j0, j1, avx2::stream_span);
+          if (stage_z1) flush_staged(z1, out.ldc, staged_z1, r0, r1, j0, j1, avx2::stream_span);
+        }
       }
     }
   }

@@ -39,17 +39,19 @@ int64_t lanes_kernel_rows();
 void lanes_kernel(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
 
 // y staged by both gemm_packed bodies where it is not streamed as written and the epilogue keeps
-// its own output (nothing reads y during the run): `rows` rows of this thread's buffer, ldc apart
-// as y's so that the tiles' stores are unchanged. flush_staged streams rows [r0, r1) of y's
-// columns [c0, c1) out of it (row r0 in its first row) with stream_span (avx2:: or avx512::).
-inline float* staging_rows(int64_t rows, int64_t ldc) {
+// its own output (nothing reads y during the run), and SiLU's sigmoid with it (only the fused
+// product reads that): `rows` rows of this thread's buffer for each of `outputs` outputs, one
+// after the other, ldc apart as y's so that the tiles' stores are unchanged. flush_staged streams
+// rows [r0, r1) of an output's columns [c0, c1) from its staged rows (row r0 in the first) to dst
+// (ldc apart) with stream_span (avx2:: or avx512::).
+inline float* staging_rows(int64_t rows, int64_t ldc, int64_t outputs) {
   thread_local std::vector<float, CacheAligned<float>> staged;
-  staged.resize(static_cast<size_t>(rows * ldc));
+  staged.resize(static_cast<size_t>(outputs * rows * ldc));
   return staged.data();
 }
 template <class StreamSpan>
-void flush_staged(const GemmOut& out, const float* staged, int64_t r0, int64_t r1, int64_t c0, int64_t c1, StreamSpan&& stream_span) {
-  for (int64_t r = r0; r < r1; ++r) stream_span(out.C + r * out.ldc + c0, staged + (r - r0) * out.ldc + c0, c1 - c0);
+void flush_staged(float* dst, int64_t ldc, const float* staged, int64_t r0, int64_t r1, int64_t c0, int64_t c1, StreamSpan&& stream_span) {
+  for (int64_t r = r0; r < r1; ++r) stream_span(dst + r * ldc + c0, staged + (r - r0) * ldc + c0, c1 - c0);
 }
 
 void gemm_packed_avx512(const PackedA& a, int64_t p0, int64_t p1, const float* B, int64_t ldb, int64_t n0, int64_t n1, const GemmOut& out);
