@@ -195,13 +195,20 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     copy_columns(B + j, ldb, K, w, copied.data());
     return copied.data();
   };
+  // The addend of the tile of panel p at columns [j, j + w), fetched (Add only), as on AVX-512.
+  auto ahead = [&](int64_t p, int64_t j, int64_t w) {
+    if constexpr (Act == InReg::Add) fetch_addend(out, addend, p * kPanelRows, std::min(a.M, (p + 1) * kPanelRows), j, w);
+  };
   if (few) {
     // Few columns, many panels (the 7x7 and 14x14 layers): one tile of B at a time, copied
     // contiguous so that it stays in L1 while every panel of A streams past it.
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
       const float* bt = copy_tile(j, w);
-      for (int64_t p = p0; p < p1; ++p) one(p, j, static_cast<int>(w), bt, kCols, true);
+      for (int64_t p = p0; p < p1; ++p) {
+        if (p + 1 < p1) ahead(p + 1, j, w);
+        one(p, j, static_cast<int>(w), bt, kCols, true);
+      }
     }
   } else {
     // Column blocks whose part of B stays in L2 while every panel passes over it (each panel in
@@ -214,6 +221,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
       const float* bt = full_end < j1 ? copy_tile(full_end, j1 - full_end) : nullptr;
       for (int64_t p = p0; p < p1; ++p) {
         for (int64_t j = j0; j < j1; j += kCols) {
+          if (j + kCols < j1) ahead(p, j + kCols, std::min<int64_t>(kCols, j1 - j - kCols));
           if (j < full_end) one(p, j, kCols, B + j, ldb, j == j0);
           else one(p, j, static_cast<int>(j1 - j), bt, kCols, j == j0);
         }

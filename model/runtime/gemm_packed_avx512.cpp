@@ -222,6 +222,10 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
                                      cols);
     });
   };
+  // The addend of the tile of panels [p, p + 2) at columns [j, j + w), fetched (Add only).
+  auto ahead = [&](int64_t p, int64_t j, int64_t w) {
+    if constexpr (Act == InReg::Add) fetch_addend(out, base.addend, p * kPanelRows, std::min(a.M, std::min(p + 2, p1) * kPanelRows), j, w);
+  };
   if (few) {
     // Few columns, many panels: one tile of B at a time, copied contiguous (stays in L1).
     // On a cache line, so that no row's two vectors straddle lines: a plain vector's storage,
@@ -245,9 +249,11 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       // the fetch its 12 large products took 1.2 ms more a run than reading B in place and
       // copying each strip: Intel Xeon, 1 thread).
       const bool more = pb && j + kCols < n1;
-      for (int64_t p = p0, i = 0; p < p1; p += 2, ++i)
+      for (int64_t p = p0, i = 0; p < p1; p += 2, ++i) {
+        if (p + 2 < p1) ahead(p + 2, j, w);
         one(p, j, static_cast<int>(w), src, kCols, true, true,
             more && i < 2 ? reinterpret_cast<const char*>(pb->strip(j + kCols)) + i * K * 64 : nullptr);
+      }
     }
   } else {
     // Column blocks whose part of B stays in L2 while every pair of panels passes over it; B in
@@ -258,6 +264,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       for (int64_t p = p0; p < p1; p += 2) {
         for (int64_t j = j0; j < j1; j += kCols) {
           const int64_t w = std::min<int64_t>(kCols, j1 - j);
+          if (j + kCols < j1) ahead(p, j + kCols, std::min<int64_t>(kCols, j1 - j - kCols));
           if (pb) one(p, j, static_cast<int>(w), pb->strip(j), kCols, true, j == j0);
           else one(p, j, static_cast<int>(w), B + j, ldb, w == kCols, j == j0);
         }
