@@ -162,7 +162,8 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   // partial last tile then starts on a line of its own.
   const bool stream = Act != InReg::None && out.ldc % kCols == 0;
   // Otherwise, in the column blocks below, y is staged a panel at a time (its rows ldc apart, as
-  // y's) and streamed out (avx2::stream_span), with SiLU's sigmoid, as on AVX-512.
+  // y's) and streamed out (avx2::stream_span), with SiLU's sigmoid, as on AVX-512 (here level:
+  // yolox_nano's 1x1 layers on 26x26 5.71 ms a run either way, 6 profiles, Intel Xeon).
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   const bool few = 2 * tiles < p1 - p0;
   const bool stage = Act != InReg::None && !stream && !few;
@@ -197,7 +198,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   };
   // The addend of the tile of panel p at columns [j, j + w), fetched (Add only), as on AVX-512.
   auto ahead = [&](int64_t p, int64_t j, int64_t w) {
-    if constexpr (Act == InReg::Add) fetch_addend(out, addend, p * kPanelRows, std::min(a.M, (p + 1) * kPanelRows), j, w);
+    if constexpr (Act == InReg::Add) fetch_addend(addend, out.ldc, p * kPanelRows, std::min(a.M, (p + 1) * kPanelRows), j, w);
   };
   if (few) {
     // Few columns, many panels (the 7x7 and 14x14 layers): one tile of B at a time, copied

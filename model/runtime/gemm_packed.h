@@ -54,16 +54,17 @@ void flush_staged(float* dst, int64_t ldc, const float* staged, int64_t r0, int6
   for (int64_t r = r0; r < r1; ++r) stream_span(dst + r * ldc + c0, staged + (r - r0) * ldc + c0, c1 - c0);
 }
 
-// Add's addend for the tile at rows [r0, r1), columns [c, c + w): its lines fetched into L1, a tile
-// ahead of the epilogue that reads them. Row by row, ldc apart, they are a stream no hardware
-// prefetcher follows, and in a model the addend (a residual, written a few layers back) has left
-// L2: the epilogue stalled on each row. ResNet-50 at 1 thread, one binary with the fetch switched
-// on and off, medians of 8 profiles in alternating order (Intel Xeon): on AVX-512 its twelve 1x1
-// layers that add the residual 14.20 -> 13.73 ms a run and its four downsampling ones 8.10 ->
-// 7.62, the other layers level; on AVX2 16.46 -> 16.25 and 9.55 -> 9.44 (6 profiles).
-inline void fetch_addend(const GemmOut& out, const float* addend, int64_t r0, int64_t r1, int64_t c, int64_t w) {
+// Add's addend (ldc floats a row) for the tile at rows [r0, r1), columns [c, c + w): its lines
+// fetched into L1, a tile ahead of the epilogue that reads them. Row by row, ldc apart, they are a
+// stream no hardware prefetcher follows, and in a model the addend (a residual, written a few
+// layers back) has left L2: the epilogue stalled on each row. ResNet-50 at 1 thread, one binary
+// with the fetch switched on and off, medians of 8 profiles in alternating order (Intel Xeon): on
+// AVX-512 its twelve 1x1 layers that add the residual 14.20 -> 13.73 ms a run and its four
+// downsampling ones 8.10 -> 7.62, the other layers level; on AVX2 16.46 -> 16.25 and 9.55 -> 9.44
+// (6 profiles). (In gemm_lanes, the 7x7 layers, the same fetch changed nothing: not there.)
+inline void fetch_addend(const float* addend, int64_t ldc, int64_t r0, int64_t r1, int64_t c, int64_t w) {
   for (int64_t r = r0; r < r1; ++r) {
-    const char* row = reinterpret_cast<const char*>(addend + r * out.ldc + c);
+    const char* row = reinterpret_cast<const char*>(addend + r * ldc + c);
     for (int64_t b = 0; b < w * 4; b += 64) __builtin_prefetch(row + b, 0, 3);
     __builtin_prefetch(row + w * 4 - 1, 0, 3);
   }

@@ -224,7 +224,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   };
   // The addend of the tile of panels [p, p + 2) at columns [j, j + w), fetched (Add only).
   auto ahead = [&](int64_t p, int64_t j, int64_t w) {
-    if constexpr (Act == InReg::Add) fetch_addend(out, base.addend, p * kPanelRows, std::min(a.M, std::min(p + 2, p1) * kPanelRows), j, w);
+    if constexpr (Act == InReg::Add) fetch_addend(base.addend, out.ldc, p * kPanelRows, std::min(a.M, std::min(p + 2, p1) * kPanelRows), j, w);
   };
   if (few) {
     // Few columns, many panels: one tile of B at a time, copied contiguous (stays in L1).
