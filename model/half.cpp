@@ -58,18 +58,32 @@ uint16_t float_to_half(float f) {
 namespace {
 
 #if defined(__x86_64__)
+// The last n % 8 values through the same instruction, from and to a padded group of 8: the scalar
+// conversion called from here, with the upper halves of the vector registers in use, cost about
+// 100 ns a call (Intel Xeon: GlobalAveragePool over 1000 float16 planes of 13 x 13, one such value
+// a plane, 0.16 ms, against 0.055 over planes of 16 x 16 with none).
 __attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* in, float* out, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
-  for (; i < n; ++i) out[i] = half_to_float(in[i]);
+  if (i == n) return;
+  alignas(16) uint16_t h[8] = {};
+  alignas(32) float f[8];
+  for (size_t j = 0; j < n - i; ++j) h[j] = in[i + j];
+  _mm256_store_ps(f, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h))));
+  for (size_t j = 0; j < n - i; ++j) out[i + j] = f[j];
 }
 
 __attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* in, uint16_t* out, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
-  for (; i < n; ++i) out[i] = float_to_half(in[i]);
+  if (i == n) return;
+  alignas(32) float f[8] = {};
+  alignas(16) uint16_t h[8];
+  for (size_t j = 0; j < n - i; ++j) f[j] = in[i + j];
+  _mm_store_si128(reinterpret_cast<__m128i*>(h), _mm256_cvtps_ph(_mm256_load_ps(f), _MM_FROUND_TO_NEAREST_INT));
+  for (size_t j = 0; j < n - i; ++j) out[i + j] = h[j];
 }
 
 // CPUID leaf 1: F16C (ecx bit 29) and AVX (bit 28), with the OS saving the YMM state (OSXSAVE,

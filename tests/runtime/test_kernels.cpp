@@ -471,6 +471,20 @@ TEST_P(RuntimeKernels, BulkHalfConversionMatchesScalar) {
     if (h[i] != want && !both_nan && ++bad <= 5) ADD_FAILURE() << x[i] << ": bulk " << h[i] << ", scalar " << want;
   }
   EXPECT_EQ(bad, 0u);
+  // Every length from 1 to 17 (a tail of 1-7 values after the groups of 8), from 1.5 up: the same
+  // values as one by one, and nothing written past the end.
+  for (size_t n = 1; n <= 17; ++n) {
+    std::vector<float> g(n + 1, 7.f);
+    nnxr::model::half_to_float(all.data() + 0x3e00, g.data(), n);
+    std::vector<uint16_t> back(n + 1, 0x1234);
+    nnxr::model::float_to_half(g.data(), back.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(g[i], half_to_float(all[0x3e00 + i])) << "length " << n << " value " << i;
+      EXPECT_EQ(back[i], all[0x3e00 + i]) << "length " << n << " value " << i;
+    }
+    EXPECT_EQ(g[n], 7.f) << "length " << n;
+    EXPECT_EQ(back[n], 0x1234) << "length " << n;
+  }
 }
 
 // Planes wider than the depthwise kernel's 16-output blocks, with the strides and pads of
