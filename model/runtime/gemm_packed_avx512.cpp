@@ -271,7 +271,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
         if (stage) {  // the pair's rows (one panel's at a range's end: the next is another task's)
           const int64_t r0 = p * kPanelRows, r1 = std::min(a.M, std::min(p + 2, p1) * kPanelRows);
           flush_staged(out.C, out.ldc, staged, r0, r1, j0, j1, avx512::stream_span);
-          if (stage_z1) flush_staged(out.act->z1 + out.act_offset, out.ldc, staged_z1, r0, r1, j0, j1, avx512::stream_span);
+          if (stage_z1) flush_staged(base.z1, out.ldc, staged_z1, r0, r1, j0, j1, avx512::stream_span);
         }
       }
     }
