@@ -167,9 +167,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   const bool few = 2 * tiles < p1 - p0;
   const bool stage = Act != InReg::None && !stream && !few;
-  const bool stage_z1 = stage && Act == InReg::SiLU;
-  float* const staged = stage ? staging_rows(kPanelRows, out.ldc, stage_z1 ? 2 : 1) : nullptr;
-  float* const staged_z1 = stage_z1 ? staged + kPanelRows * out.ldc : nullptr;
+  const Staging staged = stage ? staging_rows(kPanelRows, out.ldc, Act == InReg::SiLU) : Staging{};
   // One tile of panel p at columns [j, j + cols), B read from src with row stride ld; `fetch`: the
   // tile fetches the next panel into L2 as it goes.
   auto one = [&](int64_t p, int64_t j, int cols, const float* src, int64_t ld, bool fetch) {
@@ -184,8 +182,8 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     o.z2 = z2 ? z2 + at : nullptr;
     o.addend = addend ? addend + at : nullptr;
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-    if (stage) o.y = staged + j;
-    if (stage_z1) o.z1 = staged_z1 + j;
+    if (stage) o.y = staged.y + j;
+    if (staged.z1) o.z1 = staged.z1 + j;
     const float* next = fetch && p + 1 < p1 ? a.panel(p + 1) : nullptr;
     if (cols > 8) tile<Act, 2>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
     else tile<Act, 1>(a.panel(p), src, ld, K, bias, next, o, rows, cols);
@@ -228,8 +226,8 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
         }
         if (stage) {
           const int64_t r0 = p * kPanelRows, r1 = std::min(a.M, (p + 1) * kPanelRows);
-          flush_staged(out.C, out.ldc, staged, r0, r1, j0, j1, avx2::stream_span);
-          if (stage_z1) flush_staged(z1, out.ldc, staged_z1, r0, r1, j0, j1, avx2::stream_span);
+          flush_staged(out.C, out.ldc, staged.y, r0, r1, j0, j1, avx2::stream_span);
+          if (staged.z1) flush_staged(z1, out.ldc, staged.z1, r0, r1, j0, j1, avx2::stream_span);
         }
       }
     }

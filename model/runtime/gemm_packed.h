@@ -40,14 +40,18 @@ void lanes_kernel(const PackedA& a, int64_t b0, int64_t b1, const float* B, int6
 
 // y staged by both gemm_packed bodies where it is not streamed as written and the epilogue keeps
 // its own output (nothing reads y during the run), and SiLU's sigmoid with it (only the fused
-// product reads that): `rows` rows of this thread's buffer for each of `outputs` outputs, one
-// after the other, ldc apart as y's so that the tiles' stores are unchanged. flush_staged streams
-// rows [r0, r1) of an output's columns [c0, c1) from its staged rows (row r0 in the first) to dst
-// (ldc apart) with stream_span (avx2:: or avx512::).
-inline float* staging_rows(int64_t rows, int64_t ldc, int64_t outputs) {
+// product reads that): `rows` rows of this thread's buffer for y, and as many after them for the
+// sigmoid when `sigmoid` (else z1 is null), ldc apart as y's so that the tiles' stores are
+// unchanged. flush_staged streams rows [r0, r1) of an output's columns [c0, c1) from its staged
+// rows (row r0 in the first) to dst (ldc apart) with stream_span (avx2:: or avx512::).
+struct Staging {
+  float* y = nullptr;
+  float* z1 = nullptr;
+};
+inline Staging staging_rows(int64_t rows, int64_t ldc, bool sigmoid) {
   thread_local std::vector<float, CacheAligned<float>> staged;
-  staged.resize(static_cast<size_t>(outputs * rows * ldc));
-  return staged.data();
+  staged.resize(static_cast<size_t>((sigmoid ? 2 : 1) * rows * ldc));
+  return {staged.data(), sigmoid ? staged.data() + rows * ldc : nullptr};
 }
 template <class StreamSpan>
 void flush_staged(float* dst, int64_t ldc, const float* staged, int64_t r0, int64_t r1, int64_t c0, int64_t c1, StreamSpan&& stream_span) {

@@ -200,9 +200,7 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
   const int64_t tiles = (n1 - n0 + kCols - 1) / kCols;
   const bool few = 2 * tiles < p1 - p0;  // few columns, many panels (below)
   const bool stage = Act != InReg::None && !stream && !few;
-  const bool stage_z1 = stage && Act == InReg::SiLU;
-  float* const staged = stage ? staging_rows(2 * kPanelRows, out.ldc, stage_z1 ? 2 : 1) : nullptr;
-  float* const staged_z1 = stage_z1 ? staged + 2 * kPanelRows * out.ldc : nullptr;
+  const Staging staged = stage ? staging_rows(2 * kPanelRows, out.ldc, Act == InReg::SiLU) : Staging{};
   // One tile of panels [p, p + P) (P = 2 where p + 1 < p1) at columns [j, j + cols), B read from
   // src with row stride ld; `whole`: src has 32 readable columns; `fetch`: the tile fetches the
   // next pair of panels into L2 as it goes.
@@ -215,8 +213,8 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     TileOut o = base.shifted(m0 * out.ldc + j);
     o.stream_y = stream && reinterpret_cast<uintptr_t>(o.y) % 64 == 0;
-    if (stage) o.y = staged + j;
-    if (stage_z1) o.z1 = staged_z1 + j;
+    if (stage) o.y = staged.y + j;
+    if (staged.z1) o.z1 = staged.z1 + j;
     with_tile_shape(P, cols, whole, ld, [&]<int Q, int V, bool Masked, bool Ahead>() {
       tile<Act, Q, V, Masked, Ahead>(a.panel(p), K * kPanelRows, src, ld, K, bias, fetch && p + 2 < p1 ? a.panel(p + 2) : nullptr, later, o, rows,
                                      cols);
@@ -270,8 +268,8 @@ NNXR_AVX512 void run(const PackedA& a, int64_t p0, int64_t p1, const float* B, i
         }
         if (stage) {  // the pair's rows (one panel's at a range's end: the next is another task's)
           const int64_t r0 = p * kPanelRows, r1 = std::min(a.M, std::min(p + 2, p1) * kPanelRows);
-          flush_staged(out.C, out.ldc, staged, r0, r1, j0, j1, avx512::stream_span);
-          if (stage_z1) flush_staged(base.z1, out.ldc, staged_z1, r0, r1, j0, j1, avx512::stream_span);
+          flush_staged(out.C, out.ldc, staged.y, r0, r1, j0, j1, avx512::stream_span);
+          if (staged.z1) flush_staged(base.z1, out.ldc, staged.z1, r0, r1, j0, j1, avx512::stream_span);
         }
       }
     }
