@@ -44,7 +44,7 @@ struct Out {
 
 // `out` for the band of output rows [b0, b1): with y staged (every channel's rows of the band in
 // a thread-local buffer, Out::staged) when the epilogue keeps its own output and y is not
-// streamed as written; flush_band then streams them out, one span a channel.
+// streamed as written; flush_band then streams channels [m0, m1) out, one span a channel.
 inline Out band_out(const Out& out, int64_t M, int64_t OW, int64_t b0, int64_t b1, bool stage) {
   if (!stage) return out;
   thread_local std::vector<float, CacheAligned<float>> staged;
@@ -56,9 +56,9 @@ inline Out band_out(const Out& out, int64_t M, int64_t OW, int64_t b0, int64_t b
   return o;
 }
 template <class StreamSpan>
-void flush_band(const Out& out, const Out& band, int64_t M, StreamSpan&& stream_span) {
+void flush_band(const Out& out, const Out& band, int64_t m0, int64_t m1, StreamSpan&& stream_span) {
   if (!band.staged) return;
-  for (int64_t m = 0; m < M; ++m) stream_span(out.y + m * out.P + band.staged_from, band.staged + m * band.staged_P, band.staged_P);
+  for (int64_t m = m0; m < m1; ++m) stream_span(out.y + m * out.P + band.staged_from, band.staged + m * band.staged_P, band.staged_P);
 }
 
 // The geometry of a 2-D convolution conv_rows_applies() took.

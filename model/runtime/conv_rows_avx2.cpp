@@ -195,7 +195,7 @@ __attribute__((target("avx2,fma"))) void rows(const Rows& d, const Blocks& block
           tile_of<Act, V>(blocks.size(b), std::min(kCols, d.OW - ow), d, a, buf.data() + (oh - b0) * d.sh * d.Wp + ow, plane, bias + b * kMB, o,
                           blocks.first(b), oh * d.OW + ow);
       }
-    conv_rows_band::flush_band(out, o, d.M, avx2::stream_span);
+    conv_rows_band::flush_band(out, o, 0, d.M, avx2::stream_span);
   }
   if (out.stream || stage) _mm_sfence();  // the streamed y visible before the task completes
 }

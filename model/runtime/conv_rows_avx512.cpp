@@ -31,17 +31,35 @@
 #include "model/runtime/compute.h"
 #include "model/runtime/conv_rows.h"
 #include "model/runtime/kernel.h"
+#include "model/runtime/lanes_store.h"
 #include "model/runtime/value.h"
 
 namespace nnxr::runtime {
 
 namespace {
 constexpr int64_t kTileCols = 32;                // two vectors of 16 columns
+constexpr int64_t kLaneBlock = 16;               // output channels a lane tile holds
 using conv_rows_band::kBandBytes;
 }  // namespace
 
+// Lane tiles (below): a 3x3 convolution at stride 1 without dilation, 16 input channels or more
+// and 16 output channels or more that fill at least 3/4 of the lanes of their blocks of 16, on
+// AVX-512; any K and row width. (With fewer inputs each tile's store and epilogue, through a
+// transpose, weigh too much against its few taps: yolox_nano's 12 -> 16 stem on 208x208, with its
+// SiLU, took 2.24 ms instead of 1.64.)
+bool lane_tiles_apply(const ConvGeom& g) {
+  if (!cpu_has_avx512() || g.spatial() != 2 || g.group != 1 || g.C < 16 || g.M < kLaneBlock) return false;
+  if (g.kernel[0] != 3 || g.kernel[1] != 3 || g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] != 1 || g.dilation[1] != 1) return false;
+  if (4 * g.M < 3 * kLaneBlock * ((g.M + kLaneBlock - 1) / kLaneBlock)) return false;
+  for (int d = 0; d < 2; ++d)
+    if (g.pad_begin[d] < 0 || g.pad_end[d] < 0 || g.pad_begin[d] > 2 || g.pad_end[d] > 2) return false;
+  // One output row's padded input rows fit the band.
+  return g.out[1] >= 1 && g.C * 3 * (g.out[1] + 2) * 4 <= kBandBytes;
+}
+
 bool conv_rows_applies(const ConvGeom& g) {
   if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group != 1 || g.C < 1 || g.M < 1) return false;
+  if (lane_tiles_apply(g)) return true;
   // Stride 1, or 2 (both ways) without dilation and K <= 160: fns-candy's 16 -> 32 3x3 on 800x800
   // (K = 144) ran 29.4 -> 20.9 ms at 1 thread through it on AMD EPYC Zen 4 (AVX-512), but its
   // 32 -> 64 on 400x400 (K = 288) 19.7 -> 21.4 and ResNet-50's 128 -> 128 on 56x56 (K = 1152)
@@ -260,23 +278,124 @@ NNXR_AVX512 void band_tiles(const Rows& d, const float* wp, const float* bias, c
     }
 }
 
+// ---- Lane tiles: output channels in the lanes x up to 14 columns ----------------------------
+//
+// A 3x3 layer at stride 1 with 16 output channels or more takes tiles of 16 channels (their
+// weights a vector a tap, from the packing with R = 16) x 14 columns of one output row, or of 32
+// channels (two blocks of 16) x 7 columns on rows of 7 or fewer (14 accumulators either way),
+// and broadcasts the input: each of the NC + 2 floats of a padded input row (c, ki) is multiplied
+// into the up to three columns whose taps kj = 0, 1, 2 read it. A tap's loads are then whole
+// aligned vectors of weights and single floats, where the tiles above load three vectors of
+// inputs at 1 and 2 floats past a vector (two cache lines each). The tile is stored through
+// gemm_lanes' transpose (lanes_store.h), as rows of NC floats; each element is summed over
+// (c, ki, kj) in the weights' order from the bias, as the tiles above and im2col's product do.
+template <InReg Act, int NC, int NV>
+NNXR_AVX512 void lane_tile(const float* a, const float* a2, const float* x, int64_t C, int64_t plane, int64_t Wp, const float* bias,
+                           int64_t fetch, const lanes::TileOut& o, int rows, int cols) {
+  __m512 acc[lanes::kLaneCols][2];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v) {
+    const __m512 b = _mm512_loadu_ps(bias + 16 * v);
+#pragma GCC unroll 14
+    for (int j = 0; j < NC; ++j) acc[j][v] = b;
+  }
+  for (int64_t c = 0; c < C; ++c, x += plane)
+#pragma GCC unroll 1
+    for (int64_t ki = 0; ki < 3; ++ki, a += 3 * kLaneBlock, a2 += 3 * kLaneBlock) {
+      const float* const b = x + ki * Wp;
+      if (fetch) _mm_prefetch(reinterpret_cast<const char*>(a + fetch), _MM_HINT_T1);
+      __m512 w[3][NV];
+#pragma GCC unroll 3
+      for (int kj = 0; kj < 3; ++kj) {
+        w[kj][0] = _mm512_load_ps(a + kj * kLaneBlock);
+        if constexpr (NV == 2) w[kj][1] = _mm512_load_ps(a2 + kj * kLaneBlock);
+      }
+#pragma GCC unroll 16
+      for (int j = 0; j < NC + 2; ++j) {
+        const __m512 in = _mm512_set1_ps(b[j]);
+#pragma GCC unroll 3
+        for (int kj = 0; kj < 3; ++kj) {
+          const int r = j - kj;
+          if (r < 0 || r >= NC) continue;
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(w[kj][v], in, acc[r][v]);
+        }
+      }
+    }
+  if constexpr (NV == 1)
+#pragma GCC unroll 14
+    for (int j = 0; j < NC; ++j) acc[j][1] = _mm512_setzero_ps();  // (not stored: rows <= 16)
+  lanes::store_lanes<Act, NC>(acc, o, rows, cols);
+}
+
+// Output rows [b0, b1) of channel blocks [blk0, blk1) (of 16) in lane tiles, their padded input
+// rows at buf (channels plane floats apart): a tile's blocks at a time (their weights, K x 16
+// floats each, stay in L2 over the band), row by row, in tiles of 14 columns (of 7 on rows of 7
+// or fewer). A row's last tile reads its NC + 2 floats on past the row (the next rows, or the
+// buffer's slack): those columns are computed and not stored.
+template <InReg Act>
+NNXR_AVX512 void lane_band(const Rows& d, const float* wp, const float* bias, const float* buf, int64_t plane, const Out& out, int64_t b0, int64_t b1,
+                           int64_t blk0, int64_t blk1) {
+  const int64_t K = d.C * 9;
+  const bool narrow = d.OW <= 7;  // tiles of 32 channels x 7 columns
+  const int nc = narrow ? 7 : 14;
+  const int64_t step = narrow ? 2 : 1;
+  for (int64_t blk = blk0; blk < blk1; blk += step) {
+    const bool two = narrow && blk + 1 < blk1;
+    const int rows = static_cast<int>(std::min<int64_t>((two ? 2 : 1) * kLaneBlock, d.M - blk * kLaneBlock));
+    const float* const a = wp + blk * K * kLaneBlock;
+    // The next block's weights (pair: the next two), fetched into L2 by this block's first 3 (6)
+    // tiles, one line of each (c, ki) step a tile: a layer's weights were last read a whole run
+    // ago. ResNet-50 at 1 thread (medians of 6 profiles in alternating order, Intel Xeon): its 3x3
+    // layers on 14x14 10.95 -> 10.22 ms a run, on 7x7 6.75 -> 6.49, the others level.
+    const int64_t next = blk + step, next_lines = 3 * std::min<int64_t>(step, blk1 - next);
+    int64_t t = 0;
+    for (int64_t oh = b0; oh < b1; ++oh)
+      for (int64_t ow = 0; ow < d.OW; ow += nc, ++t) {
+        const int64_t at = blk * kLaneBlock * out.P + oh * d.OW + ow;
+        lanes::TileOut o{out.y + at,
+                         out.z1 ? out.z1 + at : nullptr,
+                         out.z2 ? out.z2 + at : nullptr,
+                         out.addend ? out.addend + at : nullptr,
+                         out.P,
+                         out.ap,
+                         false};
+        if (out.staged) {
+          o.y = out.staged + blk * kLaneBlock * out.staged_P + oh * d.OW + ow - out.staged_from;
+          o.ld_y = out.staged_P;
+        }
+        const float* const src = buf + (oh - b0) * d.Wp + ow;
+        const int cols = static_cast<int>(std::min<int64_t>(nc, d.OW - ow));
+        const float* const bb = bias + blk * kLaneBlock;
+        const int64_t fetch = t < next_lines ? (next + t / 3 - blk) * K * kLaneBlock + t % 3 * 16 : 0;  // floats past a
+        if (two) lane_tile<Act, 7, 2>(a, a + K * kLaneBlock, src, d.C, plane, d.Wp, bb, fetch, o, rows, cols);
+        else if (narrow) lane_tile<Act, 7, 1>(a, a, src, d.C, plane, d.Wp, bb, fetch, o, rows, cols);
+        else lane_tile<Act, 14, 1>(a, a, src, d.C, plane, d.Wp, bb, fetch, o, rows, cols);
+      }
+  }
+}
+
 // Output rows [r0, r1) of one image: x [C, H, W] -> out (weights wp[panel][K][R], bias by panel),
 // a band of rows at a time (band_tiles).
-template <InReg Act, int R, int V, bool Flat>
-NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const float* bias, const Out& out, int64_t r0, int64_t r1) {
+template <InReg Act, int R, int V, bool Flat, bool Lanes = false>
+NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const float* bias, const Out& out, int64_t r0, int64_t r1, int64_t blk0 = 0,
+                      int64_t blk1 = 0) {
   const int64_t band = conv_rows_band::band_rows(d);
   thread_local std::vector<float, CacheAligned<float>> buf;
   // y, when the epilogue keeps its own output and y's rows are not whole aligned vectors, staged a
   // band at a time and streamed out (stream_span: one span of the band's rows per channel).
-  const bool stage = Act != InReg::None && !out.stream;
+  // (Lane tiles store y as rows of up to 14 floats: staged wherever the epilogue keeps its own.)
+  const bool stage = Act != InReg::None && (Lanes || !out.stream);
   for (int64_t b0 = r0; b0 < r1; b0 += band) {
     const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
-    const size_t need = static_cast<size_t>(d.C * plane + 16);
+    const size_t need = static_cast<size_t>(d.C * plane + 16);  // (+16: what a row's last lane tile reads past the band)
     if (buf.size() < need) buf.resize(need);
     conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx512::split_row);
     const Out o = conv_rows_band::band_out(out, d.M, d.OW, b0, b1, stage);
-    band_tiles<Act, R, V, Flat>(d, wp, bias, buf.data(), plane, o, b0, b1);
-    conv_rows_band::flush_band(out, o, d.M, avx512::stream_span);
+    if constexpr (Lanes) lane_band<Act>(d, wp, bias, buf.data(), plane, o, b0, b1, blk0, blk1);
+    else band_tiles<Act, R, V, Flat>(d, wp, bias, buf.data(), plane, o, b0, b1);
+    if constexpr (Lanes) conv_rows_band::flush_band(out, o, blk0 * kLaneBlock, std::min(d.M, blk1 * kLaneBlock), avx512::stream_span);
+    else conv_rows_band::flush_band(out, o, 0, d.M, avx512::stream_span);
   }
   if (out.stream || stage) _mm_sfence();  // the streamed y visible before the task completes
 }
@@ -351,7 +470,8 @@ void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B
   const Rows d = conv_rows_band::rows_of(g);
   const int64_t P = d.OH * d.OW, K = d.C * d.kh * d.kw;
   if (P == 0 || g.N == 0) return;
-  const TileShape shape = tile_shape(d.M);
+  const bool lane_tiles = lane_tiles_apply(g);
+  const TileShape shape = lane_tiles ? TileShape{static_cast<int>(kLaneBlock), 1} : tile_shape(d.M);
   const int R = shape.R;
   const int64_t panels = (d.M + R - 1) / R;
   // The packed weights: the cache's while they were packed from the same W, B and layout (packing
@@ -377,6 +497,30 @@ void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B
   const int64_t cols = 16 * shape.V, rest = d.OW % cols;
   const int64_t row_lanes = d.OW - rest + (rest + 15) / 16 * 16;
   const bool flat = d.sh == 1 && d.sw == 1 && d.Wp > 16 && d.Wp < row_lanes;
+  if (lane_tiles) {
+    // Split by rows, or by channel blocks (each task all the rows) where there are fewer rows than
+    // 8 a thread: ResNet-50's 7x7 and 14x14 layers.
+    const int64_t blocks = (d.M + kLaneBlock - 1) / kLaneBlock, image_rows = g.N * d.OH;
+    const bool by_blocks = pool.threads() > 1 && image_rows < 8 * pool.threads() && blocks >= 2 * pool.threads();
+    avx2::with_in_reg(act.epi, [&]<InReg Act>() {
+      if (by_blocks) {
+        const int64_t step = d.OW <= 7 ? 2 : 1;  // (32-channel tiles on rows of 7: whole pairs a task)
+        pool.parallel_for((blocks + step - 1) / step, 1, [&](int64_t b, int64_t e) {
+          conv_rows_band::image_rows<Act>(d, 0, image_rows, Y, act, ap, [&](int64_t n, int64_t r0, int64_t r1, const Out& out) {
+            rows<Act, kLaneBlock, 1, false, true>(d, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1, b * step,
+                                                  std::min(blocks, e * step));
+          });
+        });
+        return;
+      }
+      pool.parallel_for(image_rows, grain, [&](int64_t b, int64_t e) {
+        conv_rows_band::image_rows<Act>(d, b, e, Y, act, ap, [&](int64_t n, int64_t r0, int64_t r1, const Out& out) {
+          rows<Act, kLaneBlock, 1, false, true>(d, X + n * d.C * d.H * d.W, wp.data(), bias.data(), out, r0, r1, 0, blocks);
+        });
+      });
+    });
+    return;
+  }
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     with_shape(shape, [&]<int Rt, int Vt>() {
       pool.parallel_for(g.N * d.OH, grain, [&](int64_t b, int64_t e) {

@@ -1465,11 +1465,14 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g = dense_geom(16, 16, {4, 100}, 3);
   EXPECT_EQ(conv_rows_applies(g), avx512);
+  // (3x3 at stride 1 with 16 output channels or more: AVX-512's lane tiles take any row width.)
   g = dense_geom(16, 16, {4, 15}, 3);
+  EXPECT_EQ(conv_rows_applies(g), avx512);
+  g.M = 8;
   EXPECT_FALSE(conv_rows_applies(g));
-  g = dense_geom(16, 16, {4, 33}, 3);  // 33 of 48 lanes
+  g = dense_geom(16, 8, {4, 33}, 3);  // 33 of 48 lanes
   EXPECT_FALSE(conv_rows_applies(g));
-  g = dense_geom(16, 16, {4, 40}, 3);  // 160 outputs
+  g = dense_geom(16, 8, {4, 40}, 3);  // 160 outputs
   EXPECT_FALSE(conv_rows_applies(g));
   g = dense_geom(32, 128, {27, 27}, 3);  // SqueezeNet 1.1's: 27 of 32 lanes on AVX2
   EXPECT_EQ(conv_rows_applies(g), avx512);
@@ -1477,8 +1480,70 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g.dilation = {5, 5};
   EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
-  g = dense_geom(129, 16, {4, 64}, 3);
+  g = dense_geom(129, 16, {4, 64}, 3);  // K = 1161: lane tiles only
+  EXPECT_EQ(conv_rows_applies(g), avx512);
+  g.M = 12;
   EXPECT_FALSE(conv_rows_applies(g));
+}
+
+// AVX-512's lane tiles in conv_rows (3x3 at stride 1, 16 input channels or more, output channels
+// in the lanes: 16 x 14 columns of a row, 32 x 7 on rows of 7 or fewer): output channels around
+// the blocks (16, 24, 31, 32, 48, 64, 100, 200: pairs of blocks and a single last one on rows of
+// 7), K past the other tiles' 1152 (C up to 300), rows of 1-57 outputs (tiles of 14 and a last
+// one of 1-13 columns, its taps reading on past the row), paddings 0-2 on each side, batch 1-2,
+// 1 and 2 threads (split by rows, or by channel blocks where rows are few), each epilogue and
+// none, through conv_auto against the naive Conv and activation. Without AVX-512 conv_auto takes
+// the other kernels, checked the same way.
+TEST_P(RuntimeKernels, ConvLaneTilesMatchNaive) {
+  std::mt19937 rng(83);
+  auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ThreadPool pool(2), one(1);
+  const int64_t Ms[] = {16, 24, 31, 32, 48, 64, 100, 200};
+  const int64_t OWs[] = {1, 3, 5, 7, 8, 13, 14, 15, 16, 27, 28, 29, 56, 57};
+  int ran = 0;
+  for (int iter = 0; iter < 56; ++iter) {
+    ConvGeom g;
+    g.N = r(1, 2);
+    g.group = 1;
+    g.M = Ms[iter % 8];
+    const bool deep = iter % 9 == 8;  // K = 1800-2700
+    g.C = deep ? r(200, 300) : r(16, 40);
+    const int64_t ph0 = r(0, 2), ph1 = r(0, 2), pw0 = r(0, 2), pw1 = r(0, 2);
+    const int64_t OH = deep ? r(1, 3) : r(1, 20), OW = OWs[iter % 14];
+    g.in = {OH + 2 - ph0 - ph1, OW + 2 - pw0 - pw1};
+    if (g.in[0] < 1 || g.in[1] < 1) continue;
+    g.kernel = {3, 3};
+    g.stride = {1, 1};
+    g.dilation = {1, 1};
+    g.pad_begin = {ph0, pw0};
+    g.pad_end = {ph1, pw1};
+    g.out = {conv_out_dim(g.in[0], 3, 1, 1, ph0 + ph1), conv_out_dim(g.in[1], 3, 1, 1, pw0 + pw1)};
+    if (g.out[0] != OH || g.out[1] != OW) continue;
+    if (GetParam() >= Isa::Avx512) {
+      EXPECT_TRUE(conv_rows_applies(g)) << geom_str(g);
+    }
+    expect_conv_auto_matches_naive(g, iter, 2200, iter % 4 < 2 ? pool : one, "lane tiles");
+    ++ran;
+  }
+  EXPECT_GE(ran, 40);
+  // Not taken: fewer than 16 input or output channels, blocks under 3/4 full (17 of 32 lanes),
+  // dilation, a 5x5 kernel (on rows the other tiles do not take either).
+  if (GetParam() >= Isa::Avx512) {
+    ConvGeom g = dense_geom(64, 17, {4, 13}, 3);
+    EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);
+    g = dense_geom(12, 64, {14, 14}, 3);
+    EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);
+    g = dense_geom(64, 17, {4, 13}, 3);
+    g.M = 12;
+    EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);
+    g = dense_geom(200, 64, {14, 14}, 3);
+    EXPECT_TRUE(conv_rows_applies(g)) << geom_str(g);
+    g.dilation = {2, 2};
+    g.pad_begin = g.pad_end = {2, 2};
+    EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);  // (K = 1800: no other tile either)
+    g = dense_geom(200, 64, {14, 14}, 5);
+    EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);
+  }
 }
 
 // conv_rows with a ConvRowsCache (as a Conv node with constant weights runs it): a call with the
