@@ -40,7 +40,6 @@ using avx2::ActParams;
 using avx2::InReg;
 using lanes::TileOut;
 
-
 // Where a product's element (0, 0) and its epilogue's go, for the epilogue Act (z1, z2 and the
 // addend as Act uses them, else null); no streaming.
 template <InReg Act>

@@ -26,7 +26,8 @@ struct TileOut {
   bool stream_y;  // full tiles of y with streaming stores (see gemm_packed.cpp)
   int64_t ld_y = 0;  // y's rows apart where not ld (store_lanes: y staged in a buffer of its own)
 
-  // The same outputs `at` elements on (r rows down: at = r * ld).
+  // The same outputs `at` elements on (r rows down: at = r * ld; y too, whose caller moves it
+  // itself where ld_y is set).
   TileOut shifted(int64_t at) const {
     TileOut o = *this;
     o.y = y + at;
