@@ -392,10 +392,13 @@ NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const floa
     if (buf.size() < need) buf.resize(need);
     conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx512::split_row);
     const Out o = conv_rows_band::band_out(out, d.M, d.OW, b0, b1, stage);
-    if constexpr (Lanes) lane_band<Act>(d, wp, bias, buf.data(), plane, o, b0, b1, blk0, blk1);
-    else band_tiles<Act, R, V, Flat>(d, wp, bias, buf.data(), plane, o, b0, b1);
-    if constexpr (Lanes) conv_rows_band::flush_band(out, o, blk0 * kLaneBlock, std::min(d.M, blk1 * kLaneBlock), avx512::stream_span);
-    else conv_rows_band::flush_band(out, o, 0, d.M, avx512::stream_span);
+    if constexpr (Lanes) {
+      lane_band<Act>(d, wp, bias, buf.data(), plane, o, b0, b1, blk0, blk1);
+      conv_rows_band::flush_band(out, o, blk0 * kLaneBlock, std::min(d.M, blk1 * kLaneBlock), avx512::stream_span);  // this task's channels
+    } else {
+      band_tiles<Act, R, V, Flat>(d, wp, bias, buf.data(), plane, o, b0, b1);
+      conv_rows_band::flush_band(out, o, 0, d.M, avx512::stream_span);
+    }
   }
   if (out.stream || stage) _mm_sfence();  // the streamed y visible before the task completes
 }
@@ -491,12 +494,6 @@ void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t flops_per_row = 2 * panels * R * K * d.OW;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, flops_per_row));
-  // At stride 1 the tiles run along the band's rows end to end when that computes fewer lanes than
-  // row by row: SqueezeNet 1.1's 55- and 27-column rows take 57 and 29 lanes each instead of 64
-  // and 32 (the 2 positions past each row's outputs are computed, not stored).
-  const int64_t cols = 16 * shape.V, rest = d.OW % cols;
-  const int64_t row_lanes = d.OW - rest + (rest + 15) / 16 * 16;
-  const bool flat = d.sh == 1 && d.sw == 1 && d.Wp > 16 && d.Wp < row_lanes;
   if (lane_tiles) {
     // Split by rows, or by channel blocks (each task all the rows) where there are fewer rows than
     // 8 a thread: ResNet-50's 7x7 and 14x14 layers.
@@ -521,6 +518,12 @@ void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B
     });
     return;
   }
+  // At stride 1 the tiles run along the band's rows end to end when that computes fewer lanes than
+  // row by row: SqueezeNet 1.1's 55- and 27-column rows take 57 and 29 lanes each instead of 64
+  // and 32 (the 2 positions past each row's outputs are computed, not stored).
+  const int64_t cols = 16 * shape.V, rest = d.OW % cols;
+  const int64_t row_lanes = d.OW - rest + (rest + 15) / 16 * 16;
+  const bool flat = d.sh == 1 && d.sw == 1 && d.Wp > 16 && d.Wp < row_lanes;
   avx2::with_in_reg(act.epi, [&]<InReg Act>() {
     with_shape(shape, [&]<int Rt, int Vt>() {
       pool.parallel_for(g.N * d.OH, grain, [&](int64_t b, int64_t e) {
