@@ -207,6 +207,26 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_act(float* 
   if constexpr (Act == InReg::SiLU) store_first(z2, _mm256_mul_ps(v0, a0), _mm256_mul_ps(v1, a1), n);  // as the Mul kernel
 }
 
+// The 8 x 8 transpose: in[j] lane r -> out[r] lane j (gemm_lanes and conv_rows' lane tiles store
+// their tiles, 8 output rows in the lanes, through it).
+__attribute__((target("avx2,fma"), always_inline)) inline void transpose8(const __m256 (&in)[8], __m256 (&out)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(in[2 * i], in[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(in[2 * i], in[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    out[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
+    out[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
+  }
+}
+
 // Whether the CPU has PREFETCHW (cpuid 0x80000001, ECX bit 8: every AMD CPU with AVX2, Intel's
 // from Broadwell on; not Haswell).
 inline const bool kHasPrefetchW = [] {

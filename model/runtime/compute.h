@@ -289,10 +289,10 @@ void conv_pointwise_thin_avx2(const ConvGeom& g, const float* X, const float* W,
 // under 56 in 8-column vectors at least 7/8 used), on AVX2 + FMA or AVX-512:
 // from zero-padded copies of each band's input rows, R output channels x 32 columns in registers
 // on AVX-512, up to 6 x 16 on AVX2 (conv_rows_avx2), and M <= 3 channels x 80-96 columns on
-// AVX-512, x 32-64 on AVX2 (no im2col matrix).
+// AVX-512, x 32-64 on AVX2 (no im2col matrix). And every layer lane_tiles_apply() takes.
 bool conv_rows_applies(const ConvGeom& g);
-// conv_rows' weights and bias as its AVX-512 tiles read them (conv_rows_avx512.cpp), with the W
-// and layout they were packed from.
+// conv_rows' weights and bias as its AVX-512 tiles and AVX2's lane tiles read them
+// (conv_rows_avx512.cpp), with the W and layout they were packed from.
 struct ConvRowsWeights;
 // Kept by a Conv node whose weights are constant: conv_rows packs them on the first call and
 // reuses them while W (the same address), the layout and the bias (the same values) are the
@@ -304,6 +304,12 @@ struct ConvRowsCache {
 void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act = {},
                ConvRowsCache* cache = nullptr);
 void conv_rows_avx2(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act);
+// Whether conv_rows takes a layer in lane tiles (output channels in the lanes: 3x3, stride 1, 16
+// input channels or more, output channels filling at least 3/4 of their blocks of 16 on AVX-512,
+// of 8 on AVX2 with K up to 1152; any row width), and the AVX2 lane tiles themselves: wp and bias
+// packed by conv_rows as [block][K][8] and [block][8] (conv_rows_avx2.cpp).
+bool lane_tiles_apply(const ConvGeom& g);
+void conv_lanes_avx2(const ConvGeom& g, const float* X, const float* wp, const float* bias, float* Y, ThreadPool& pool, const EpilogueOut& act);
 // dst[i] = src[2 i] for i < n (reads no further than src[2 (n - 1)]): the stride-2 gather of im2col.
 void copy_every_other(const float* src, float* dst, int64_t n);
 // Picks one of the above.

@@ -112,8 +112,8 @@ inline int64_t band_input_rows(const Rows& d, int64_t b0, int64_t b1) { return (
 
 // Output rows per band: as many as keep the band's padded input rows within kBandBytes (one at
 // least).
-inline int64_t band_rows(const Rows& d) {
-  return std::max<int64_t>(1, (kBandBytes / (4 * d.C * d.Wp) - (d.kh - 1) * d.dh - 1) / d.sh + 1);
+inline int64_t band_rows(const Rows& d, int64_t bytes = kBandBytes) {
+  return std::max<int64_t>(1, (bytes / (4 * d.C * d.Wp) - (d.kh - 1) * d.dh - 1) / d.sh + 1);
 }
 
 // Channel c's input rows b0 sh - ph ... (in_rows of them) of image x [C, H, W] as padded rows at
@@ -140,6 +140,17 @@ void pad_band(const Rows& d, const float* x, int64_t b0, int64_t in_rows, float*
       std::memcpy(dst + d.pw, src, static_cast<size_t>(copy) * sizeof(float));
       std::fill(dst + d.pw + copy, dst + d.Wp, 0.f);
     }
+}
+
+// The padded input rows of output rows [b0, b1) copied into buf (grown as needed, with 16 floats
+// to spare: what a row's last lane tile reads past the band); returns the floats per channel.
+template <class Split>
+int64_t fill_band(const Rows& d, const float* x, int64_t b0, int64_t b1, std::vector<float, CacheAligned<float>>& buf, Split&& split) {
+  const int64_t in_rows = band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
+  const size_t need = static_cast<size_t>(d.C * plane + 16);
+  if (buf.size() < need) buf.resize(need);
+  pad_band(d, x, b0, in_rows, buf.data(), split);
+  return plane;
 }
 
 }  // namespace nnxr::runtime::conv_rows_band

@@ -38,19 +38,26 @@ namespace nnxr::runtime {
 
 namespace {
 constexpr int64_t kTileCols = 32;                // two vectors of 16 columns
-constexpr int64_t kLaneBlock = 16;               // output channels a lane tile holds
+constexpr int64_t kLaneBlock = 16;               // output channels a lane tile holds (AVX2: 8)
 using conv_rows_band::kBandBytes;
 }  // namespace
 
-// Lane tiles (below): a 3x3 convolution at stride 1 without dilation, 16 input channels or more
-// and 16 output channels or more that fill at least 3/4 of the lanes of their blocks of 16, on
-// AVX-512; any K and row width. (With fewer inputs each tile's store and epilogue, through a
-// transpose, weigh too much against its few taps: yolox_nano's 12 -> 16 stem on 208x208, with its
-// SiLU, took 2.24 ms instead of 1.64.)
+// Lane tiles (below; on AVX2 conv_lanes_avx2): a 3x3 convolution at stride 1 without dilation,
+// 16 input channels or more and output channels that fill at least 3/4 of the lanes of their
+// blocks of 16 (AVX2: 8); any K and row width. (With fewer inputs each tile's store and epilogue,
+// through a transpose, weigh too much against its few taps: yolox_nano's 12 -> 16 stem on
+// 208x208, with its SiLU, took 2.24 ms instead of 1.64 on AVX-512.)
 bool lane_tiles_apply(const ConvGeom& g) {
-  if (!cpu_has_avx512() || g.spatial() != 2 || g.group != 1 || g.C < 16 || g.M < kLaneBlock) return false;
+  if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group != 1 || g.C < 16) return false;
+  const bool wide = cpu_has_avx512();
+  const int64_t block = wide ? kLaneBlock : 8;
+  if (g.M < block || 4 * g.M < 3 * block * ((g.M + block - 1) / block)) return false;
+  // AVX2: K up to 1152, a block's weights (K x 8 floats) within 36 KB. Past it the tiles of up to
+  // 10 columns read their weights from L2 for each tile: ResNet-50's 256 -> 256 on 14x14 (K = 2304)
+  // fell from 54 to 45 % of peak, its 512 -> 512 on 7x7 from 48 to 38 (AMD EPYC Zen 3), where
+  // im2col and the packed GEMM keep them.
+  if (!wide && g.C * 9 > 1152) return false;
   if (g.kernel[0] != 3 || g.kernel[1] != 3 || g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] != 1 || g.dilation[1] != 1) return false;
-  if (4 * g.M < 3 * kLaneBlock * ((g.M + kLaneBlock - 1) / kLaneBlock)) return false;
   for (int d = 0; d < 2; ++d)
     if (g.pad_begin[d] < 0 || g.pad_end[d] < 0 || g.pad_begin[d] > 2 || g.pad_end[d] > 2) return false;
   // One output row's padded input rows fit the band.
@@ -387,10 +394,7 @@ NNXR_AVX512 void rows(const Rows& d, const float* x, const float* wp, const floa
   // (Lane tiles store y as rows of up to 14 floats: staged wherever the epilogue keeps its own.)
   const bool stage = Act != InReg::None && (Lanes || !out.stream);
   for (int64_t b0 = r0; b0 < r1; b0 += band) {
-    const int64_t b1 = std::min(r1, b0 + band), in_rows = conv_rows_band::band_input_rows(d, b0, b1), plane = in_rows * d.Wp;
-    const size_t need = static_cast<size_t>(d.C * plane + 16);  // (+16: what a row's last lane tile reads past the band)
-    if (buf.size() < need) buf.resize(need);
-    conv_rows_band::pad_band(d, x, b0, in_rows, buf.data(), avx512::split_row);
+    const int64_t b1 = std::min(r1, b0 + band), plane = conv_rows_band::fill_band(d, x, b0, b1, buf, avx512::split_row);
     const Out o = conv_rows_band::band_out(out, d.M, d.OW, b0, b1, stage);
     if constexpr (Lanes) {
       lane_band<Act>(d, wp, bias, buf.data(), plane, o, b0, b1, blk0, blk1);
@@ -469,12 +473,12 @@ bool same_bias(const ConvRowsWeights& c, const float* B) {
 
 void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B, float* Y, ThreadPool& pool, const EpilogueOut& act,
                ConvRowsCache* cache) {
-  if (!cpu_has_avx512()) return conv_rows_avx2(g, X, W, B, Y, pool, act);
+  const bool lane_tiles = lane_tiles_apply(g), wide = cpu_has_avx512();
+  if (!wide && !lane_tiles) return conv_rows_avx2(g, X, W, B, Y, pool, act);
   const Rows d = conv_rows_band::rows_of(g);
   const int64_t P = d.OH * d.OW, K = d.C * d.kh * d.kw;
   if (P == 0 || g.N == 0) return;
-  const bool lane_tiles = lane_tiles_apply(g);
-  const TileShape shape = lane_tiles ? TileShape{static_cast<int>(kLaneBlock), 1} : tile_shape(d.M);
+  const TileShape shape = lane_tiles ? TileShape{wide ? static_cast<int>(kLaneBlock) : 8, 1} : tile_shape(d.M);
   const int R = shape.R;
   const int64_t panels = (d.M + R - 1) / R;
   // The packed weights: the cache's while they were packed from the same W, B and layout (packing
@@ -491,6 +495,7 @@ void conv_rows(const ConvGeom& g, const float* X, const float* W, const float* B
   }
   const auto& wp = packed->wp;
   const auto& bias = packed->bias;
+  if (!wide) return conv_lanes_avx2(g, X, wp.data(), bias.data(), Y, pool, act);
   const ActParams ap = avx2::act_params(act.epi);
   const int64_t flops_per_row = 2 * panels * R * K * d.OW;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, flops_per_row));

@@ -38,25 +38,6 @@ struct Out {
   ActParams p;
 };
 
-// The 8 x 8 transpose: in[j] lane r -> out[r] lane j.
-[[gnu::always_inline]] NNXR_AVX2 inline void transpose8(const __m256 (&in)[8], __m256 (&out)[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(in[2 * i], in[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(in[2 * i], in[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; ++i) {
-    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int i = 0; i < 4; ++i) {
-    out[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
-    out[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
-  }
-}
-
 // Rows [0, rows) (of 16) x NC columns of a finished tile (acc: 16 rows a column) stored as rows of NC floats at y + r ld, with the epilogue computed on the transposed
 // rows (the same function of each element). Out of line: keeps the accumulators in registers in
 // the product loop.
@@ -66,7 +47,7 @@ template <InReg Act, int NC>
   for (int v = 0; v < 2 && 8 * v < rows; ++v) {
     __m256 in[8], out[8];
     for (int j = 0; j < 8; ++j) in[j] = j < NC ? _mm256_load_ps(acc + j * kRows + 8 * v) : zero;
-    transpose8(in, out);
+    avx2::transpose8(in, out);
     const int n = std::min(8, rows - 8 * v);
     for (int i = 0; i < n; ++i) {
       const int64_t off = (8 * v + i) * o.ld;

@@ -1425,7 +1425,6 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   // Not taken: 1x1, stride 2 with dilation or K over 160, stride 3, rows of 15, of 16-column vectors under 3/4 full or under 56 in a
   // plane under 256 outputs, rows of 56 or more in 32-column tiles under 7/8 full and rows under
   // 56 in 8-column vectors under 7/8 full (AVX2), K over 1152.
-  const bool avx512 = GetParam() >= Isa::Avx512;
   ConvGeom g = dense_geom(16, 16, {4, 64}, 1);
   EXPECT_FALSE(conv_rows_applies(g));
   g = dense_geom(16, 16, {4, 64}, 3);
@@ -1464,36 +1463,43 @@ TEST_P(RuntimeKernels, ConvRowsMatchesNaive) {
   g = dense_geom(16, 16, {5, 55}, 3);
   EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g = dense_geom(16, 16, {4, 100}, 3);
-  EXPECT_EQ(conv_rows_applies(g), avx512);
-  // (3x3 at stride 1 with 16 output channels or more: AVX-512's lane tiles take any row width.)
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
+  // (3x3 at stride 1 with 16 input channels or more and 16 output channels or more, 8 on AVX2:
+  // the lane tiles take any row width.)
   g = dense_geom(16, 16, {4, 15}, 3);
-  EXPECT_EQ(conv_rows_applies(g), avx512);
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g.M = 8;
+  EXPECT_EQ(conv_rows_applies(g), GetParam() == Isa::Avx2);
+  g = dense_geom(12, 8, {4, 33}, 3);  // 33 of 48 lanes
   EXPECT_FALSE(conv_rows_applies(g));
-  g = dense_geom(16, 8, {4, 33}, 3);  // 33 of 48 lanes
+  g = dense_geom(12, 8, {4, 40}, 3);  // 160 outputs
   EXPECT_FALSE(conv_rows_applies(g));
-  g = dense_geom(16, 8, {4, 40}, 3);  // 160 outputs
-  EXPECT_FALSE(conv_rows_applies(g));
-  g = dense_geom(32, 128, {27, 27}, 3);  // SqueezeNet 1.1's: 27 of 32 lanes on AVX2
-  EXPECT_EQ(conv_rows_applies(g), avx512);
+  g = dense_geom(32, 128, {27, 27}, 3);  // SqueezeNet 1.1's (27 of 32 lanes for AVX2's other tiles)
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g = dense_geom(16, 16, {30, 40}, 3);  // UltraFace's heads
   EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
   g.dilation = {5, 5};
   EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
-  g = dense_geom(129, 16, {4, 64}, 3);  // K = 1161: lane tiles only
-  EXPECT_EQ(conv_rows_applies(g), avx512);
+  g = dense_geom(129, 16, {4, 64}, 3);  // K = 1161: AVX-512's lane tiles only
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx512);
   g.M = 12;
   EXPECT_FALSE(conv_rows_applies(g));
+  g = dense_geom(128, 12, {4, 64}, 3);  // K = 1152, 12 of 16 lanes: AVX2's lane tiles (blocks of 8)
+  EXPECT_EQ(lane_tiles_apply(g), GetParam() == Isa::Avx2);
+  EXPECT_EQ(conv_rows_applies(g), GetParam() >= Isa::Avx2);
+  g.M = 11;
+  EXPECT_FALSE(lane_tiles_apply(g));
 }
 
-// AVX-512's lane tiles in conv_rows (3x3 at stride 1, 16 input channels or more, output channels
-// in the lanes: 16 x 14 columns of a row, 32 x 7 on rows of 7 or fewer): output channels around
-// the blocks (16, 24, 31, 32, 48, 64, 100, 200: pairs of blocks and a single last one on rows of
-// 7), K past the other tiles' 1152 (C up to 300), rows of 1-57 outputs (tiles of 14 and a last
-// one of 1-13 columns, its taps reading on past the row), paddings 0-2 on each side, batch 1-2,
-// 1 and 2 threads (split by rows, or by channel blocks where rows are few), each epilogue and
-// none, through conv_auto against the naive Conv and activation. Without AVX-512 conv_auto takes
-// the other kernels, checked the same way.
+// The lane tiles in conv_rows (3x3 at stride 1, 16 input channels or more, output channels in
+// the lanes: on AVX-512 16 x 14 columns of a row, 32 x 7 on rows of 7 or fewer; on AVX2 8 x up to
+// 10, a row cut into tiles of even widths): output channels around the blocks (16, 24, 31, 32, 48,
+// 64, 100, 200: pairs of blocks and a single last one on rows of 7), on AVX-512 K past the other
+// tiles' 1152 (C up to 300; AVX2 takes K up to 1152), rows of 1-57 outputs (AVX-512: tiles of 14
+// and a last one of 1-13 columns, its taps reading on past the row), paddings 0-2 on each side,
+// batch 1-2, 1 and 2 threads (split by rows, or by channel blocks where rows are few), each
+// epilogue and none, through conv_auto against the naive Conv and activation. Layers the lane
+// tiles do not take (and every layer without AVX2) go to the other kernels, checked the same way.
 TEST_P(RuntimeKernels, ConvLaneTilesMatchNaive) {
   std::mt19937 rng(83);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -1519,24 +1525,31 @@ TEST_P(RuntimeKernels, ConvLaneTilesMatchNaive) {
     g.pad_end = {ph1, pw1};
     g.out = {conv_out_dim(g.in[0], 3, 1, 1, ph0 + ph1), conv_out_dim(g.in[1], 3, 1, 1, pw0 + pw1)};
     if (g.out[0] != OH || g.out[1] != OW) continue;
-    if (GetParam() >= Isa::Avx512) {
-      EXPECT_TRUE(conv_rows_applies(g)) << geom_str(g);
+    if (GetParam() >= Isa::Avx2) {
+      const bool taken = GetParam() >= Isa::Avx512 || g.C * 9 <= 1152;  // (AVX2: K up to 1152)
+      EXPECT_EQ(lane_tiles_apply(g), taken) << geom_str(g);
+      if (taken) {
+        EXPECT_TRUE(conv_rows_applies(g)) << geom_str(g);
+      }
     }
     expect_conv_auto_matches_naive(g, iter, 2200, iter % 4 < 2 ? pool : one, "lane tiles");
     ++ran;
   }
   EXPECT_GE(ran, 40);
-  // Not taken: fewer than 16 input or output channels, blocks under 3/4 full (17 of 32 lanes),
+  // Not taken: fewer than 16 input channels, blocks under 3/4 full (17 of 32 lanes, 17 of 24 on
+  // AVX2), 11 output channels (fewer than 16; 11 of AVX2's 16 lanes), K over 1152 on AVX2,
   // dilation, a 5x5 kernel (on rows the other tiles do not take either).
-  if (GetParam() >= Isa::Avx512) {
+  if (GetParam() >= Isa::Avx2) {
     ConvGeom g = dense_geom(64, 17, {4, 13}, 3);
     EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);
     g = dense_geom(12, 64, {14, 14}, 3);
     EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);
-    g = dense_geom(64, 12, {4, 13}, 3);
+    g = dense_geom(64, 11, {4, 13}, 3);
     EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);
-    g = dense_geom(200, 64, {14, 14}, 3);
-    EXPECT_TRUE(conv_rows_applies(g)) << geom_str(g);
+    g = dense_geom(128, 64, {14, 14}, 3);  // K = 1152
+    EXPECT_TRUE(lane_tiles_apply(g)) << geom_str(g);
+    g = dense_geom(200, 64, {14, 14}, 3);  // K = 1800: AVX-512 only
+    EXPECT_EQ(lane_tiles_apply(g), GetParam() >= Isa::Avx512) << geom_str(g);
     g.dilation = {2, 2};
     g.pad_begin = g.pad_end = {2, 2};
     EXPECT_FALSE(conv_rows_applies(g)) << geom_str(g);  // (K = 1800: no other tile either)
@@ -1546,10 +1559,11 @@ TEST_P(RuntimeKernels, ConvLaneTilesMatchNaive) {
 }
 
 // conv_rows with a ConvRowsCache (as a Conv node with constant weights runs it): a call with the
-// same weights (address) and bias values (at any address) reuses the packing (AVX-512; AVX2 packs
-// per call), and other weights, another bias (or none), the same weights at stride 2 (another tap
-// order) or as fewer output channels (another tile height) are packed anew: every call against
-// the naive Conv, at 1 and 2 threads, with the Relu epilogue.
+// same weights (address) and bias values (at any address) reuses the packing (AVX-512, and AVX2's
+// lane tiles; AVX2's other tiles pack per call and leave the cache as it was), and other weights,
+// another bias (or none), the same weights at stride 2 (another tap order) or as fewer output
+// channels (another tile height) are packed anew: every call against the naive Conv, at 1 and 2
+// threads, with the Relu epilogue.
 TEST_P(RuntimeKernels, ConvRowsCacheRepacksWhenWeightsOrLayoutChange) {
   ThreadPool pool(2), one(1);
   const Epilogue relu{Epilogue::Kind::Relu};
@@ -1590,8 +1604,8 @@ TEST_P(RuntimeKernels, ConvRowsCacheRepacksWhenWeightsOrLayoutChange) {
     conv_auto(g, x.data(), c.w->data(), c.b, y.data(), i++ % 2 ? pool : one, EpilogueOut{&relu, z.data()}, nullptr, &cache);
     expect_close(y, ref, 16 * 9, c.what);
     expect_close(z, ref1, 16 * 9, std::string(c.what) + " relu");
-    if (GetParam() != Isa::Avx512) {
-      EXPECT_EQ(cache.packed, nullptr) << c.what;
+    if (GetParam() != Isa::Avx512 && !lane_tiles_apply(g)) {
+      EXPECT_EQ(cache.packed, previous) << c.what << ": packed by a path that packs per call";
       continue;
     }
     ASSERT_NE(cache.packed, nullptr) << c.what;
