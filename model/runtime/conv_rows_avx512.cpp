@@ -44,9 +44,9 @@ using conv_rows_band::kBandBytes;
 
 // Lane tiles (below; on AVX2 conv_lanes_avx2): a 3x3 convolution at stride 1 without dilation,
 // 16 input channels or more and output channels that fill at least 3/4 of the lanes of their
-// blocks of 16 (AVX2: 8); any K and row width. (With fewer inputs each tile's store and epilogue,
-// through a transpose, weigh too much against its few taps: yolox_nano's 12 -> 16 stem on
-// 208x208, with its SiLU, took 2.24 ms instead of 1.64 on AVX-512.)
+// blocks of 16 (AVX2: 8); any row width, any K (AVX2: up to 1152, below). (With fewer inputs each
+// tile's store and epilogue, through a transpose, weigh too much against its few taps: yolox_nano's
+// 12 -> 16 stem on 208x208, with its SiLU, took 2.24 ms instead of 1.64 on AVX-512.)
 bool lane_tiles_apply(const ConvGeom& g) {
   if (!cpu_has_avx2_fma() || g.spatial() != 2 || g.group != 1 || g.C < 16) return false;
   const bool wide = cpu_has_avx512();
