@@ -118,7 +118,9 @@ void matmul_blas(const std::vector<int64_t>& as, const float* a, const std::vect
 // matmul_blas with a hook: done(r0, r1, c0, c1) runs on the thread that computed rows [r0, r1)
 // and columns [c0, c1) of the output seen as [rows, N], right after it wrote them (while they are
 // in its cache), each element once; the calls are serial work, spread over the pool as the
-// product is. Blocks of whole rows unless `columns`. The product's bits are matmul_blas's.
+// product is. Blocks of whole rows, or with `columns` blocks of columns where AVX-512's packed
+// product computes it (elsewhere the whole product first, then rows). The product's bits are
+// matmul_blas's.
 using ProductDone = std::function<void(int64_t, int64_t, int64_t, int64_t)>;
 void matmul_blas_done(const std::vector<int64_t>& as, const float* a, const std::vector<int64_t>& bs, const float* b, float* out,
                       const ProductDone& done, bool columns, const PackedB* pb = nullptr);
