@@ -784,13 +784,16 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
 
 // gemm_packed on its own: row counts that are not a multiple of the panel, column tails, a
 // column range inside a wider C, a range of panels (rows outside it untouched: AVX-512 stages y
-// and streams it out a pair of panels at a time), bias and each in-register epilogue.
+// and streams it out a pair of panels at a time), several column blocks, bias and each in-register
+// epilogue.
 TEST_P(RuntimeKernels, GemmPackedMatchesNaive) {
   if (!gemm_packed_available()) GTEST_SKIP() << "needs AVX2 + FMA: the " << isa_name(GetParam()) << " path runs the general kernels";
   std::mt19937 rng(19);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  for (int iter = 0; iter < 60; ++iter) {
-    const int64_t M = r(1, 40), K = r(1, 70), N = r(1, 90), ldb = N + r(0, 5), ldc = N + r(0, 5);
+  for (int iter = 0; iter < 66; ++iter) {
+    // The last iterations: a K and N whose B takes several of AVX2's column blocks (256 KB each).
+    const bool blocks = iter >= 60;
+    const int64_t M = r(1, 40), K = blocks ? r(600, 900) : r(1, 70), N = blocks ? r(120, 300) : r(1, 90), ldb = N + r(0, 5), ldc = N + r(0, 5);
     const int64_t n0 = r(0, static_cast<int>(N) - 1), n1 = r(static_cast<int>(n0) + 1, static_cast<int>(N));
     const int64_t panels = (M + kPanelRows - 1) / kPanelRows, q0 = iter % 3 == 0 ? r(0, static_cast<int>(panels) - 1) : 0;
     const int64_t q1 = iter % 3 == 0 ? r(static_cast<int>(q0) + 1, static_cast<int>(panels)) : panels;
