@@ -258,19 +258,27 @@ bool product_packed(const float* A, const float* B, float* C, int64_t R, int64_t
   return true;
 }
 
+// One product [M, K] x [K, N] of matmul_blas, whole: over gemm_pool, or on this thread when
+// `serial` (a batch's products are spread over the pool instead).
+void product_whole(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool serial, const PackedB* pb) {
+  if (K == 0) return std::fill(C, C + M * N, 0.f);
+  if (N == 1)
+    return cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(K), 1.f, A, static_cast<blasint>(K), B, 1, 0.f, C, 1);
+  if (product_packed(A, B, C, M, N, K, nullptr, serial ? nullptr : gemm_pool, pb)) return;
+  if (serial) gemm_serial(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
+  else gemm_blas(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
+}
+
 // The product [R, K] x [K, N] of a shared B, with done(r0, r1, c0, c1) over the pool: in blocks of
 // columns, done after each, through product_packed where it applies (AVX-512); otherwise the whole
-// product as matmul_blas computes it, then done by rows. (sgemm by blocks of columns gave other
-// bits than the whole product with OpenBLAS's Haswell kernels, which it runs on AMD EPYC Zen 3:
-// 1115 of the 70,000 values of a [100, 24] x [24, 700] differed from the unfused MatMul's.)
+// product as matmul_blas computes it (product_whole), then done by rows. (sgemm by blocks of
+// columns gave other bits than the whole product with OpenBLAS's Haswell kernels, which it runs on
+// AMD EPYC Zen 3: 1115 of the 70,000 values of a [100, 24] x [24, 700] differed from the unfused
+// MatMul's.)
 void gemm_done(const float* A, const float* B, float* C, int64_t R, int64_t N, int64_t K, bool columns, const ProductDone& done, const PackedB* pb) {
-  ThreadPool* pool = gemm_pool;
-  if (columns && N >= 128 && product_packed(A, B, C, R, N, K, &done, pool, pb)) return;
-  if (K == 0) std::fill(C, C + R * N, 0.f);
-  else if (N == 1)
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(R), static_cast<blasint>(K), 1.f, A, static_cast<blasint>(K), B, 1, 0.f, C, 1);
-  else if (!product_packed(A, B, C, R, N, K, nullptr, pool, pb)) gemm_blas(false, false, R, N, K, 1.f, A, K, B, N, 0.f, C, N);
-  rows_over_pool(pool, 0, R, N, done);
+  if (columns && N >= 128 && product_packed(A, B, C, R, N, K, &done, gemm_pool, pb)) return;
+  product_whole(A, B, C, R, N, K, false, pb);
+  rows_over_pool(gemm_pool, 0, R, N, done);
 }
 
 }  // namespace
@@ -295,20 +303,7 @@ void matmul_blas_done(const std::vector<int64_t>& as, const float* a, const std:
   matmul_driver<float>(
       as, a, bs, b, out,
       [batches, pb](const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K) {
-        if (K == 0) {
-          std::fill(C, C + M * N, 0.f);
-          return;
-        }
-        if (N == 1) {
-          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(K), 1.f, A, static_cast<blasint>(K), B, 1, 0.f, C,
-                      1);
-          return;
-        }
-        if (product_packed(A, B, C, M, N, K, nullptr, batches ? nullptr : gemm_pool, pb)) return;
-        if (batches)
-          gemm_serial(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
-        else
-          gemm_blas(false, false, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
+        product_whole(A, B, C, M, N, K, batches != nullptr, pb);
       },
       batches, done ? &done : nullptr, done ? &whole : nullptr);
 }
