@@ -197,9 +197,15 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
     for (int64_t t = 0; t < tiles; ++t) copy_columns(B + j + t * kCols, ldb, K, std::min<int64_t>(kCols, w - t * kCols), copied.data() + t * K * kCols);
     return copied.data();
   };
-  // The addend of the tile of panel p at columns [j, j + w), fetched (Add only), as on AVX-512.
+  // What the tile of panel p at columns [j, j + w) reads besides A and B, and what it writes,
+  // fetched a tile ahead: Add's addend (as on AVX-512), and the rows of y (where it is stored in
+  // place) and of the activation's outputs, fetched for their stores (avx2::fetch_rows_for_store).
   auto ahead = [&](int64_t p, int64_t j, int64_t w) {
-    if constexpr (Act == InReg::Add) fetch_addend(addend, out.ldc, p * kPanelRows, std::min(a.M, (p + 1) * kPanelRows), j, w);
+    const int64_t r0 = p * kPanelRows, r1 = std::min(a.M, (p + 1) * kPanelRows);
+    if constexpr (Act == InReg::Add) fetch_addend(addend, out.ldc, r0, r1, j, w);
+    if (!stage && !stream) avx2::fetch_rows_for_store(out.C, out.ldc, r0, r1, j, w);
+    if (z1 && !staged.z1) avx2::fetch_rows_for_store(z1, out.ldc, r0, r1, j, w);
+    if (z2) avx2::fetch_rows_for_store(z2, out.ldc, r0, r1, j, w);
   };
   if (few) {
     // Few columns, many panels (the 7x7 and 14x14 layers): one tile of B at a time, copied
@@ -308,6 +314,13 @@ void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64
       for (int r = 0; r < rows; ++r) bias[r] = out.bias[m0 + r];
     tile_half<Relu>(a.panel(p), src, ld, K, bias, out, m0 * out.ldc + j, rows, cols);
   };
+  // The outputs of the tile of panel p at columns [j, j + w), fetched for its stores a tile ahead
+  // (avx2::fetch_rows_for_store).
+  auto ahead = [&](int64_t p, int64_t j, int64_t w) {
+    const int64_t r0 = p * kPanelRows, r1 = std::min(a.M, (p + 1) * kPanelRows);
+    avx2::fetch_rows_for_store(out.C, out.ldc, r0, r1, j, w);
+    if (out.relu) avx2::fetch_rows_for_store(out.relu, out.ldc, r0, r1, j, w);
+  };
   thread_local std::vector<uint16_t, CacheAligned<uint16_t>> copied;
   auto copy_tile = [&](int64_t j, int64_t w) {
     copied.resize(static_cast<size_t>(K * kCols));
@@ -319,7 +332,10 @@ void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64
     for (int64_t j = n0; j < n1; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n1 - j);
       const uint16_t* bt = copy_tile(j, w);
-      for (int64_t p = p0; p < p1; ++p) one(p, j, static_cast<int>(w), bt, kCols);
+      for (int64_t p = p0; p < p1; ++p) {
+        if (p + 1 < p1) ahead(p + 1, j, w);
+        one(p, j, static_cast<int>(w), bt, kCols);
+      }
     }
     return;
   }
@@ -330,6 +346,7 @@ void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64
     const uint16_t* bt = full_end < j1 ? copy_tile(full_end, j1 - full_end) : nullptr;
     for (int64_t p = p0; p < p1; ++p)
       for (int64_t j = j0; j < j1; j += kCols) {
+        if (j + kCols < j1) ahead(p, j + kCols, std::min<int64_t>(kCols, j1 - j - kCols));
         if (j < full_end) one(p, j, kCols, B + j, ldb);
         else one(p, j, static_cast<int>(j1 - j), bt, kCols);
       }
