@@ -320,6 +320,17 @@ __attribute__((target("avx2,fma"))) void lane_rows(const Rows& d, const float* x
             lo.y = o.staged + blk * kLaneBlock * o.staged_P + oh * d.OW + ow - o.staged_from;
             lo.ld_y = o.staged_P;
           }
+          // The next tile's outputs (along the row, else the next row's first), fetched for its
+          // stores (avx2::fetch_rows_for_store: the tile writes a few columns of 8 planes). The
+          // SqueezeNet 1.1 models, one binary switched run by run on AMD EPYC Zen 3: 0.93-0.96x
+          // the time at 1 and 2 threads; ultraface and yunet level.
+          if (const bool along = t + 1 < tiles; along || oh + 1 < b1) {
+            const int64_t next = along ? oh * d.OW + ow + nc : (oh + 1) * d.OW;
+            const int64_t w = along ? base + (t + 1 < wider ? 1 : 0) : base + (wider > 0 ? 1 : 0), ch = blk * kLaneBlock * out.P;
+            if (!o.staged) avx2::fetch_rows_for_store(out.y + ch, out.P, 0, rows, next, w);
+            if (out.z1) avx2::fetch_rows_for_store(out.z1 + ch, out.P, 0, rows, next, w);
+            if (out.z2) avx2::fetch_rows_for_store(out.z2 + ch, out.P, 0, rows, next, w);
+          }
           lane_tile_of<Act>(nc, a, buf.data() + (oh - b0) * d.Wp + ow, d.C, plane, d.Wp, bias + blk * kLaneBlock, lo, rows);
           ow += nc;
         }
