@@ -142,9 +142,17 @@ __attribute__((target("avx2,fma"))) void tile(const float* a, const float* b, in
 }
 
 // Columns [0, w) of B (w <= 16; K rows, stride ldb) as a contiguous [K][16] panel, zero-padded.
+// B's rows are a plane apart: each is fetched kCopyAhead rows ahead of its copy. On AMD EPYC
+// Zen 3, one binary switched run by run: mobilenet_v2, yolox_nano, squeezenet1.1 and ResNet-50
+// 0.97-0.99x the time at 1 and 2 threads, efficientnet_b0 level; 16 rows ahead as 8.
+constexpr int64_t kCopyAhead = 8;
 __attribute__((target("avx2,fma"))) void copy_columns(const float* B, int64_t ldb, int64_t K, int64_t w, float* dst) {
   const __m256i m0 = avx2::tail_mask(std::min<int64_t>(w, 8)), m1 = avx2::tail_mask(std::max<int64_t>(w - 8, 0));
   for (int64_t k = 0; k < K; ++k, B += ldb, dst += kCols) {
+    if (k + kCopyAhead < K) {
+      _mm_prefetch(reinterpret_cast<const char*>(B + kCopyAhead * ldb), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(B + kCopyAhead * ldb + w - 1), _MM_HINT_T0);
+    }
     _mm256_storeu_ps(dst, w == kCols ? _mm256_loadu_ps(B) : _mm256_maskload_ps(B, m0));
     _mm256_storeu_ps(dst + 8, w == kCols ? _mm256_loadu_ps(B + 8) : _mm256_maskload_ps(B + 8, m1));
   }
