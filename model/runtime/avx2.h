@@ -259,9 +259,10 @@ template <InReg Act>
 
 // The lines of rows [r0, r1) of an output (ld elements a row) at columns [c, c + w), w * sizeof(T)
 // <= 64 bytes (two lines at most), fetched for the stores of a tile that writes them, a tile
-// ahead: the tiles of the packed products (gemm_packed's 6 x 16, the lanes kernel's 16 x 4-6)
-// write a few columns of each of their rows, rows a plane apart, and go down the columns (the
-// few-columns path) or along rows: no hardware prefetcher follows either. For y (where it is not
+// ahead: the tiles of the packed products (gemm_packed's 6 x 16, float or float16; the lanes
+// kernel's 16 x 4-6) and conv_rows' lane tiles (8 x up to 10) write a few columns of each of
+// their rows, rows a plane apart, and go down the columns (the few-columns path) or along rows:
+// no hardware prefetcher follows either. For y (where it is not
 // streamed) and each output of the epilogue. On AMD EPYC Zen 3 (AVX2), one binary with the fetch
 // switched run by run (medians of 80 runs, 30 for ResNet-50; after / before): mobilenet_v2 0.90x
 // the time at 1 thread and 0.93x at 2, yolox_nano 0.91x / 0.93x, SqueezeNet_fp16 0.93x / 0.90x,
