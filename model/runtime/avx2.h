@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "model/runtime/compute.h"
 #include "model/runtime/exp_lanes.h"
@@ -257,25 +258,29 @@ template <InReg Act>
   }
 }
 
-// The lines of rows [r0, r1) of an output (ld elements a row) at columns [c, c + w), w * sizeof(T)
-// <= 64 bytes (two lines at most), fetched for the stores of a tile that writes them, a tile
-// ahead: the tiles of the packed products (gemm_packed's 6 x 16, float or float16; the lanes
-// kernel's 16 x 4-6) and conv_rows' lane tiles (8 x up to 10) write a few columns of each of
-// their rows, rows a plane apart, and go down the columns (the few-columns path) or along rows:
-// no hardware prefetcher follows either. For y (where it is not
-// streamed) and each output of the epilogue. On AMD EPYC Zen 3 (AVX2), one binary with the fetch
-// switched run by run (medians of 80 runs, 30 for ResNet-50; after / before): mobilenet_v2 0.90x
-// the time at 1 thread and 0.93x at 2, yolox_nano 0.91x / 0.93x, SqueezeNet_fp16 0.93x / 0.90x,
-// ResNet-50 0.94x / 0.95x, the SqueezeNet 1.1 models 0.95-0.97x, efficientnet_b0 0.96x at 2
-// threads; the transformers and the small models within 3 % either way. MobileNet's 1x1
-// 96 -> 576 on 14x14 alone, after 96 MB of other stores, 0.81x.
+// The lines of rows [r0, r1) of a tile's outputs (ld elements a row) at columns [c, c + w),
+// w * sizeof(T) <= 64 bytes (two lines a row at most), fetched for the stores of the tile that
+// writes them, a tile ahead: of y (null where it is streamed or staged past the cache) and of the
+// epilogue's z1 and z2 (null where there are none). The tiles of the packed products
+// (gemm_packed's 6 x 16, float or float16; the lanes kernel's 16 x 4-6) and conv_rows' lane tiles
+// (8 x up to 10) write a few columns of each of their rows, rows a plane apart, and go down the
+// columns (the few-columns path) or along rows: no hardware prefetcher follows either. On AMD EPYC
+// Zen 3 (AVX2), one binary with the fetch switched run by run (medians of 80 runs, 30 for
+// ResNet-50; after / before): mobilenet_v2 0.90x the time at 1 thread and 0.93x at 2, yolox_nano
+// 0.91x / 0.93x, SqueezeNet_fp16 0.93x / 0.90x, ResNet-50 0.94x / 0.95x, the SqueezeNet 1.1
+// models 0.95-0.97x, efficientnet_b0 0.96x at 2 threads; the transformers and the small models
+// within 3 % either way. MobileNet's 1x1 96 -> 576 on 14x14 alone, after 96 MB of other stores,
+// 0.81x.
 template <class T>
-[[gnu::always_inline]] inline void fetch_rows_for_store(const T* out, int64_t ld, int64_t r0, int64_t r1, int64_t c, int64_t w) {
-  for (int64_t r = r0; r < r1; ++r) {
-    const T* const first = out + r * ld + c;
-    fetch_owned(first);
-    fetch_owned(first + w - 1);
-  }
+[[gnu::always_inline]] inline void fetch_rows_for_store(const T* y, const T* z1, const T* z2, int64_t ld, int64_t r0, int64_t r1, int64_t c,
+                                                        int64_t w) {
+  for (const T* out : {y, z1, z2})
+    if (out)
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* const first = out + r * ld + c;
+        fetch_owned(first);
+        fetch_owned(first + w - 1);
+      }
 }
 
 }  // namespace nnxr::runtime::avx2

@@ -326,10 +326,8 @@ __attribute__((target("avx2,fma"))) void lane_rows(const Rows& d, const float* x
           // the time at 1 and 2 threads; ultraface and yunet level.
           if (const bool along = t + 1 < tiles; along || oh + 1 < b1) {
             const int64_t next = along ? oh * d.OW + ow + nc : (oh + 1) * d.OW;
-            const int64_t w = along ? base + (t + 1 < wider ? 1 : 0) : base + (wider > 0 ? 1 : 0), ch = blk * kLaneBlock * out.P;
-            if (!o.staged) avx2::fetch_rows_for_store(out.y + ch, out.P, 0, rows, next, w);
-            if (out.z1) avx2::fetch_rows_for_store(out.z1 + ch, out.P, 0, rows, next, w);
-            if (out.z2) avx2::fetch_rows_for_store(out.z2 + ch, out.P, 0, rows, next, w);
+            const int64_t w = along ? base + (t + 1 < wider ? 1 : 0) : base + (wider > 0 ? 1 : 0), m0 = blk * kLaneBlock;
+            avx2::fetch_rows_for_store<float>(o.staged ? nullptr : out.y, out.z1, out.z2, out.P, m0, m0 + rows, next, w);
           }
           lane_tile_of<Act>(nc, a, buf.data() + (oh - b0) * d.Wp + ow, d.C, plane, d.Wp, bias + blk * kLaneBlock, lo, rows);
           ow += nc;

@@ -180,9 +180,7 @@ void run(const PackedA& a, int64_t b0, int64_t b1, const float* B, int64_t ldb, 
           if (nb < r1) {
             const int64_t nj = n0 + (t + 1 < tiles ? j + nc : 0), nw = tile_width(N, t + 1 < tiles ? t + 1 : 0);
             const int64_t q0 = nb * kRows, q1 = std::min(a.M, q0 + kRows);
-            avx2::fetch_rows_for_store(out.C, out.ldc, q0, q1, nj, nw);
-            if (z1) avx2::fetch_rows_for_store(z1, out.ldc, q0, q1, nj, nw);
-            if (z2) avx2::fetch_rows_for_store(z2, out.ldc, q0, q1, nj, nw);
+            avx2::fetch_rows_for_store<float>(out.C, z1, z2, out.ldc, q0, q1, nj, nw);
           }
           tile_nc<Act>(nc, ab, bt, ldb, klen, init, nullptr, &o, rows, ahead);
         } else {

@@ -211,9 +211,7 @@ __attribute__((target("avx2,fma"))) void run(const PackedA& a, int64_t p0, int64
   auto ahead = [&](int64_t p, int64_t j, int64_t w) {
     const int64_t r0 = p * kPanelRows, r1 = std::min(a.M, (p + 1) * kPanelRows);
     if constexpr (Act == InReg::Add) fetch_addend(addend, out.ldc, r0, r1, j, w);
-    if (!stage && !stream) avx2::fetch_rows_for_store(out.C, out.ldc, r0, r1, j, w);
-    if (z1 && !staged.z1) avx2::fetch_rows_for_store(z1, out.ldc, r0, r1, j, w);
-    if (z2) avx2::fetch_rows_for_store(z2, out.ldc, r0, r1, j, w);
+    avx2::fetch_rows_for_store<float>(stage || stream ? nullptr : out.C, staged.z1 ? nullptr : z1, z2, out.ldc, r0, r1, j, w);
   };
   if (few) {
     // Few columns, many panels (the 7x7 and 14x14 layers): one tile of B at a time, copied
@@ -326,8 +324,7 @@ void run_half(const PackedA& a, int64_t p0, int64_t p1, const uint16_t* B, int64
   // (avx2::fetch_rows_for_store).
   auto ahead = [&](int64_t p, int64_t j, int64_t w) {
     const int64_t r0 = p * kPanelRows, r1 = std::min(a.M, (p + 1) * kPanelRows);
-    avx2::fetch_rows_for_store(out.C, out.ldc, r0, r1, j, w);
-    if (out.relu) avx2::fetch_rows_for_store(out.relu, out.ldc, r0, r1, j, w);
+    avx2::fetch_rows_for_store<uint16_t>(out.C, out.relu, nullptr, out.ldc, r0, r1, j, w);
   };
   thread_local std::vector<uint16_t, CacheAligned<uint16_t>> copied;
   auto copy_tile = [&](int64_t j, int64_t w) {
