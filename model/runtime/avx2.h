@@ -268,9 +268,10 @@ template <InReg Act>
 // Zen 3 (AVX2), one binary with the fetch switched run by run (medians of 80 runs, 30 for
 // ResNet-50; after / before): mobilenet_v2 0.90x the time at 1 thread and 0.93x at 2, yolox_nano
 // 0.91x / 0.93x, SqueezeNet_fp16 0.93x / 0.90x, ResNet-50 0.94x / 0.95x, the SqueezeNet 1.1
-// models 0.95-0.97x, efficientnet_b0 0.96x at 2 threads; the transformers and the small models
-// within 3 % either way. MobileNet's 1x1 96 -> 576 on 14x14 alone, after 96 MB of other stores,
-// 0.81x.
+// models 0.95-0.97x, efficientnet_b0 0.96x at 2 threads; ultraface, yunet, super-resolution,
+// the transformers and mnist-cnn 0.97-1.05x (the slowest, super-resolution at 2 threads, 1.05x
+// by the median and 0.99x by the minimum), no loss beyond the host's noise. MobileNet's 1x1
+// 96 -> 576 on 14x14 alone, after 96 MB of other stores, 0.81x.
 template <class T>
 [[gnu::always_inline]] inline void fetch_rows_for_store(const T* y, const T* z1, const T* z2, int64_t ld, int64_t r0, int64_t r1, int64_t c,
                                                         int64_t w) {
