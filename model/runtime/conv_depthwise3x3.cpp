@@ -10,7 +10,7 @@
 //   of consecutive steps and stride 2's even and odd columns by vpermt2ps: no copy of the input.
 // - AVX2 at stride 1 with "same" padding all round on planes of up to 1024 outputs (5x5: 256):
 //   the plane as one run of H W outputs (plane_flat8), copied once between zeros, the taps off a
-//   row's ends masked. AVX2 stride-2 3x3 on rows of 96 or more: straight from the input rows
+//   row's ends masked. AVX2 stride-2 3x3 on rows of 96 to 191: straight from the input rows
 //   (plane_direct8), even and odd columns by shuffle_ps, masked loads at the rows' ends.
 // - Otherwise each input row is copied once into a zero-padded row (stride 2: split into its even
 //   and odd columns), so that the taps of a step of outputs are vector loads of those rows. AVX2
@@ -954,14 +954,21 @@ void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const 
     return depthwise_direct_avx512(g, p, X, W, B, Y, pool, act);
   if (cpu_has_avx512() && (g.kernel[0] == 5 || p.stride == 1)) return depthwise_avx512(g, p, X, W, B, Y, pool, act);
   // AVX2 (a CPU without AVX-512, or NNXR_ISA=avx2): stride 1 with "same" padding all round on
-  // planes of up to 1024 outputs (5x5: 256) as one run; the stride-2 3x3 on rows of 96 or more
+  // planes of up to 1024 outputs (5x5: 256) as one run; the stride-2 3x3 on rows of 96 to 191
   // straight from the input rows. Else from copied rows, which on Zen 4 measured faster for the
   // larger stride-1 planes (EfficientNet's 56x56 and 112x112, the 5x5 on 28x28: 1.1-1.2x) and the
-  // stride-2 planes on narrower rows and the 5x5 (their steps mostly at a row's ends: masked loads).
+  // stride-2 planes on narrower rows and the 5x5 (their steps mostly at a row's ends: masked loads),
+  // and on AMD EPYC Zen 3 for the stride-2 3x3 on rows of 192 or more: yolox_nano's 16 -> 16 on
+  // 208x208 with its SiLU, alone, 0.57-0.62x the time warm and 0.79-0.85x after 96 MB of other
+  // stores (64 channels: 0.46-0.60x); yolox_nano whole 0.97-0.99x at 1 and 2 threads (medians of
+  // 100 runs, one binary switched run by run). On rows of 104 and 112 (yolox_nano's 32 x 104 x 104,
+  // MobileNet's and EfficientNet's 112 x 112) the copied rows won warm (0.75-0.85x) and lost after
+  // other stores (1.1-1.3x with a ReLU); MobileNet, EfficientNet, yolox_nano and UltraFace, all
+  // their stride-2 layers switched, ran level in the models (0.98-1.03x).
   if (!cpu_has_avx512()) {
     const bool same_all = p.stride == 1 && p.ph == R && p.pw == R && p.OH == p.H && p.OW == p.W;
     if (same_all && p.H * p.W <= (g.kernel[0] == 3 ? 1024 : 256)) return depthwise_flat_avx2(g, p, X, W, B, Y, pool, act);
-    if (p.stride == 2 && g.kernel[0] == 3 && p.W >= 96) return depthwise_direct_avx2(g, p, X, W, B, Y, pool, act);
+    if (p.stride == 2 && g.kernel[0] == 3 && p.W >= 96 && p.W < 192) return depthwise_direct_avx2(g, p, X, W, B, Y, pool, act);
   }
   const int64_t K = g.kernel[0];
   p.row_len = row_length(p, K, kOut, 8, p.pw + (p.W + 7) / 8 * 8);  // (copy_row stores whole vectors)

@@ -768,14 +768,14 @@ TEST_P(RuntimeKernels, ConvDepthwise3x3MatchesNaive) {
     for (int k = 0; k < 5; ++k) check(g, iter++);
   same_planes(5);
   // AVX2: stride 1 with "same" padding as one run on planes of up to 1024 outputs (5x5: 256), the
-  // planes at and past those bounds; the stride-2 3x3 straight from rows of 96 or more (the steps
-  // at a row's ends masked), every padding, odd and even widths.
+  // planes at and past those bounds; the stride-2 3x3 straight from rows of 96 to 191 (the steps
+  // at a row's ends masked), every padding, odd and even widths, and the rows past that bound.
   for (const auto& [h, w] : {std::pair<int64_t, int64_t>{32, 32}, {31, 33}, {33, 32}, {16, 16}, {15, 17}, {17, 16}, {4, 256}, {1, 1025}})
     for (int64_t k : {3, 5}) {
       const std::vector<int64_t> p{k / 2, k / 2};
       check(geom(1, 2, 1, p, p, {h, w}, k), iter++);
     }
-  for (int64_t w : {96, 97, 99, 112, 113, 127, 160})
+  for (int64_t w : {96, 97, 99, 112, 113, 127, 160, 191, 192, 208})
     for (int i = 0; i < 7; ++i) {
       const std::vector<int64_t> pb{r(0, 2), r(0, 2)}, pe{r(0, 2), r(0, 2)};
       check(geom(1 + i % 2, 2, 2, pb, pe, {r(3, 7), w}), iter++);
