@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "model/runtime/avx2.h"
 #include "model/runtime/broadcast.h"
+#include "model/runtime/compute.h"
 #include "model/runtime/kernel.h"
 
 namespace nnxr::runtime {
@@ -54,6 +56,73 @@ void copy_rows_pooled(ThreadPool* pool, std::byte* d, int64_t ds, const std::byt
 void copy_value(ThreadPool* pool, const Value& src, Value& dst) {
   dst.reset(src.dtype(), src.dims());
   if (src.byte_size() > 0) copy_rows_pooled(pool, dst.mutable_data(), 0, src.data(), 0, 1, static_cast<int64_t>(src.byte_size()));
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// Rows [c0, c1) of dst = the columns [c0, c1) of the R x C matrix src, of 4-byte elements (moved
+// as floats: their bits are not touched): 8 x 8 blocks through avx2::transpose8, each block's 8
+// output rows written along their length; the last rows and columns one element at a time.
+__attribute__((target("avx2,fma"))) void transpose_columns(const float* src, float* dst, int64_t R, int64_t C, int64_t c0, int64_t c1) {
+  const int64_t r8 = R / 8 * 8;
+  int64_t c = c0;
+  for (; c + 8 <= c1; c += 8) {
+    for (int64_t r = 0; r < r8; r += 8) {
+      __m256 in[8], out[8];
+      for (int i = 0; i < 8; ++i) in[i] = _mm256_loadu_ps(src + (r + i) * C + c);
+      avx2::transpose8(in, out);
+      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (c + i) * R + r, out[i]);
+    }
+    for (int64_t i = c; i < c + 8; ++i)
+      for (int64_t r = r8; r < R; ++r) dst[i * R + r] = src[r * C + i];
+  }
+  for (; c < c1; ++c)
+    for (int64_t r = 0; r < R; ++r) dst[c * R + r] = src[r * C + c];
+}
+#endif
+
+// A gather that is a batch of matrix transposes of 4-byte elements ([B, R, C] to [B, C, R] once
+// the axes of size 1 are dropped and the axes that stay together merged: a Transpose of the last
+// two axes, yolox_nano's [1, 85, 3549] output, a transformer's keys), done in 8 x 8 blocks with
+// AVX2; false (nothing done) for any other gather. Element by element, a column of R elements
+// a whole row apart took 2.3x onnxruntime's time on yolox_nano's (AMD EPYC Zen 3).
+bool transpose_matrices(ThreadPool* pool, std::span<const int64_t> out_shape, const std::vector<int64_t>& strides, size_t elem, std::byte* dst,
+                        const std::byte* src) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (elem != 4 || !cpu_has_avx2_fma()) return false;
+  Shape dims;
+  std::vector<int64_t> st;
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (out_shape[d] == 1) continue;
+    if (!dims.empty() && st.back() == strides[d] * out_shape[d]) {
+      dims.back() *= out_shape[d];
+      st.back() = strides[d];
+      continue;
+    }
+    dims.push_back(out_shape[d]);
+    st.push_back(strides[d]);
+  }
+  if (dims.size() == 2) {
+    dims.insert(dims.begin(), 1);
+    st.insert(st.begin(), 0);
+  }
+  if (dims.size() != 3) return false;
+  const int64_t B = dims[0], C = dims[1], R = dims[2];
+  if (st[1] != 1 || st[2] != C || (B > 1 && st[0] != R * C) || R < 8 || C < 8) return false;
+  const int64_t blocks = (C + 7) / 8;  // of 8 columns (output rows) each
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / (8 * R));
+  auto run = [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) {
+      const int64_t b = i / blocks, c0 = i % blocks * 8;
+      transpose_columns(reinterpret_cast<const float*>(src) + b * R * C, reinterpret_cast<float*>(dst) + b * R * C, R, C, c0, std::min(C, c0 + 8));
+    }
+  };
+  if (pool) pool->parallel_for(B * blocks, grain, run);
+  else run(0, B * blocks);
+  return true;
+#else
+  (void)pool, (void)out_shape, (void)strides, (void)elem, (void)dst, (void)src;
+  return false;
+#endif
 }
 
 // dst (contiguous, out_shape) [i] = src[base + sum(idx_d * strides_d)]
@@ -283,7 +352,8 @@ void register_shape(Registry& r) {
       }
       Value& y = ctx.out(0);
       y.reset(x.dtype(), os);
-      gather_strided(&ctx.pool(), os, st, 0, esize(ctx, x), y.mutable_data(), x.data());
+      if (!transpose_matrices(&ctx.pool(), os, st, esize(ctx, x), y.mutable_data(), x.data()))
+        gather_strided(&ctx.pool(), os, st, 0, esize(ctx, x), y.mutable_data(), x.data());
     });
   }, false);
 

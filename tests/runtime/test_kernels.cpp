@@ -2079,8 +2079,10 @@ TEST_P(RuntimeKernels, ResizeNearestMatchesNaive) {
   }
 }
 
-// Transpose by every permutation of rank 3 and the last two axes of rank 4 split over the pool,
-// and Slice with steps 2 and -2 on the last axis, against the index rule.
+// Transpose by every permutation of rank 3 and the last two axes of rank 4 split over the pool
+// (the permutations that are a batch of matrix transposes, of sides 8 or more, in 8 x 8 blocks on
+// AVX2, with partial blocks at the sides), and Slice with steps 2 and -2 on the last axis, against
+// the index rule.
 TEST_P(RuntimeKernels, TransposeAndStridedSliceMatchNaive) {
   const std::vector<std::vector<int64_t>> shapes = {{3, 17, 40}, {2, 85, 9}, {1, 8, 8}, {5, 33, 16}};
   const std::vector<std::vector<int64_t>> perms3 = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
