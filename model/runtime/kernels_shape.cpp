@@ -58,6 +58,27 @@ void copy_value(ThreadPool* pool, const Value& src, Value& dst) {
   if (src.byte_size() > 0) copy_rows_pooled(pool, dst.mutable_data(), 0, src.data(), 0, 1, static_cast<int64_t>(src.byte_size()));
 }
 
+// A gather's output axes (out_shape, each with its input stride) with the axes of size 1 dropped
+// and the axes that stay together merged (an axis whose stride is the next one's times its size).
+struct Axes {
+  Shape dims;
+  std::vector<int64_t> strides;
+};
+Axes merged_axes(std::span<const int64_t> out_shape, const std::vector<int64_t>& strides) {
+  Axes a;
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (out_shape[d] == 1) continue;
+    if (!a.dims.empty() && a.strides.back() == strides[d] * out_shape[d]) {
+      a.dims.back() *= out_shape[d];
+      a.strides.back() = strides[d];
+      continue;
+    }
+    a.dims.push_back(out_shape[d]);
+    a.strides.push_back(strides[d]);
+  }
+  return a;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 // Rows [c0, c1) of dst = the columns [c0, c1) of the R x C matrix src, of 4-byte elements (moved
 // as floats: their bits are not touched): 8 x 8 blocks through avx2::transpose8, each block's 8
@@ -81,26 +102,15 @@ __attribute__((target("avx2,fma"))) void transpose_columns(const float* src, flo
 #endif
 
 // A gather that is a batch of matrix transposes of 4-byte elements ([B, R, C] to [B, C, R] once
-// the axes of size 1 are dropped and the axes that stay together merged: a Transpose of the last
-// two axes, yolox_nano's [1, 85, 3549] output, a transformer's keys), done in 8 x 8 blocks with
-// AVX2; false (nothing done) for any other gather. Element by element, a column of R elements
-// a whole row apart took 2.3x onnxruntime's time on yolox_nano's (AMD EPYC Zen 3).
+// its axes are merged by merged_axes: a Transpose of the last two axes, yolox_nano's [1, 85, 3549]
+// output, a transformer's keys), done in 8 x 8 blocks with AVX2; false (nothing done) for any
+// other gather. Element by element, a column of R elements a whole row apart, yolox_nano's took
+// 2.3x onnxruntime's time (AMD EPYC Zen 3).
 bool transpose_matrices(ThreadPool* pool, std::span<const int64_t> out_shape, const std::vector<int64_t>& strides, size_t elem, std::byte* dst,
                         const std::byte* src) {
 #if defined(__x86_64__) || defined(__i386__)
   if (elem != 4 || !cpu_has_avx2_fma()) return false;
-  Shape dims;
-  std::vector<int64_t> st;
-  for (size_t d = 0; d < out_shape.size(); ++d) {
-    if (out_shape[d] == 1) continue;
-    if (!dims.empty() && st.back() == strides[d] * out_shape[d]) {
-      dims.back() *= out_shape[d];
-      st.back() = strides[d];
-      continue;
-    }
-    dims.push_back(out_shape[d]);
-    st.push_back(strides[d]);
-  }
+  auto [dims, st] = merged_axes(out_shape, strides);
   if (dims.size() == 2) {
     dims.insert(dims.begin(), 1);
     st.insert(st.begin(), 0);
@@ -131,23 +141,9 @@ void gather_strided(ThreadPool* pool, std::span<const int64_t> out_shape, const 
   const auto es = static_cast<int64_t>(elem);
   // Contiguous rows of the input taken at a fixed step ([rows, n] from [rows, m]: a Slice of the
   // last axis, a Crop): one copy_rows.
-  {
-    Shape dims;
-    std::vector<int64_t> st;
-    for (size_t d = 0; d < out_shape.size(); ++d) {
-      if (out_shape[d] == 1) continue;
-      if (!dims.empty() && st.back() == strides[d] * out_shape[d]) {
-        dims.back() *= out_shape[d];
-        st.back() = strides[d];
-        continue;
-      }
-      dims.push_back(out_shape[d]);
-      st.push_back(strides[d]);
-    }
-    if (dims.size() == 2 && st[1] == 1 && dims[1] * es <= 64) {
-      copy_rows(dst, dims[1] * es, src + base * es, st[0] * es, dims[0], dims[1] * es);
-      return;
-    }
+  if (const auto [dims, st] = merged_axes(out_shape, strides); dims.size() == 2 && st[1] == 1 && dims[1] * es <= 64) {
+    copy_rows(dst, dims[1] * es, src + base * es, st[0] * es, dims[0], dims[1] * es);
+    return;
   }
   std::array<std::vector<int64_t>, 1> st{strides};
   for_each_broadcast<1>(out_shape, st, pool, [&](const std::array<int64_t, 1>& off, const std::array<int64_t, 1>& is, int64_t o, int64_t len) {
