@@ -55,6 +55,11 @@ def shapes_of(model, dims):
     return {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in list(g.value_info) + list(g.output) + list(g.input)}
 
 
+def node_name(node, index):
+    """A node's name, or for an unnamed one the name nnxr gives it (model/load.cpp): OpType_index."""
+    return node.name or f"{node.op_type}_{index}"
+
+
 def product(dims):
     n = 1
     for d in dims:
@@ -92,8 +97,7 @@ def groups_of(graph, nnxr_ms):
     producer, group = {}, {}
     for i, n in enumerate(graph.node):
         srcs = {group[producer[x]] for x in n.input if x in producer and graph.node[producer[x]].op_type != "Constant"}
-        name = n.name or f"{n.op_type}_{i}"
-        group[i] = srcs.pop() if nnxr_ms.get(name, 0.0) == 0.0 and len(srcs) == 1 else i
+        group[i] = srcs.pop() if nnxr_ms.get(node_name(n, i), 0.0) == 0.0 and len(srcs) == 1 else i
         for o in n.output:
             producer[o] = i
     return group
@@ -105,7 +109,7 @@ def match_ort(graph, ort_rows):
     with the node's name and "/"."""
     by_name, by_output = {}, {}
     for i, n in enumerate(graph.node):
-        by_name[n.name or f"{n.op_type}_{i}"] = i
+        by_name[node_name(n, i)] = i
         for o in n.output:
             by_output[o] = i
     names = sorted(by_name, key=len, reverse=True)
@@ -160,9 +164,8 @@ def main():
         print(f"compare-layers: {args.model}: not a readable ONNX model ({str(e)[:120]})", file=sys.stderr)
         return 2
     env = dict(os.environ, NODE_PATH=CMP.AGREE.default_node_path())
-    dims = []
-    for d in CMP.DIMS.get(os.path.basename(args.model), []):
-        dims += ["--dim", d]
+    symbolic = CMP.DIMS.get(os.path.basename(args.model), [])
+    dims = [x for d in symbolic for x in ("--dim", d)]
     feeds = CMP.fp16_feeds(args.model, args.ort_runner, env, dims)
     t = str(args.threads)
     p = subprocess.run([args.nnxr, "run", args.model, "--random", "42", "--threads", t, "--repeat", str(args.runs), "--profile", "--json"] + dims + feeds,
@@ -182,7 +185,7 @@ def main():
         with open(out) as f:
             ort_rows = json.load(f)
     g = model.graph
-    shapes = shapes_of(model, CMP.DIMS.get(os.path.basename(args.model), []))
+    shapes = shapes_of(model, symbolic)
     inits = {i.name: list(i.dims) for i in g.initializer}
     group = groups_of(g, nnxr_ms)
     ort_us, own = match_ort(g, ort_rows)
@@ -191,13 +194,13 @@ def main():
         head = group[i]
         r = rows.setdefault(head, {"ops": [], "nnxr": 0.0, "ort": 0.0})
         r["ops"].append(n.op_type)
-        r["nnxr"] += nnxr_ms.get(n.name or f"{n.op_type}_{i}", 0.0)
+        r["nnxr"] += nnxr_ms.get(node_name(n, i), 0.0)
         r["ort"] += ort_us.get(i, 0.0) / 1000
     print(f"{os.path.basename(args.model)}, {args.threads} thread{'s' if args.threads > 1 else ''}, {args.runs} runs; nnxr kernels: {nn.get('isa', '?')}\n")
     print("| node | ops | output | Mflop | nnxr ms | ORT ms | ratio | nnxr Gflop/s |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     kinds, excess = {}, 0.0
-    for head, r in sorted(rows.items(), key=lambda kv: -kv[1]["nnxr"]):
+    for shown, (head, r) in enumerate(sorted(rows.items(), key=lambda kv: -kv[1]["nnxr"])):
         node = g.node[head]
         mflop, kind = flops_and_kind(node, shapes, inits)
         k = kinds.setdefault(kind, [0, 0.0, 0.0, 0.0])
@@ -206,13 +209,11 @@ def main():
         k[2] += r["ort"]
         k[3] += mflop
         excess += max(0.0, r["nnxr"] - 1.5 * r["ort"])
-        r["line"] = (node.name or f"{node.op_type}_{head}", "+".join(r["ops"]), "x".join(str(d) for d in shapes.get(node.output[0], [])), mflop)
-    shown = sorted(rows.items(), key=lambda kv: -kv[1]["nnxr"])[: max(0, args.top)]
-    for head, r in shown:
-        name, ops, shape, mflop = r["line"]
-        ratio = f"{r['nnxr'] / r['ort']:.2f}" if r["ort"] > 0 else "-"
-        rate = f"{mflop / r['nnxr']:.1f}" if mflop and r["nnxr"] > 0 else ""
-        print(f"| {name[:60]} | {ops} | {shape} | {mflop:.1f} | {r['nnxr']:.3f} | {r['ort']:.3f} | {ratio} | {rate} |")
+        if shown < args.top:
+            shape = "x".join(str(d) for d in shapes.get(node.output[0], []))
+            ratio = f"{r['nnxr'] / r['ort']:.2f}" if r["ort"] > 0 else "-"
+            rate = f"{mflop / r['nnxr']:.1f}" if mflop and r["nnxr"] > 0 else ""
+            print(f"| {node_name(node, head)[:60]} | {'+'.join(r['ops'])} | {shape} | {mflop:.1f} | {r['nnxr']:.3f} | {r['ort']:.3f} | {ratio} | {rate} |")
     own_ms = sum(r["us"] for r in own) / 1000
     total_n, total_o = sum(r["nnxr"] for r in rows.values()), sum(r["ort"] for r in rows.values()) + own_ms
     print("\n| kind (first op) | groups | nnxr ms | ORT ms | ratio | Mflop |")
