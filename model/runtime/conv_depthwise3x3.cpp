@@ -960,7 +960,7 @@ void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const 
   // stride-2 planes on narrower rows and the 5x5 (their steps mostly at a row's ends: masked loads),
   // and on AMD EPYC Zen 3 for the stride-2 3x3 on rows of 192 or more: yolox_nano's 16 -> 16 on
   // 208x208 with its SiLU, alone, 0.57-0.62x the time warm and 0.79-0.85x after 96 MB of other
-  // stores (64 channels: 0.46-0.60x); yolox_nano whole 0.97-0.99x at 1 and 2 threads (medians of
+  // stores (64 channels: 0.46-0.61x); yolox_nano whole 0.97-0.99x at 1 and 2 threads (medians of
   // 100 runs, one binary switched run by run). On rows of 104 and 112 (yolox_nano's 32 x 104 x 104,
   // MobileNet's and EfficientNet's 112 x 112) the copied rows won warm (0.75-0.85x) and lost after
   // other stores (1.1-1.3x with a ReLU); MobileNet, EfficientNet, yolox_nano and UltraFace, all
