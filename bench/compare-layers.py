@@ -9,8 +9,8 @@ N runs, graph optimizations "all") under bench/ort-profile.js, which turns onnxr
 Both fuse nodes, differently: nnxr runs an activation (Relu, Clip, SiLU's Sigmoid and Mul, an Add)
 inside the node before it and reports it at 0 ms; onnxruntime names a fused node by its first
 node, or by the output it ends in with an "_nchwc" suffix. So the table compares groups: a node
-with the nodes after it that nnxr ran inside it, onnxruntime's times (mean of nnxr's runs, median
-of onnxruntime's per node) summed over the same nodes. onnxruntime's own nodes (layout reorders)
+with the nodes after it that nnxr ran inside it, each side's time (nnxr's: the mean over its runs;
+onnxruntime's: the median per node) summed over the same nodes. onnxruntime's own nodes (layout reorders)
 are listed apart. For a Conv, Gemm or MatMul group the table gives its Mflop and nnxr's Gflop/s.
 Prints the K slowest groups in nnxr (--top, default 30), the totals per kind of group (first
 node's op type; a Conv's by kernel size, stride and depthwise), and the time nnxr spends over
@@ -19,6 +19,7 @@ node's op type; a Conv's by kernel size, stride and depthwise), and the time nnx
 import argparse
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
@@ -60,13 +61,6 @@ def node_name(node, index):
     return node.name or f"{node.op_type}_{index}"
 
 
-def product(dims):
-    n = 1
-    for d in dims:
-        n *= d
-    return n
-
-
 def attr(node, name, default):
     for a in node.attribute:
         if a.name == name:
@@ -82,12 +76,12 @@ def flops_and_kind(node, shapes, inits):
         group = attr(node, "group", 1)
         strides = attr(node, "strides", [1])
         kind = ("depthwise " if group > 1 and group == w[0] else "") + "x".join(str(k) for k in w[2:]) + (f" s{strides[0]}" if max(strides) > 1 else "")
-        return 2 * product(w) * product(out[2:]) * (out[0] if out else 1) / 1e6, "Conv " + kind
+        return 2 * math.prod(w) * math.prod(out[2:]) * (out[0] if out else 1) / 1e6, "Conv " + kind
     if node.op_type in ("Gemm", "MatMul"):
         a, b = shapes.get(node.input[0], []), shapes.get(node.input[1], inits.get(node.input[1], []))
         if a and b and out:
             k = a[-1] if node.op_type == "MatMul" or not attr(node, "transA", 0) else a[0]
-            return 2 * product(out) * k / 1e6, node.op_type
+            return 2 * math.prod(out) * k / 1e6, node.op_type
     return 0.0, node.op_type
 
 

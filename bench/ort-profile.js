@@ -31,7 +31,8 @@ ort.InferenceSession.create = async function (model, options) {
 process.on('exit', (code) => {
   for (const s of sessions) s.endProfiling();
   const files = fs.readdirSync(folder).filter(f => f.endsWith('.json'));
-  if (code === 0 && files.length !== 1) {
+  const ok = code === 0 && files.length === 1;
+  if (code === 0 && !ok) {
     console.error(`ort-profile: onnxruntime wrote ${files.length} profiles, expected 1`);
     process.exitCode = 1;
   }
@@ -49,7 +50,7 @@ process.on('exit', (code) => {
     us.sort((a, b) => a - b);
     return { node, op, us: us[Math.floor(us.length / 2)], runs: us.length };
   });
-  if (code === 0) fs.writeFileSync(out, JSON.stringify(rows));
+  if (ok) fs.writeFileSync(out, JSON.stringify(rows));
 });
 process.argv.splice(1, 3, path.resolve(runner));  // ort-run.js sees its own command line
 require(path.resolve(runner));

@@ -964,7 +964,8 @@ void conv_depthwise3x3(const ConvGeom& g, const float* X, const float* W, const 
   // 100 runs, one binary switched run by run). On rows of 104 and 112 (yolox_nano's 32 x 104 x 104,
   // MobileNet's and EfficientNet's 112 x 112) the copied rows won warm (0.75-0.85x) and lost after
   // other stores (1.1-1.3x with a ReLU); MobileNet, EfficientNet, yolox_nano and UltraFace, all
-  // their stride-2 layers switched, ran level in the models (0.98-1.03x).
+  // their stride-2 layers switched, ran level in the models (0.98-1.03x); UltraFace's 160-wide
+  // rows too. No layer between 161 and 207 wide was measured: the bound 192 lies in that gap.
   if (!cpu_has_avx512()) {
     const bool same_all = p.stride == 1 && p.ph == R && p.pw == R && p.OH == p.H && p.OW == p.W;
     if (same_all && p.H * p.W <= (g.kernel[0] == 3 ? 1024 : 256)) return depthwise_flat_avx2(g, p, X, W, B, Y, pool, act);
