@@ -411,6 +411,74 @@ TEST_P(InPlaceConcat, ConvOutputsWrittenInTheirBlockMatchCopies) {
 }
 NNXR_INSTANTIATE_PER_ISA(InPlaceConcat);
 
+// The same in float16 (SqueezeNet_fp16's Fire modules): the Convs computed on float16 bits (with
+// their Relu), a depthwise Conv computed in float and rounded into its block, and a Slice, each
+// write their block of the Concat's output; a Resize, computed in float temporaries, is copied.
+// Every tensor equals, bit for bit, that of the graph with an Identity before each Concat input,
+// at one and two threads, in the first run and the next.
+TEST(InPlaceConcatFloat16, OutputsWrittenInTheirBlockMatchCopies) {
+  const std::string head = R"(<ir_version: 8, opset_import: ["" : 13]>
+    g (float16[1,8,8,8] X, float16[4,8,1,1] S, float16[16,4,1,1] E1, float16[16,4,3,3] E3, float16[4,1,3,3] D, float16[1,4,4,4] V)
+      => (float16[1,44,8,8] Y) {
+      starts = Constant <value = int64[1] {2}> ()
+      ends = Constant <value = int64[1] {6}> ()
+      axes = Constant <value = int64[1] {1}> ()
+      sc = Constant <value = float[4] {1, 1, 2, 2}> ()
+      s = Conv (X, S)
+      sr = Relu(s)
+      e1 = Conv (sr, E1)
+      r1 = Relu(e1)
+      e3 = Conv <pads = [1, 1, 1, 1]> (sr, E3)
+      r3 = Relu(e3)
+      dw = Conv <group = 4, pads = [1, 1, 1, 1]> (sr, D)
+      sl = Slice (X, starts, ends, axes)
+      up = Resize <mode = "nearest"> (V, , sc)
+)";
+  const std::string in_place = head + "      Y = Concat <axis = 1> (r1, r3, dw, sl, up) }";
+  const std::string copies = head +
+                             "      i1 = Identity(r1)\n      i3 = Identity(r3)\n      id = Identity(dw)\n      is = Identity(sl)\n"
+                             "      iu = Identity(up)\n      Y = Concat <axis = 1> (i1, i3, id, is, iu) }";
+  auto halves = [](const std::vector<float>& f) {
+    std::vector<uint16_t> h(f.size());
+    model::float_to_half(f.data(), h.data(), f.size());
+    return h;
+  };
+  const auto x = halves(test::random_floats(8 * 64, 21)), s = halves(test::random_floats(32, 22)), e1 = halves(test::random_floats(64, 23)),
+             e3 = halves(test::random_floats(16 * 36, 24)), d = halves(test::random_floats(36, 25)), v = halves(test::random_floats(64, 26));
+  for (int threads : {1, 2}) {
+    Session sp(test::plan_from_text(in_place), {.threads = threads}), sc(test::plan_from_text(copies), {.threads = threads});
+    for (Session* ses : {&sp, &sc}) {
+      test::feed(*ses, "X", model::DType::Float16, {1, 8, 8, 8}, x);
+      test::feed(*ses, "S", model::DType::Float16, {4, 8, 1, 1}, s);
+      test::feed(*ses, "E1", model::DType::Float16, {16, 4, 1, 1}, e1);
+      test::feed(*ses, "E3", model::DType::Float16, {16, 4, 3, 3}, e3);
+      test::feed(*ses, "D", model::DType::Float16, {4, 1, 3, 3}, d);
+      test::feed(*ses, "V", model::DType::Float16, {1, 4, 4, 4}, v);
+    }
+    for (int run = 0; run < 2; ++run) {
+      sp.run();
+      sc.run();
+      const char* parts[] = {"r1", "r3", "dw", "sl"};
+      const size_t at[] = {0, 16, 32, 36};  // channels of 64 halves
+      for (size_t k = 0; k < std::size(parts); ++k) {
+        EXPECT_TRUE(sp.find(parts[k])->is_view()) << parts[k];
+        EXPECT_EQ(sp.find(parts[k])->data(), sp.find("Y")->data() + at[k] * 64 * sizeof(uint16_t)) << parts[k];
+      }
+      for (const char* name : {"s", "sr", "e1", "e3", "up", "Y"}) EXPECT_FALSE(sp.find(name)->is_view()) << name;
+      for (const auto& t : sc.tensors()) EXPECT_FALSE(t.value->is_view()) << t.name;
+      for (const char* name : {"s", "sr", "e1", "r1", "e3", "r3", "dw", "sl", "up", "Y"}) {
+        const Value *f = sp.find(name), *r = sc.find(name);
+        ASSERT_TRUE(f && r) << name;
+        ASSERT_EQ(f->dtype(), model::DType::Float16) << name;
+        const auto fv = f->as<uint16_t>(), rv = r->as<uint16_t>();
+        ASSERT_FALSE(fv.empty()) << name;
+        EXPECT_TRUE(std::equal(fv.begin(), fv.end(), rv.begin(), rv.end())) << name << " (run " << run << ", " << threads << " threads)";
+        EXPECT_EQ(f->dims(), r->dims()) << name;
+      }
+    }
+  }
+}
+
 // The other nodes whose kernels write their output in place in a Concat's block: yolox's Focus
 // slices (every other row and column), an upsampled map (Resize) and a reshaped tensor. Each is a
 // view of its block, and every tensor equals, bit for bit, that of the graph with an Identity
