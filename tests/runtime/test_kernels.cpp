@@ -2196,8 +2196,8 @@ void expect_max_pool_naive(const std::string& text, const std::vector<float>& x,
 // step, the window's third column from the next step's vector; AVX2 eight): SqueezeNet 1.1's
 // 111, 55, 27 (ceil_mode) and 13, rows of 8-40 (a partial last step, one output), odd and even
 // sizes, against the max over each window, with NaNs that win: in the first and last columns,
-// at column 32 (the third column of output 15's window, from the next step) and past the last
-// window (read by no output).
+// at column 32 (the third column of output 15's window, from the next step), at column 16 (output
+// 7's, from the next step on AVX2) and past the last window (read by no output).
 TEST_P(RuntimeKernels, MaxPoolStride2MatchesNaive) {
   struct Case {
     int64_t H, W, k;
@@ -2219,6 +2219,7 @@ TEST_P(RuntimeKernels, MaxPoolStride2MatchesNaive) {
     x[static_cast<size_t>(c.H * c.W + c.W + 1)] = nan;                                // plane 1, row 1, column 1
     x[static_cast<size_t>(2 * c.H * c.W + 2 * c.W - 1)] = nan;                          // plane 2, row 1, the last column
     if (c.W > 32) x[static_cast<size_t>(2 * c.H * c.W + 4 * c.W + 32)] = nan;            // plane 2, row 4, column 32
+    if (c.W > 16 && c.H > 6) x[static_cast<size_t>(6 * c.W + 16)] = nan;                // plane 0, row 6, column 16
     x[static_cast<size_t>(c.H * c.W - 1)] = nan;                                      // plane 0's last element
     expect_max_pool_naive(text, x, C, c.H, c.W, OH, OW, c.k, c.k, 2, 2, 0, 0);
   }
