@@ -151,7 +151,7 @@ void Value::fill_zero() {
 void Value::assign(model::DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes) {
   reset(dtype, std::move(shape));
   if (bytes.size() != size_) throw std::length_error("byte count does not match the shape");
-  if (size_) std::memcpy(mutable_data(), bytes.data(), size_);
+  if (size_ && mutable_data() != bytes.data()) std::memcpy(mutable_data(), bytes.data(), size_);
 }
 
 void Value::borrow(std::shared_ptr<const model::TensorData> data) {

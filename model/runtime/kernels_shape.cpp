@@ -55,7 +55,8 @@ void copy_rows_pooled(ThreadPool* pool, std::byte* d, int64_t ds, const std::byt
 // dst = a copy of src (Identity, Dropout in inference), split over the pool when large.
 void copy_value(ThreadPool* pool, const Value& src, Value& dst) {
   dst.reset(src.dtype(), src.dims());
-  if (src.byte_size() > 0) copy_rows_pooled(pool, dst.mutable_data(), 0, src.data(), 0, 1, static_cast<int64_t>(src.byte_size()));
+  if (src.byte_size() > 0 && dst.data() != src.data())  // (dst a view of src's bytes: nothing to copy)
+    copy_rows_pooled(pool, dst.mutable_data(), 0, src.data(), 0, 1, static_cast<int64_t>(src.byte_size()));
 }
 
 // A gather's output axes (out_shape, each with its input stride) with the axes of size 1 dropped

@@ -47,6 +47,8 @@ struct PlanNode {
   static constexpr size_t kNoNode = static_cast<size_t>(-1);
   size_t after = kNoNode;
   bool by_product = false;
+  // Output 0 is input 0's bytes under another shape (plan_aliases): a view of them at run time.
+  bool alias = false;
 };
 
 // A tensor written in place in a part of a Concat's output (Value::view): bytes [offset, offset +
@@ -253,6 +255,30 @@ void plan_in_place(Plan::Impl& impl) {
   }
 }
 
+// The nodes whose output 0 is their input 0's bytes, under another shape or none (Reshape,
+// Flatten, Squeeze, Unsqueeze, Identity, Dropout at inference): the output is kept as a view of
+// the input's bytes instead of a copy of them (the kernel still checks the shape and skips the
+// copy onto itself). Only for an input another node computed in this graph (not a graph input,
+// which set_input may overwrite before the next run, nor a constant) and an output that is not
+// written in place in a Concat. On AMD EPYC Zen 3 at 1 thread, vit_s16_4l's 21 Reshapes took
+// 0.81-0.83 ms a run copying and 0.05 ms as views, super-resolution's two 0.53-0.56 and 0.01 ms.
+void plan_aliases(Plan::Impl& impl) {
+  const model::Graph& g = impl.graph;
+  static constexpr std::string_view kSame[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const model::Node& n = g.nodes[i];
+    PlanNode& pn = impl.nodes[i];
+    if (pn.blocked || pn.fused_away || !n.domain.empty() || std::find(std::begin(kSame), std::end(kSame), n.op_type) == std::end(kSame) ||
+        n.inputs.empty() || n.outputs.empty() || n.inputs[0] == model::kNone || n.outputs[0] == model::kNone)
+      continue;
+    const model::Tensor &in = g.tensors[n.inputs[0]], &out = g.tensors[n.outputs[0]];
+    if (in.producer == model::kNone || in.kind != model::TensorKind::Activation || in.dtype != out.dtype || model::dtype_size(in.dtype) == 0 ||
+        (!impl.in_place.empty() && impl.in_place[n.outputs[0]].owner != model::kNone))
+      continue;
+    pn.alias = true;
+  }
+}
+
 // Element-wise chains (chain_run): from a float Add, Sub, Mul, Div, Erf or Pow with the constant
 // exponent 2 whose output shape is known, the next such node that reads the chain's last output,
 // has the same output shape and whose other input is a tensor of that shape, one value per column
@@ -437,6 +463,7 @@ std::shared_ptr<const Plan> Plan::build(model::Graph graph) {
   for (const auto& [key, count] : missing) impl->unsupported.push_back({key.first, key.second, count});
   fuse_activations(*impl);
   plan_in_place(*impl);
+  plan_aliases(*impl);
   plan_chains(*impl);
   return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
 }
@@ -704,15 +731,19 @@ RunStats Session::run(const RunOptions& options) {
       for (auto t : g.nodes[i].outputs)
         if (t != model::kNone && t < last.size()) last[t] = std::max(last[t], int64_t(i));
     }
-    // A tensor written in place in a Concat's output is a view of it: the owner lives as long as
-    // the view is read, and is kept when the view is.
+    // A view lives in its owner's bytes: the owner lives as long as the view is read, and is
+    // kept when the view is. The output of an alias node (plan_aliases) is a view of its input,
+    // taken from the last node back so that a view of a view extends the first owner too; a
+    // tensor written in place in a Concat's output is a view of that output.
     std::vector<bool> owner_kept(g.tensors.size(), false);
-    for (size_t t = 0; t < p.in_place.size(); ++t) {
-      const model::TensorId owner = p.in_place[t].owner;
-      if (owner == model::kNone || owner >= last.size()) continue;
+    auto owns = [&](model::TensorId owner, model::TensorId t) {
+      if (owner == model::kNone || owner >= last.size()) return;
       last[owner] = std::max(last[owner], last[t]);
-      if (t < options.keep->size() && (*options.keep)[t]) owner_kept[owner] = true;
-    }
+      if ((t < options.keep->size() && (*options.keep)[t]) || owner_kept[t]) owner_kept[owner] = true;
+    };
+    for (size_t i = g.nodes.size(); i-- > 0;)
+      if (p.nodes[i].alias) owns(g.nodes[i].inputs[0], g.nodes[i].outputs[0]);
+    for (size_t t = 0; t < p.in_place.size(); ++t) owns(p.in_place[t].owner, model::TensorId(t));
     let_go.resize(g.nodes.size());
     for (size_t t = 0; t < g.tensors.size(); ++t)
       if (last[t] >= 0 && g.tensors[t].kind == model::TensorKind::Activation && g.tensors[t].producer != model::kNone &&
@@ -835,6 +866,11 @@ RunStats Session::run(const RunOptions& options) {
         if (t != model::kNone) place(t);
       for (size_t f = 0; f < 2; ++f)
         if (fused_dst[f]) place(g.nodes[pn.fused[f]].outputs[0]);
+    }
+    // Output 0 as a view of input 0's bytes (plan_aliases).
+    if (pn.alias && !upcast) {
+      const Value& in = s.values[n.inputs[0]];
+      if (!in.is_borrowed() && in.byte_size() > 0) s.values[n.outputs[0]].view(const_cast<std::byte*>(in.data()), in.byte_size());
     }
     const auto node_t0 = std::chrono::steady_clock::now();
     try {

@@ -93,7 +93,8 @@ class Value {
   // Throws std::length_error when the size overflows.
   void reset(model::DType dtype, std::vector<int64_t> shape);
   void fill_zero();
-  // Owned copy of `bytes` (size must match dtype x shape; checked by the caller).
+  // Owned copy of `bytes` (size must match dtype x shape; checked by the caller); nothing is
+  // copied when they are this value's own bytes already (a view of them).
   void assign(model::DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes);
   // Shares constant data (no copy).
   void borrow(std::shared_ptr<const model::TensorData> data);
@@ -103,9 +104,11 @@ class Value {
   // (64-byte aligned) instead of its own storage: the value is then a view of that memory, which
   // its owner must keep alive and in place while the view is read. A reset() to another size
   // makes it an owned value again. The Session uses it to let a node write a Concat input
-  // straight into the Concat's output.
+  // straight into the Concat's output, and to keep a Reshape's output (and the like) as its
+  // input's bytes.
   void view(std::byte* at, size_t bytes);
   bool is_view() const { return view_ != nullptr; }
+  bool is_borrowed() const { return borrowed_ != nullptr; }
   // Forgets the contents and gives the storage back.
   void release();
 
