@@ -18,6 +18,23 @@
 using namespace nnxr;
 using namespace nnxr::runtime;
 
+namespace {
+
+// The float16 bits of f, rounded.
+std::vector<uint16_t> halves(const std::vector<float>& f) {
+  std::vector<uint16_t> h(f.size());
+  model::float_to_half(f.data(), h.data(), f.size());
+  return h;
+}
+
+// Every tensor of s is a view (Value::view) exactly when `views` names it.
+void expect_views_exactly(const Session& s, const std::vector<std::string>& views) {
+  for (const auto& t : s.tensors())
+    EXPECT_EQ(t.value->is_view(), std::find(views.begin(), views.end(), t.name) != views.end()) << t.name;
+}
+
+}  // namespace
+
 TEST(RuntimeSession, RegistryMatchesOpsList) {
   for (const auto& op : supported_ops()) EXPECT_TRUE(model::runtime_supports("", op)) << op << " has a kernel but is missing from model/ops.cpp";
   // And the other way: a graph using every listed op reports none unsupported via the registry.
@@ -142,11 +159,6 @@ TEST(RuntimeSession, Float16ConvReluFusedMatchesSeparateKernels) {
       c = Conv <pads = [1, 1, 1, 1]> (X, W)
       i = Identity(c)
       Y = Relu(i) })";
-  auto halves = [](const std::vector<float>& f) {
-    std::vector<uint16_t> h(f.size());
-    model::float_to_half(f.data(), h.data(), f.size());
-    return h;
-  };
   const auto x = halves(test::random_floats(3 * 9 * 7, 5)), w = halves(test::random_floats(4 * 3 * 9, 6));
   Session sf(test::plan_from_text(fused)), ss(test::plan_from_text(separate));
   for (Session* s : {&sf, &ss}) {
@@ -392,10 +404,7 @@ TEST_P(InPlaceConcat, ConvOutputsWrittenInTheirBlockMatchCopies) {
       for (const char* name : {"r1", "r3", "c5", "e1"}) EXPECT_TRUE(sp.find(name)->is_view()) << name;
       for (const char* name : {"s", "sr", "e3", "b1", "b2", "cat", "Y", "Z", "W2"}) EXPECT_FALSE(sp.find(name)->is_view()) << name;
       // The reference's Identities keep their input's bytes (a view of them, see plan_aliases); nothing else is a view.
-      for (const auto& t : sc.tensors()) {
-        const std::vector<std::string> ids = {"ir1", "ir3", "ic5", "ie1", "ib1", "ib2"};
-        EXPECT_EQ(t.value->is_view(), std::find(ids.begin(), ids.end(), t.name) != ids.end()) << t.name;
-      }
+      expect_views_exactly(sc, {"ir1", "ir3", "ic5", "ie1", "ib1", "ib2"});
       EXPECT_EQ(sp.find("r1")->data(), sp.find("cat")->data());
       EXPECT_EQ(sp.find("r3")->data(), sp.find("cat")->data() + 16 * 63 * sizeof(float));
       EXPECT_EQ(sp.find("e1")->data(), sp.find("Y")->data() + 32 * 63 * sizeof(float));
@@ -442,11 +451,6 @@ TEST(InPlaceConcatFloat16, OutputsWrittenInTheirBlockMatchCopies) {
   const std::string copies = head +
                              "      i1 = Identity(r1)\n      i3 = Identity(r3)\n      id = Identity(dw)\n      is = Identity(sl)\n"
                              "      iu = Identity(up)\n      Y = Concat <axis = 1> (i1, i3, id, is, iu) }";
-  auto halves = [](const std::vector<float>& f) {
-    std::vector<uint16_t> h(f.size());
-    model::float_to_half(f.data(), h.data(), f.size());
-    return h;
-  };
   const auto x = halves(test::random_floats(8 * 64, 21)), s = halves(test::random_floats(32, 22)), e1 = halves(test::random_floats(64, 23)),
              e3 = halves(test::random_floats(16 * 36, 24)), d = halves(test::random_floats(36, 25)), v = halves(test::random_floats(64, 26));
   for (int threads : {1, 2}) {
@@ -470,10 +474,7 @@ TEST(InPlaceConcatFloat16, OutputsWrittenInTheirBlockMatchCopies) {
       }
       for (const char* name : {"s", "sr", "e1", "e3", "up", "Y"}) EXPECT_FALSE(sp.find(name)->is_view()) << name;
       // The reference's Identities keep their input's bytes (a view of them, see plan_aliases); nothing else is a view.
-      for (const auto& t : sc.tensors()) {
-        const std::vector<std::string> ids = {"i1", "i3", "id", "is", "iu"};
-        EXPECT_EQ(t.value->is_view(), std::find(ids.begin(), ids.end(), t.name) != ids.end()) << t.name;
-      }
+      expect_views_exactly(sc, {"i1", "i3", "id", "is", "iu"});
       for (const char* name : {"s", "sr", "e1", "r1", "e3", "r3", "dw", "sl", "up", "Y"}) {
         const Value *f = sp.find(name), *r = sc.find(name);
         ASSERT_TRUE(f && r) << name;
@@ -530,10 +531,7 @@ TEST(InPlaceConcatWriters, SliceResizeAndReshapeOutputsWrittenInTheirBlockMatchC
       EXPECT_EQ(sp.find(parts[k])->data(), sp.find("Y")->data() + k * 64 * sizeof(float)) << parts[k];
     }
     // The reference's Identities keep their input's bytes (a view of them, see plan_aliases); nothing else is a view.
-    for (const auto& t : sc.tensors()) {
-      const std::vector<std::string> ids = {"ia", "ib", "ic", "id", "iup", "ir"};
-      EXPECT_EQ(t.value->is_view(), std::find(ids.begin(), ids.end(), t.name) != ids.end()) << t.name;
-    }
+    expect_views_exactly(sc, {"ia", "ib", "ic", "id", "iup", "ir"});
     for (const char* name : {"a", "b", "c", "d", "up", "r", "Y"}) {
       const auto f = test::values<float>(sp, name), r = test::values<float>(sc, name);
       ASSERT_FALSE(f.empty()) << name;
