@@ -207,6 +207,16 @@ void over_planes(const ConvGeom& g, const Plane& p, ThreadPool& pool, const Epil
   avx2::with_in_reg(act.epi, [&]<InReg Act>() { pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) { run.template operator()<Act>(b, e); }); });
 }
 
+// Stride 2 straight from the input rows (AVX2 and AVX-512): the output row whose first input rows
+// are fetched ahead while a row is computed (each output row reads two input rows no row before it
+// read, in a model mostly from memory: the layer before wrote them). On Zen 4 (AVX-512),
+// UltraFace's 32x120x160 layer 80 -> 70 us (at stride 1 it gains nothing); on AMD EPYC Zen 3
+// (AVX2, `--profile`, 40-60 runs each way, alternated twice) MobileNet-V2's 96x112x112 layer
+// 0.82-0.92 -> 0.57-0.66 ms at 1 thread and 0.41-0.46 -> 0.33-0.36 at 2, EfficientNet-B0's
+// 1.35-1.47 -> 1.21-1.27 and 0.67-0.70 -> 0.63-0.67, yolox_nano's 32x104x104 0.38 -> 0.35 and
+// 0.19-0.20 -> 0.20-0.21; three or four rows ahead no better.
+constexpr int kAhead = 2;
+
 // ---- AVX2 at stride 2 straight from the input rows (any padding) ----
 
 // The lanes l of [c, c + 8) with c + l in [0, n), as a mask for maskload.
@@ -319,9 +329,18 @@ __attribute__((target("avx2,fma"))) void plane_direct8(const Plane& g, const flo
       src[ki] = ih < 0 || ih >= g.H ? zero : x + ih * W;
     }
     const auto [yr, zr, z2r, ar] = out_row(oh, g.OW, y, z, z2, addend);
+    // The input rows that output row oh + kAhead reads first (its last two), fetched a step's
+    // columns at a time.
+    const float* ahead[2] = {zero, zero};
+    for (int s = 0; s < 2; ++s) {
+      const int64_t ih = (oh + kAhead) * 2 - g.ph + K - 2 + s;
+      ahead[s] = ih < 0 || ih >= g.H ? zero : x + ih * W;
+    }
     __m256 r[2];
     int64_t ow = 0;
     for (; ow + 8 < g.OW; ow += 16) {
+      for (int s = 0; s < 2; ++s)
+        for (int l = 0; l < 2; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead[s] + std::min(2 * ow + 16 * l, W - 1)), _MM_HINT_T0);
       if (inside(ow, 16)) {
         direct_step8<K, 2, false>(src, ow, pw, wv, bv, r);
       } else {
@@ -601,10 +620,6 @@ NNXR_AVX512 void planes16(const Plane& g, int64_t C, const float* X, const float
 }
 
 // ---- AVX-512 straight from the input rows: 3x3 and 5x5, stride 1 and 2, "same" column padding ----
-
-// Stride 2: the output row whose first input rows are fetched ahead while a row is computed (on
-// Zen 4, UltraFace's 32x120x160 layer 80 -> 70 us; at stride 1 it gains nothing).
-constexpr int kAhead = 2;
 
 // x[col, col + 16) of an input row of W floats, the lanes at or past W zero (the right padding).
 [[gnu::always_inline]] NNXR_AVX512 inline __m512 row16(const float* row, int64_t col, int64_t W) {
