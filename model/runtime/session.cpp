@@ -870,8 +870,8 @@ RunStats Session::run(const RunOptions& options) {
     }
     // Output 0 as a view of input 0's bytes (plan_aliases).
     if (pn.alias && !upcast) {
-      const Value& in = s.values[n.inputs[0]];
-      if (!in.is_borrowed() && in.byte_size() > 0) s.values[n.outputs[0]].view(const_cast<std::byte*>(in.data()), in.byte_size());
+      Value& in = s.values[n.inputs[0]];  // (owned or a view itself: mutable_data() copies nothing)
+      if (!in.is_borrowed() && in.byte_size() > 0) s.values[n.outputs[0]].view(in.mutable_data(), in.byte_size());
     }
     const auto node_t0 = std::chrono::steady_clock::now();
     try {
