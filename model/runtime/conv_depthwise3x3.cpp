@@ -19,6 +19,7 @@
 //   the row's end one or two vectors with masked stores (a 7- or 14-wide plane is one vector a
 //   row).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -207,15 +208,33 @@ void over_planes(const ConvGeom& g, const Plane& p, ThreadPool& pool, const Epil
   avx2::with_in_reg(act.epi, [&]<InReg Act>() { pool.parallel_for(g.N * g.C, grain, [&](int64_t b, int64_t e) { run.template operator()<Act>(b, e); }); });
 }
 
-// Stride 2 straight from the input rows (AVX2 and AVX-512): the output row whose first input rows
-// are fetched ahead while a row is computed (each output row reads two input rows no row before it
-// read, in a model mostly from memory: the layer before wrote them). On Zen 4 (AVX-512),
-// UltraFace's 32x120x160 layer 80 -> 70 us (at stride 1 it gains nothing); on AMD EPYC Zen 3
-// (AVX2, `--profile`, 40-60 runs each way, alternated twice) MobileNet-V2's 96x112x112 layer
-// 0.82-0.92 -> 0.57-0.66 ms at 1 thread and 0.41-0.46 -> 0.33-0.36 at 2, EfficientNet-B0's
+// Stride 2 straight from the input rows (AVX2 and AVX-512): while output row oh is computed, the
+// two input rows that row oh + kAhead reads first (its last two) are fetched, a step's columns at
+// a time (each output row reads two input rows no row before it read, in a model mostly from
+// memory: the layer before wrote them). On Zen 4 (AVX-512), UltraFace's 32x120x160 layer
+// 80 -> 70 us (at stride 1 it gains nothing); on AMD EPYC Zen 3 (AVX2, `--profile` of the node,
+// 40-60 runs a process, with and without alternated two to four times) MobileNet-V2's 96x112x112
+// layer 0.80-0.92 -> 0.57-0.66 ms at 1 thread and 0.41-0.46 -> 0.33-0.36 at 2, EfficientNet-B0's
 // 1.35-1.47 -> 1.21-1.27 and 0.67-0.70 -> 0.63-0.67, yolox_nano's 32x104x104 0.38 -> 0.35 and
 // 0.19-0.20 -> 0.20-0.21; three or four rows ahead no better.
 constexpr int kAhead = 2;
+
+// The rows ahead of output row oh of a K x K stride-2 layer on x [H, W] (outside the input: zero).
+template <int K>
+[[gnu::always_inline]] inline std::array<const float*, 2> rows_ahead(const Plane& g, const float* x, const float* zero, int64_t oh) {
+  std::array<const float*, 2> rows{};
+  for (int s = 0; s < 2; ++s) {
+    const int64_t ih = (oh + kAhead) * 2 - g.ph + K - 2 + s;
+    rows[s] = ih < 0 || ih >= g.H ? zero : x + ih * g.W;
+  }
+  return rows;
+}
+// The `lines` 16-float lines of each row ahead from column 2 ow (the step at ow reads 32 per 16
+// outputs), clamped to the row's last column.
+[[gnu::always_inline]] inline void fetch_ahead(const std::array<const float*, 2>& rows, int64_t ow, int lines, int64_t W) {
+  for (const float* row : rows)
+    for (int l = 0; l < lines; ++l) _mm_prefetch(reinterpret_cast<const char*>(row + std::min(2 * ow + 16 * l, W - 1)), _MM_HINT_T0);
+}
 
 // ---- AVX2 at stride 2 straight from the input rows (any padding) ----
 
@@ -329,18 +348,11 @@ __attribute__((target("avx2,fma"))) void plane_direct8(const Plane& g, const flo
       src[ki] = ih < 0 || ih >= g.H ? zero : x + ih * W;
     }
     const auto [yr, zr, z2r, ar] = out_row(oh, g.OW, y, z, z2, addend);
-    // The input rows that output row oh + kAhead reads first (its last two), fetched a step's
-    // columns at a time.
-    const float* ahead[2] = {zero, zero};
-    for (int s = 0; s < 2; ++s) {
-      const int64_t ih = (oh + kAhead) * 2 - g.ph + K - 2 + s;
-      ahead[s] = ih < 0 || ih >= g.H ? zero : x + ih * W;
-    }
+    const auto ahead = rows_ahead<K>(g, x, zero, oh);
     __m256 r[2];
     int64_t ow = 0;
     for (; ow + 8 < g.OW; ow += 16) {
-      for (int s = 0; s < 2; ++s)
-        for (int l = 0; l < 2; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead[s] + std::min(2 * ow + 16 * l, W - 1)), _MM_HINT_T0);
+      fetch_ahead(ahead, ow, 2, W);
       if (inside(ow, 16)) {
         direct_step8<K, 2, false>(src, ow, pw, wv, bv, r);
       } else {
@@ -738,21 +750,12 @@ NNXR_AVX512 void plane_direct(const Plane& g, const float* x, const float* w, fl
       st[ki].pv = st[ki].pe = st[ki].po = _mm512_setzero_ps();
       st[ki].cv = row16(src[ki], 0, W);
     }
-    // Stride 2: the input rows that output row oh + kAhead reads first (its last two), fetched
-    // into the cache while this row is computed.
-    const float* ahead[2] = {zero, zero};
-    if constexpr (Stride == 2)
-      for (int s = 0; s < 2; ++s) {
-        const int64_t ih = (oh + kAhead) * 2 - g.ph + K - 2 + s;
-        ahead[s] = ih < 0 || ih >= g.H ? zero : x + ih * W;
-      }
+    const auto ahead = Stride == 2 ? rows_ahead<K>(g, x, zero, oh) : std::array<const float*, 2>{zero, zero};  // (kAhead)
     const auto [yr, zr, z2r, ar] = out_row(oh, g.OW, y, z, z2, addend);
     __m512 r[V];
     int64_t ow = 0;
     for (; ow + 16 * (V - 1) < g.OW; ow += 16 * V) {
-      if constexpr (Stride == 2)
-        for (int s = 0; s < 2; ++s)
-          for (int l = 0; l < 2 * V; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead[s] + std::min(2 * ow + 16 * l, W - 1)), _MM_HINT_T0);
+      if constexpr (Stride == 2) fetch_ahead(ahead, ow, 2 * V, W);
       direct_step<Stride, K, V>(src, st, ow, W, wv, bv, r);
       for (int v = 0; v < V; ++v)
         put16<Act>(stream, ap, yr + ow + 16 * v, at(zr, ow + 16 * v), at(z2r, ow + 16 * v), at(ar, ow + 16 * v), r[v],
